@@ -1,0 +1,85 @@
+# oomdoc - plain GNU Makefile.
+#   make          build ./oomdoc and build/rel/liboomdoc.a
+#   make demo     build, then run the main job on the bundled real snapshot
+#   make test     unit + golden CLI tests + fuzz corpus replay + cross-checks, then all of
+#                 it again under ASan+UBSan (make asan)
+#   make fuzz     libFuzzer targets (clang), make bench: benchmarks against baselines
+
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  ?= $(OPT) -g
+WARN    := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+DEFS    := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+LIBS    := -ljansson -lz -lm -ldl
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+BUILD   ?= build/rel
+LIB_SRC := $(sort $(wildcard lib/*.c))
+CLI_SRC := $(sort $(wildcard cli/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%_replay)
+ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(EXTRA_CFLAGS) -MMD -MP
+
+.PHONY: all deps deps-test demo test check asan fuzz bench clean
+all: oomdoc
+
+deps:
+	@sh tools/deps.sh build
+deps-test:
+	@sh tools/deps.sh test
+
+oomdoc: $(BUILD)/oomdoc
+	cp $< $@
+
+$(BUILD)/liboomdoc.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/oomdoc: $(CLI_OBJ) $(BUILD)/liboomdoc.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/liboomdoc.a $(LIBS)
+
+$(BUILD)/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/liboomdoc.a | deps-test
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ilib -o $@ $< $(BUILD)/liboomdoc.a -lcmocka $(LIBS)
+
+# Fuzz targets built as plain programs that replay a corpus (no fuzzer needed).
+$(BUILD)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(BUILD)/liboomdoc.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ilib -o $@ $< tests/fuzz/replay_main.c $(BUILD)/liboomdoc.a $(LIBS)
+
+demo: oomdoc
+	./oomdoc snapshot examples/snap_train_oom.pickle
+
+# The whole suite for one build (BUILD, EXTRA_CFLAGS select the variant).
+check: $(BUILD)/oomdoc $(UNIT_BIN) $(FUZZ_REPLAY) | deps-test
+	@sh tests/run_all.sh $(BUILD)
+
+test: oomdoc
+	@$(MAKE) --no-print-directory check BUILD=build/rel
+	@$(MAKE) --no-print-directory asan
+
+asan:
+	@$(MAKE) --no-print-directory check BUILD=build/asan OPT=-O1 EXTRA_CFLAGS="$(SAN)"
+
+# libFuzzer builds (clang): run e.g. build/fuzz/fuzz_pickle tests/fuzz/corpus/pickle
+fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(@D)
+	clang $(WARN) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined -Ilib -o $@ $< $(LIB_SRC) $(LIBS)
+
+bench: oomdoc
+	@sh bench/run.sh
+
+clean:
+	rm -rf build oomdoc
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

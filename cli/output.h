@@ -1,0 +1,66 @@
+/* output.h - what every subcommand shares: exit codes, error lines, colour, JSON,
+ * progress, opening input files. This is the only place that maps library statuses to
+ * exit codes. */
+#ifndef OD_CLI_OUTPUT_H
+#define OD_CLI_OUTPUT_H
+
+#include <stdio.h>
+#include <jansson.h>
+
+#include "../lib/od.h"
+
+/* Documented exit codes (oomdoc --help, man/oomdoc.1). */
+enum {
+    OD_EXIT_OK = 0,        /* done, whatever the diagnosis says */
+    OD_EXIT_NOTHING = 1,   /* nothing to report, or a --fail-on condition met */
+    OD_EXIT_USAGE = 2,     /* usage error / bad option value */
+    OD_EXIT_INPUT = 3,     /* unreadable or invalid input */
+    OD_EXIT_NODEV = 4,     /* GPU / NVML unavailable */
+    OD_EXIT_INTERNAL = 70  /* internal error */
+};
+
+#define OD_EXIT_CODES_HELP \
+    "Exit codes: 0 done (whatever the diagnosis says); 1 nothing to report or a --fail-on\n" \
+    "condition met; 2 usage error; 3 unreadable or invalid input; 4 GPU/NVML unavailable;\n" \
+    "70 internal error.\n"
+
+/* The exit code for a library status. */
+int od_cli_exit_code(od_status status);
+
+/* Print "oomdoc: FILE: byte N: message" (FILE and offset when known) to stderr and
+ * return the exit code for err->status. file may be NULL. */
+int od_cli_report_error(const char *file, const od_error *err);
+
+/* Print "oomdoc: CMD: message" plus a hint to run --help; returns OD_EXIT_USAGE. */
+int od_cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* True when colour may be written to f: a terminal, NO_COLOR unset, TERM not "dumb". */
+int od_cli_color(FILE *f);
+
+/* ANSI sequences, or "" when colour is off for stdout. Call od_cli_color_init first. */
+void od_cli_color_init(void);
+extern const char *od_c_bold, *od_c_red, *od_c_yellow, *od_c_green, *od_c_dim, *od_c_reset;
+
+/* Write a JSON document to stdout (2-space indent, keys in insertion order, newline).
+ * Steals the reference. Returns 0, or OD_EXIT_INTERNAL if writing failed. */
+int od_cli_print_json(json_t *doc);
+
+/* Progress on long work: a line on stderr, rewritten in place, only on a terminal. */
+void od_cli_progress(const char *what, double fraction);
+void od_cli_progress_done(void);
+
+/* Open FILE for reading ("-" is stdin). On failure prints the error line and returns
+ * NULL with *exit_code set. Close with od_cli_close. */
+FILE *od_cli_open(const char *path, int *exit_code);
+void od_cli_close(FILE *f);
+
+/* Parse a size option (plain bytes, KiB/MiB/GiB, KB/MB/GB); prints a usage error and
+ * returns OD_EXIT_USAGE on a bad value, 0 on success. */
+int od_cli_parse_size_opt(const char *cmd, const char *opt, const char *text, uint64_t *out);
+
+/* Parse a non-negative integer option in [min, max]; like od_cli_parse_size_opt. */
+int od_cli_parse_int_opt(const char *cmd, const char *opt, const char *text,
+                         long min, long max, long *out);
+
+#endif

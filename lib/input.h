@@ -1,0 +1,31 @@
+/* input.h - a byte stream from a FILE* or memory, gunzipped on the fly when it starts
+ * with the gzip magic. Parsers stream from it, so no input is ever mapped or read whole.
+ *
+ * od_input_open_* return an input the caller frees with od_input_close (NULL is fine);
+ * the FILE* stays the caller's. */
+#ifndef OD_INPUT_H
+#define OD_INPUT_H
+
+#include <stdio.h>
+
+#include "od.h"
+
+typedef struct od_input od_input;
+
+/* Read from f (a file or stdin); gzip is detected from the first two bytes. */
+od_status od_input_open_file(FILE *f, od_input **out, od_error *err);
+/* Read from a memory buffer that outlives the input (fuzzers, tests). */
+od_status od_input_open_memory(const void *data, size_t size, od_input **out, od_error *err);
+void od_input_close(od_input *in);
+
+/* Read up to n bytes into buf; returns the count, 0 at end of input. On a read or
+ * decompression error returns 0 and od_input_error() reports it. */
+size_t od_input_read(od_input *in, void *buf, size_t n);
+/* OD_OK, or the error that stopped reading (err filled). */
+od_status od_input_error(const od_input *in, od_error *err);
+/* 1 when the stream is gzip-compressed. */
+int od_input_is_gzip(const od_input *in);
+/* Compressed bytes consumed so far (equals uncompressed bytes for plain input). */
+uint64_t od_input_raw_offset(const od_input *in);
+
+#endif

@@ -1,0 +1,49 @@
+#!/bin/sh
+# run_all.sh BUILD_DIR - every test suite for one build; prints "N passed, N failed" last.
+# Counts one per unit-test binary, golden case, fuzz corpus replay and cross-check.
+B=${1:-build/rel}
+pass=0
+fail=0
+failed=""
+ok() { pass=$((pass + 1)); }
+ko() { fail=$((fail + 1)); failed="$failed $1"; }
+
+echo "== unit tests ($B)"
+for t in "$B"/tests/test_*; do
+    [ -x "$t" ] || continue
+    if "$t"; then ok; else ko "$(basename "$t")"; fi
+done
+
+echo "== golden CLI tests ($B)"
+out=$(sh tests/golden/run.sh "$B/oomdoc" 2>&1)
+status=$?
+echo "$out"
+line=$(echo "$out" | tail -n 1)
+gp=$(echo "$line" | sed -n 's/^golden: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+gf=$(echo "$line" | sed -n 's/^golden: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+if [ -n "$gp" ]; then pass=$((pass + gp)); fail=$((fail + gf)); fi
+{ [ "$status" -ne 0 ] || [ -z "$gp" ]; } && { [ -n "$gf" ] && [ "$gf" -gt 0 ] || ko golden-runner; }
+
+echo "== fuzz corpus replay ($B)"
+for r in "$B"/tests/fuzz_*_replay; do
+    [ -x "$r" ] || continue
+    name=$(basename "$r" _replay)
+    corpus=tests/fuzz/corpus/${name#fuzz_}
+    if "$r" "$corpus"; then ok; else ko "$name"; fi
+done
+
+echo "== cross-checks against python3 ($B)"
+for c in tests/crosscheck/check_*.py; do
+    [ -f "$c" ] || continue
+    if python3 "$c" "$B/oomdoc"; then ok; else ko "$(basename "$c")"; fi
+done
+
+for s in tests/suites/*.sh; do
+    [ -f "$s" ] || continue
+    echo "== $(basename "$s" .sh) ($B)"
+    if sh "$s" "$B/oomdoc"; then ok; else ko "$(basename "$s")"; fi
+done
+
+[ -n "$failed" ] && echo "FAILED:$failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,24 @@
+#!/bin/sh
+# deps.sh [build|test] - make sure the Debian packages oomdoc needs are installed.
+# As root it installs what is missing (apt-get update first); otherwise it names the
+# exact apt-get line and fails.
+need=""
+have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/include/x86_64-linux-gnu/$1" ] || [ -f "/usr/include/$(uname -m)-linux-gnu/$1" ]; }
+have_header jansson.h || need="$need libjansson-dev"
+have_header zlib.h || need="$need zlib1g-dev"
+command -v cc >/dev/null 2>&1 || need="$need gcc"
+if [ "$1" = test ]; then
+    have_header cmocka.h || need="$need libcmocka-dev"
+    command -v python3 >/dev/null 2>&1 || need="$need python3"
+fi
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "deps: installing$need" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends $need >&2 && exit 0
+    echo "deps: apt-get failed; install by hand: apt-get install$need" >&2
+    exit 1
+fi
+echo "oomdoc needs Debian packages that are missing. Install them with:" >&2
+echo "  sudo apt-get install$need" >&2
+exit 1
