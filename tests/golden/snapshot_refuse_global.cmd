@@ -1,0 +1,1 @@
+$OOMDOC snapshot tests/data/extra/refuse_global.pickle
