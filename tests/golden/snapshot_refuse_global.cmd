@@ -1,1 +1,1 @@
-$OOMDOC snapshot tests/data/extra/refuse_global.pickle
+$OOMDOC snapshot tests/data/bad/refuse_global.pickle
