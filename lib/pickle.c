@@ -12,9 +12,9 @@
 #include <string.h>
 
 enum { TAG_INT = 0, TAG_STR = 1, TAG_CONT = 2, TAG_BOX = 3, TAG_BYTES = 4, TAG_CONST = 5,
-       TAG_MARK = 6 };
+       TAG_MARK = 6, TAG_RECORD = 7 };
 enum { C_NONE = 0, C_FALSE = 1, C_TRUE = 2, C_MISSING = 3, C_UNSET = 4 };
-enum { K_LIST, K_TUPLE, K_DICT, K_SET, K_RECORD, K_ALIAS };
+enum { K_LIST, K_TUPLE, K_DICT, K_SET, K_RECORD, K_ALIAS, K_FREE };
 enum { F_OWN = 1, F_FROZEN = 2, F_SHAPED = 4, F_CONSED = 8 };
 enum { B_I64, B_U64, B_F64, B_BIG };
 
@@ -86,6 +86,7 @@ struct od_ptree {
     size_t n_shapes, cap_shapes;
     uint32_t *shape_index;
     size_t shape_index_cap;
+    uint32_t free_conts;   /* recycled container slots: id + 1, chained through count */
     uint32_t *cons_index;  /* container id + 1 */
     size_t cons_index_cap, n_consed;
     chunk *arena;
@@ -235,14 +236,14 @@ static uint32_t shape_hash_of(const od_ptree *t, uint32_t id)
     return t->shapes[id].hash;
 }
 
-static uint32_t cont_hash(const od_ptree *t, const cont *c)
+static uint32_t cont_hash(const cont *c)
 {
     return hash_words(c->items, c->count, c->kind);
 }
 
 static uint32_t cons_hash_of(const od_ptree *t, uint32_t id)
 {
-    return cont_hash(t, &t->conts[id]);
+    return cont_hash(&t->conts[id]);
 }
 
 /* Intern a string; returns its value or V_FAIL on allocation failure. */
@@ -301,6 +302,12 @@ static int64_t small_int(od_pv v)
 
 static od_pv new_cont(od_ptree *t, int kind)
 {
+    if (t->free_conts) {
+        uint32_t id = t->free_conts - 1;
+        t->free_conts = t->conts[id].count;
+        t->conts[id] = (cont){NULL, 0, 0, (uint8_t)kind, 0};
+        return MKV(TAG_CONT, id);
+    }
     if (t->n_conts >= UINT32_MAX - 1)
         return V_FAIL;
     if (!grow((void **)&t->conts, &t->cap_conts, t->n_conts + 1, sizeof *t->conts))
@@ -472,6 +479,8 @@ typedef struct {
     size_t n_marks, marks_cap;
     od_pv *memo;
     size_t n_memo, memo_cap;
+    uint32_t *cont_memo;  /* per container slot: memo index + 1, 0 = none, PINNED */
+    size_t cont_memo_cap;
     char *tmp;            /* long strings */
     size_t tmp_cap;
     uint64_t op_off;      /* offset of the opcode being run */
@@ -591,6 +600,64 @@ static od_status pop_mark(vm *m, size_t *base)
     return OD_OK;
 }
 
+#define PINNED UINT32_MAX
+
+/* Container slots are recycled when a dict is absorbed as a record or a list turns out to
+ * be a duplicate: pickle.dump refers to a fresh container only through the stack and the
+ * one memo slot it stores it in, so both are redirected to the new value. A container
+ * referenced any other way (memoized twice, DUP, fetched back while being filled) is
+ * pinned and keeps its slot. Without this a million-entry trace would hold a million dead
+ * slots. */
+static void pin(vm *m, od_pv v)
+{
+    if (TAG(v) == TAG_CONT && PAYLOAD(v) < m->cont_memo_cap)
+        m->cont_memo[PAYLOAD(v)] = PINNED;
+}
+
+/* Redirect the memo slot of container id to v and free the slot; 0 if pinned. */
+static int recycle(vm *m, uint32_t id, od_pv v)
+{
+    od_ptree *t = m->t;
+    uint32_t mi = id < m->cont_memo_cap ? m->cont_memo[id] : PINNED;
+    if (mi == PINNED)
+        return 0;
+    if (mi) {
+        if (m->memo[mi - 1] != MKV(TAG_CONT, id))
+            return 0;
+        m->memo[mi - 1] = v;
+    }
+    cont *c = &t->conts[id];
+    if (c->flags & F_OWN)
+        free(c->items);
+    c->items = NULL;
+    c->kind = K_FREE;
+    c->flags = 0;
+    c->count = t->free_conts;
+    t->free_conts = id + 1;
+    return 1;
+}
+
+/* A new container whose memo bookkeeping starts clean. */
+static od_pv vm_new_cont(vm *m, int kind)
+{
+    od_pv v = new_cont(m->t, kind);
+    if (v == V_FAIL)
+        return v;
+    uint32_t id = (uint32_t)PAYLOAD(v);
+    if (id >= m->cont_memo_cap) {
+        size_t nc = m->cont_memo_cap ? m->cont_memo_cap * 2 : 1024;
+        while (nc <= id)
+            nc *= 2;
+        uint32_t *n = realloc(m->cont_memo, nc * sizeof *n);
+        if (!n)
+            return V_FAIL;
+        m->cont_memo = n;
+        m->cont_memo_cap = nc;
+    }
+    m->cont_memo[id] = 0;
+    return v;
+}
+
 /* A value is being placed into a container: freeze it, and share it if an identical
  * list/tuple already exists. */
 static od_pv consume_cont(vm *m, od_pv v);
@@ -610,7 +677,7 @@ static od_pv consume_cont(vm *m, od_pv v)
     c->flags |= F_FROZEN;
     if (c->kind != K_LIST && c->kind != K_TUPLE)
         return MKV(TAG_CONT, id);
-    uint32_t h = cont_hash(t, c);
+    uint32_t h = cont_hash(c);
     if (t->cons_index_cap) {
         size_t mask = t->cons_index_cap - 1;
         for (size_t j = h & mask; t->cons_index[j]; j = (j + 1) & mask) {
@@ -618,6 +685,10 @@ static od_pv consume_cont(vm *m, od_pv v)
             const cont *o = &t->conts[other];
             if (o->kind == c->kind && o->count == c->count &&
                 (c->count == 0 || memcmp(o->items, c->items, c->count * sizeof(od_pv)) == 0)) {
+                if (!(c->flags & F_OWN) && c->count)
+                    arena_pop(t, c->items, c->count);
+                if (recycle(m, id, MKV(TAG_CONT, other)))
+                    return MKV(TAG_CONT, other);
                 if (c->flags & F_OWN)
                     free(c->items);
                 else if (c->count)
@@ -707,9 +778,14 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
         if (r < 0)
             return od_fail_at(m->err, herr.status ? herr.status : OD_ERR_FORMAT, m->op_off, "%s", herr.msg);
         if (r > 0) {
-            c = &m->t->conts[resolve(m->t, (uint32_t)PAYLOAD(dv))];
-            c->kind = K_RECORD;
-            c->count = rec;
+            uint32_t id = resolve(m->t, (uint32_t)PAYLOAD(dv));
+            if (recycle(m, id, MKV(TAG_RECORD, rec))) {
+                m->stack[base - 1] = MKV(TAG_RECORD, rec);
+            } else {
+                c = &m->t->conts[id];
+                c->kind = K_RECORD;
+                c->count = rec;
+            }
             m->sp = base;
             return OD_OK;
         }
@@ -743,7 +819,7 @@ static od_status make_seq(vm *m, size_t base, int kind)
     size_t n = m->sp - base;
     for (size_t i = base; i < m->sp; i++)
         m->stack[i] = consume(m, m->stack[i]);
-    od_pv v = new_cont(m->t, kind);
+    od_pv v = vm_new_cont(m, kind);
     if (v == V_FAIL)
         return nomem(m);
     cont *c = &m->t->conts[PAYLOAD(v)];
@@ -834,6 +910,15 @@ static od_status refuse(vm *m, unsigned op)
                       "oomdoc never imports or calls anything", op, name);
 }
 
+static inline uint64_t le64(uint64_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(x);
+#else
+    return x;
+#endif
+}
+
 static uint32_t rd_u32(const unsigned char *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -875,7 +960,14 @@ static od_status memo_put(vm *m, uint64_t idx)
             m->memo[i] = V_UNSET;
         m->n_memo = (size_t)idx + 1;
     }
-    m->memo[idx] = m->stack[m->sp - 1];
+    od_pv v = m->stack[m->sp - 1];
+    if (TAG(v) == TAG_CONT && PAYLOAD(v) < m->cont_memo_cap) {
+        uint32_t *cm = &m->cont_memo[PAYLOAD(v)];
+        *cm = (*cm == 0 && idx < PINNED - 1) ? (uint32_t)idx + 1 : PINNED;
+    }
+    if (TAG(m->memo[idx]) == TAG_CONT && idx < m->n_memo && m->memo[idx] != v)
+        pin(m, m->memo[idx]); /* a memo slot overwritten: keep its old container as is */
+    m->memo[idx] = v;
     return OD_OK;
 }
 
@@ -883,7 +975,11 @@ static inline od_status memo_get(vm *m, uint64_t idx)
 {
     if (idx >= m->n_memo || m->memo[idx] == V_UNSET)
         return fail(m, OD_ERR_FORMAT, "memo lookup of an index never stored%s", "");
-    PUSH(m->memo[idx]);
+    od_pv v = m->memo[idx];
+    /* Fetching back a container still being filled: it is referenced twice now. */
+    if (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN))
+        pin(m, v);
+    PUSH(v);
     return OD_OK;
 }
 
@@ -897,88 +993,193 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
     return OD_OK;
 }
 
+/* Dispatch: with GCC/Clang each handler ends in its own indirect jump through a table
+ * ("threaded code"), which predicts the opcode sequence far better than one switch; other
+ * compilers get the switch. */
+#if defined(__GNUC__)
+#define OD_THREADED 1
+#define OP(hex) op_##hex:
+#define OP_DEFAULT op_default:
+#define DISPATCH_BEGIN
+#define DISPATCH_END
+#define NEXT                                                              \
+    do {                                                                  \
+        if (__builtin_expect(m->end - m->p < 16, 0) && !refill_or_eof(m)) \
+            return truncated(m, "the pickle (no STOP opcode)");           \
+        m->op_off = m->base + (uint64_t)(m->p - m->buf);                  \
+        op = *m->p++;                                                     \
+        goto *table[op];                                                  \
+    } while (0)
+#else
+#define OD_THREADED 0
+#define OP(hex) case 0x##hex:
+#define OP_DEFAULT default:
+#define DISPATCH_BEGIN                                                    \
+    for (;;) {                                                            \
+        if (m->end - m->p < 16 && !refill_or_eof(m))                      \
+            return truncated(m, "the pickle (no STOP opcode)");           \
+        m->op_off = m->base + (uint64_t)(m->p - m->buf);                  \
+        op = *m->p++;                                                     \
+        switch (op) {
+#define DISPATCH_END } }
+#define NEXT continue
+#endif
+
+/* Top up the window before an opcode; 0 when the input has ended. */
+static int refill_or_eof(vm *m)
+{
+    fill(m, 16);
+    if (m->p == m->end) {
+        m->op_off = m->base + (uint64_t)(m->p - m->buf);
+        return 0;
+    }
+    return 1;
+}
+
 static od_status run(vm *m)
 {
     od_status st;
-    for (;;) {
-        if (m->end - m->p < 16)
-            fill(m, 16);
-        if (m->p == m->end) {
-            m->op_off = m->base + (uint64_t)(m->p - m->buf);
-            return truncated(m, "the pickle (no STOP opcode)");
-        }
-        m->op_off = m->base + (uint64_t)(m->p - m->buf);
-        unsigned op = *m->p++;
-        switch (op) {
-        case 0x80: /* PROTO */
+    unsigned op;
+#if OD_THREADED
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+#if defined(__clang__)
+#pragma GCC diagnostic ignored "-Winitializer-overrides"
+#endif
+    static const void *const table[256] = {
+        [0 ... 255] = &&op_default,
+        [0x28] = &&op_28,
+        [0x29] = &&op_29,
+        [0x2e] = &&op_2e,
+        [0x30] = &&op_30,
+        [0x31] = &&op_31,
+        [0x32] = &&op_32,
+        [0x42] = &&op_42,
+        [0x43] = &&op_43,
+        [0x47] = &&op_47,
+        [0x4a] = &&op_4a,
+        [0x4b] = &&op_4b,
+        [0x4d] = &&op_4d,
+        [0x4e] = &&op_4e,
+        [0x54] = &&op_54,
+        [0x55] = &&op_55,
+        [0x58] = &&op_58,
+        [0x5d] = &&op_5d,
+        [0x61] = &&op_61,
+        [0x64] = &&op_64,
+        [0x65] = &&op_65,
+        [0x68] = &&op_68,
+        [0x6a] = &&op_6a,
+        [0x6c] = &&op_6c,
+        [0x71] = &&op_71,
+        [0x72] = &&op_72,
+        [0x73] = &&op_73,
+        [0x74] = &&op_74,
+        [0x75] = &&op_75,
+        [0x7d] = &&op_7d,
+        [0x80] = &&op_80,
+        [0x85] = &&op_85,
+        [0x86] = &&op_86,
+        [0x87] = &&op_87,
+        [0x88] = &&op_88,
+        [0x89] = &&op_89,
+        [0x8a] = &&op_8a,
+        [0x8b] = &&op_8b,
+        [0x8c] = &&op_8c,
+        [0x8d] = &&op_8d,
+        [0x8e] = &&op_8e,
+        [0x8f] = &&op_8f,
+        [0x90] = &&op_90,
+        [0x91] = &&op_91,
+        [0x94] = &&op_94,
+        [0x95] = &&op_95,
+        [0x96] = &&op_96,
+    };
+#pragma GCC diagnostic pop
+    NEXT; /* the first dispatch */
+#endif
+    DISPATCH_BEGIN
+        OP(80) /* PROTO */
             NEED(1, "PROTO");
             if (*m->p > 5)
                 return fail(m, OD_ERR_FORMAT, "unsupported pickle protocol%s (expected 2-5)", "");
             m->p++;
-            break;
-        case 0x95: /* FRAME: only a hint for buffering */
+            NEXT;
+        OP(95) /* FRAME: only a hint for buffering */
             NEED(8, "FRAME");
             m->p += 8;
-            break;
-        case '.': { /* STOP */
+            NEXT;
+        OP(2e) { /* STOP */
             if (m->sp == 0 || m->n_marks)
                 return fail(m, OD_ERR_FORMAT, "STOP with %s", m->sp ? "an open MARK" : "an empty stack");
             m->t->root = consume(m, m->stack[m->sp - 1]);
             m->t->input_bytes = m->base + (uint64_t)(m->p - m->buf);
             return OD_OK;
         }
-        case '(': /* MARK */
+        OP(28) /* MARK */
             if (m->n_marks == m->marks_cap &&
                 !grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t)))
                 return nomem(m);
             m->marks[m->n_marks++] = m->sp;
-            break;
-        case '0': /* POP */
+            NEXT;
+        OP(30) /* POP */
             if (m->n_marks && m->marks[m->n_marks - 1] == m->sp)
                 m->n_marks--; /* POP of a bare MARK, as Python allows */
             else {
                 NEED_STACK(1);
                 m->sp--;
             }
-            break;
-        case '1': { /* POP_MARK */
+            NEXT;
+        OP(31) { /* POP_MARK */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK)
                 return st;
             m->sp = base;
-            break;
+            NEXT;
         }
-        case '2': /* DUP */
+        OP(32) /* DUP */
             NEED_STACK(1);
+            pin(m, m->stack[m->sp - 1]);
             PUSH(m->stack[m->sp - 1]);
-            break;
-        case 'N': PUSH(V_NONE); break;
-        case 0x88: PUSH(MKV(TAG_CONST, C_TRUE)); break;
-        case 0x89: PUSH(MKV(TAG_CONST, C_FALSE)); break;
-        case 'J': /* BININT */
+            NEXT;
+        OP(4e) PUSH(V_NONE); NEXT;
+        OP(88) PUSH(MKV(TAG_CONST, C_TRUE)); NEXT;
+        OP(89) PUSH(MKV(TAG_CONST, C_FALSE)); NEXT;
+        OP(4a) /* BININT */
             NEED(4, "BININT");
             PUSH(make_int(m->t, (int32_t)rd_u32(m->p)));
             m->p += 4;
-            break;
-        case 'K': /* BININT1 */
+            NEXT;
+        OP(4b) /* BININT1 */
             NEED(1, "BININT1");
             PUSH(MKV(TAG_INT, *m->p));
             m->p++;
-            break;
-        case 'M': /* BININT2 */
+            NEXT;
+        OP(4d) /* BININT2 */
             NEED(2, "BININT2");
             PUSH(MKV(TAG_INT, (unsigned)m->p[0] | (unsigned)m->p[1] << 8));
             m->p += 2;
-            break;
-        case 0x8a: { /* LONG1 */
+            NEXT;
+        OP(8a) { /* LONG1 */
             NEED(1, "LONG1");
             size_t n = *m->p++;
+            if (n && n < 8 && m->end - m->p >= 8) {
+                /* Fast path: load 8 bytes, keep n, sign-extend. */
+                uint64_t u;
+                memcpy(&u, m->p, 8);
+                u = le64(u);
+                int sh = 64 - 8 * (int)n;
+                int64_t v = (int64_t)(u << sh) >> sh;
+                m->p += n;
+                PUSH(make_int(m->t, v));
+                NEXT;
+            }
             NEED(n, "LONG1");
             PUSH(decode_long(m, m->p, n));
             m->p += n;
-            break;
+            NEXT;
         }
-        case 0x8b: { /* LONG4 */
+        OP(8b) { /* LONG4 */
             NEED(4, "LONG4");
             int32_t n = (int32_t)rd_u32(m->p);
             m->p += 4;
@@ -988,9 +1189,9 @@ static od_status run(vm *m)
             if (!s)
                 return st;
             PUSH(decode_long(m, (const unsigned char *)s, (size_t)n));
-            break;
+            NEXT;
         }
-        case 'G': { /* BINFLOAT, big-endian */
+        OP(47) { /* BINFLOAT, big-endian */
             NEED(8, "BINFLOAT");
             uint64_t u = 0;
             for (int i = 0; i < 8; i++)
@@ -999,146 +1200,145 @@ static od_status run(vm *m)
             double d;
             memcpy(&d, &u, sizeof d);
             PUSH(new_box(m->t, (box){.kind = B_F64, .as.f = d}));
-            break;
+            NEXT;
         }
-        case 0x8c: /* SHORT_BINUNICODE */
+        OP(8c) /* SHORT_BINUNICODE */
             NEED(1, "SHORT_BINUNICODE");
             if ((st = push_string(m, *m->p++, 0)) != OD_OK)
                 return st;
-            break;
-        case 'X': /* BINUNICODE */
+            NEXT;
+        OP(58) /* BINUNICODE */
             NEED(4, "BINUNICODE");
             m->p += 4;
             if ((st = push_string(m, rd_u32(m->p - 4), 0)) != OD_OK)
                 return st;
-            break;
-        case 0x8d: /* BINUNICODE8 */
+            NEXT;
+        OP(8d) /* BINUNICODE8 */
             NEED(8, "BINUNICODE8");
             m->p += 8;
             if ((st = push_string(m, rd_u64(m->p - 8), 0)) != OD_OK)
                 return st;
-            break;
-        case 'C': /* SHORT_BINBYTES */
-        case 'U': /* SHORT_BINSTRING */
+            NEXT;
+        OP(43) /* SHORT_BINBYTES */
+        OP(55) /* SHORT_BINSTRING */
             NEED(1, "SHORT_BINBYTES");
             if ((st = push_string(m, *m->p++, 1)) != OD_OK)
                 return st;
-            break;
-        case 'B': /* BINBYTES */
-        case 'T': /* BINSTRING */
+            NEXT;
+        OP(42) /* BINBYTES */
+        OP(54) /* BINSTRING */
             NEED(4, "BINBYTES");
             m->p += 4;
             if ((st = push_string(m, rd_u32(m->p - 4), 1)) != OD_OK)
                 return st;
-            break;
-        case 0x8e: /* BINBYTES8 */
-        case 0x96: /* BYTEARRAY8 */
+            NEXT;
+        OP(8e) /* BINBYTES8 */
+        OP(96) /* BYTEARRAY8 */
             NEED(8, "BINBYTES8");
             m->p += 8;
             if ((st = push_string(m, rd_u64(m->p - 8), 1)) != OD_OK)
                 return st;
-            break;
-        case ']': PUSH(new_cont(m->t, K_LIST)); break;
-        case '}': PUSH(new_cont(m->t, K_DICT)); break;
-        case 0x8f: PUSH(new_cont(m->t, K_SET)); break;
-        case ')': PUSH(new_cont(m->t, K_TUPLE)); break;
-        case 'a': /* APPEND */
+            NEXT;
+        OP(5d) PUSH(vm_new_cont(m, K_LIST)); NEXT;
+        OP(7d) PUSH(vm_new_cont(m, K_DICT)); NEXT;
+        OP(8f) PUSH(vm_new_cont(m, K_SET)); NEXT;
+        OP(29) PUSH(vm_new_cont(m, K_TUPLE)); NEXT;
+        OP(61) /* APPEND */
             NEED_STACK(2);
             if ((st = do_appends(m, m->sp - 1, "APPEND", K_LIST)) != OD_OK)
                 return st;
-            break;
-        case 'e': { /* APPENDS */
+            NEXT;
+        OP(65) { /* APPENDS */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = do_appends(m, base, "APPENDS", K_LIST)) != OD_OK)
                 return st;
-            break;
+            NEXT;
         }
-        case 0x90: { /* ADDITEMS */
+        OP(90) { /* ADDITEMS */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = do_appends(m, base, "ADDITEMS", K_SET)) != OD_OK)
                 return st;
-            break;
+            NEXT;
         }
-        case 's': /* SETITEM */
+        OP(73) /* SETITEM */
             NEED_STACK(3);
             if ((st = do_setitems(m, m->sp - 2, "SETITEM")) != OD_OK)
                 return st;
-            break;
-        case 'u': { /* SETITEMS */
+            NEXT;
+        OP(75) { /* SETITEMS */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = do_setitems(m, base, "SETITEMS")) != OD_OK)
                 return st;
-            break;
+            NEXT;
         }
-        case 't': { /* TUPLE */
+        OP(74) { /* TUPLE */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = make_seq(m, base, K_TUPLE)) != OD_OK)
                 return st;
-            break;
+            NEXT;
         }
-        case 0x85: case 0x86: case 0x87: /* TUPLE1..3 */
+        OP(85) OP(86) OP(87) /* TUPLE1..3 */
             NEED_STACK(op - 0x84u);
             if ((st = make_seq(m, m->sp - (op - 0x84u), K_TUPLE)) != OD_OK)
                 return st;
-            break;
-        case 0x91: { /* FROZENSET */
+            NEXT;
+        OP(91) { /* FROZENSET */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = make_seq(m, base, K_SET)) != OD_OK)
                 return st;
-            break;
+            NEXT;
         }
-        case 'l': { /* LIST */
+        OP(6c) { /* LIST */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = make_seq(m, base, K_LIST)) != OD_OK)
                 return st;
-            break;
+            NEXT;
         }
-        case 'd': { /* DICT */
+        OP(64) { /* DICT */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK)
                 return st;
             if ((m->sp - base) % 2)
                 return fail(m, OD_ERR_FORMAT, "DICT needs key/value pairs%s", "");
             /* Insert an empty dict below the pairs and let SETITEMS fill it. */
-            od_pv d = new_cont(m->t, K_DICT);
+            od_pv d = vm_new_cont(m, K_DICT);
             if (d == V_FAIL || !push(m, 0))
                 return nomem(m);
             memmove(m->stack + base + 1, m->stack + base, (m->sp - 1 - base) * sizeof(od_pv));
             m->stack[base] = d;
             if ((st = do_setitems(m, base + 1, "DICT")) != OD_OK)
                 return st;
-            break;
+            NEXT;
         }
-        case 0x94: /* MEMOIZE */
+        OP(94) /* MEMOIZE */
             if ((st = memo_put(m, m->n_memo)) != OD_OK)
                 return st;
-            break;
-        case 'q': /* BINPUT */
+            NEXT;
+        OP(71) /* BINPUT */
             NEED(1, "BINPUT");
             if ((st = memo_put(m, *m->p++)) != OD_OK)
                 return st;
-            break;
-        case 'r': /* LONG_BINPUT */
+            NEXT;
+        OP(72) /* LONG_BINPUT */
             NEED(4, "LONG_BINPUT");
             m->p += 4;
             if ((st = memo_put(m, rd_u32(m->p - 4))) != OD_OK)
                 return st;
-            break;
-        case 'h': /* BINGET */
+            NEXT;
+        OP(68) /* BINGET */
             NEED(1, "BINGET");
             if ((st = memo_get(m, *m->p++)) != OD_OK)
                 return st;
-            break;
-        case 'j': /* LONG_BINGET */
+            NEXT;
+        OP(6a) /* LONG_BINGET */
             NEED(4, "LONG_BINGET");
             m->p += 4;
             if ((st = memo_get(m, rd_u32(m->p - 4))) != OD_OK)
                 return st;
-            break;
-        default:
+            NEXT;
+        OP_DEFAULT
             return refuse(m, op);
-        }
-    }
+    DISPATCH_END
 }
 
 od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **out, od_error *err)
@@ -1180,6 +1380,7 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
     free(m.stack);
     free(m.marks);
     free(m.memo);
+    free(m.cont_memo);
     free(m.tmp);
     if (st != OD_OK) {
         od_ptree_free(m.t);
@@ -1224,6 +1425,8 @@ od_pv_type od_pv_typeof(const od_ptree *t, od_pv v)
         case C_TRUE: case C_FALSE: return OD_PV_BOOL;
         default: return OD_PV_MISSING;
         }
+    case TAG_RECORD:
+        return OD_PV_RECORD;
     case TAG_CONT: {
         const cont *c = get_cont(t, v);
         if (!c)
@@ -1416,6 +1619,8 @@ uint32_t od_pv_identity(const od_ptree *t, od_pv v)
 
 uint32_t od_pv_record(const od_ptree *t, od_pv v)
 {
+    if (TAG(v) == TAG_RECORD)
+        return (uint32_t)PAYLOAD(v);
     const cont *c = get_cont(t, v);
     return c && c->kind == K_RECORD ? c->count : UINT32_MAX;
 }

@@ -99,6 +99,8 @@ typedef struct {
     uint8_t last_fields[32]; /* ... their fields ... */
     uint32_t last_has;     /* ... and the set of fields present */
     size_t last_npairs;
+    od_pv last_action_value; /* the last action string seen, and its od_action */
+    int last_action;
 } loader;
 
 static const char *copy_str(loader *L, const od_ptree *t, od_pv v)
@@ -300,10 +302,17 @@ static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uin
         int64_t i64;
         switch (f) {
         case F_ACTION: {
-            int a = enum_of(L, &L->actions, action_names, OD_ACT_OTHER, OD_ACT_OTHER, t, v,
+            int a;
+            if (v == L->last_action_value) {
+                a = L->last_action;
+            } else {
+                a = enum_of(L, &L->actions, action_names, OD_ACT_OTHER, OD_ACT_OTHER, t, v,
                             "trace entry", "action", err);
-            if (a < 0)
-                return -1;
+                if (a < 0)
+                    return -1;
+                L->last_action_value = v;
+                L->last_action = a;
+            }
             e.action = (uint8_t)a;
             break;
         }
@@ -779,6 +788,7 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
     s->settings.alloc_conf = "";
     loader L = {0};
     L.snap = s;
+    L.last_action_value = OD_PV_MISSING_VALUE;
     L.st = st;
     /* Stack 0 is the empty stack. */
     s->stacks = calloc(16, sizeof *s->stacks);
