@@ -53,3 +53,7 @@ write("train_oom_log.txt",
       "    loss = model(input_ids, labels=input_ids).loss\n"
       "torch.OutOfMemoryError: " + d["oom_message"] + "\n"
       "memory at the OOM:\n" + d["memory_summary"])
+
+# A model's config.json as Hugging Face writes it (the hf_config the run was built from).
+write("snap_train_default_config.json",
+      json.dumps(load("snap_train_default")["hf_config"], indent=2, sort_keys=True) + "\n")
