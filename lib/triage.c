@@ -975,6 +975,43 @@ static void scan_stats_json(scan *s)
 
 /* ---------- driver ---------- */
 
+/* Does a PyTorch message end within [p, e)? Each wording has a last phrase. */
+static int message_complete(const char *p, const char *e)
+{
+    return find(p, e, "ALLOC_CONF") || find(p, e, "Memory Management") ||
+           find(p, e, "reserved in total by PyTorch)") || find(p, e, "system failure") ||
+           find(p, e, "but unallocated");
+}
+
+/* Loggers and terminals wrap long messages: when the anchor line does not finish the
+ * message, join up to 8 following lines (indentation collapsed to one space) into buf.
+ * Returns the end of the joined text, or NULL when the line is complete by itself. */
+static const char *join_message(const char *a, const char *le, const char *end, char *buf, size_t size)
+{
+    if (message_complete(a, le) || le >= end)
+        return NULL;
+    size_t n = (size_t)(le - a) < size - 1 ? (size_t)(le - a) : size - 1;
+    memcpy(buf, a, n);
+    const char *p = le + 1;
+    for (int k = 0; k < 8 && p < end && n + 2 < size; k++) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e)
+            e = end;
+        const char *q = skip_sp(p, e);
+        if (q == e || starts(q, e, "Traceback") || starts(q, e, "File \"") || find(q, e, "out of memory"))
+            break;
+        buf[n++] = ' ';
+        size_t l = (size_t)(e - q) < size - 1 - n ? (size_t)(e - q) : size - 1 - n;
+        memcpy(buf + n, q, l);
+        n += l;
+        if (message_complete(q, e))
+            break;
+        p = e < end ? e + 1 : end;
+    }
+    buf[n] = '\0';
+    return buf + n;
+}
+
 static int same_report(const od_oom_report *a, const od_oom_report *b)
 {
     if (a->framework != b->framework || a->have != b->have || a->n_other != b->n_other)
@@ -1031,10 +1068,13 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
             od_oom_report *r = new_report(&s, fw, line, lineno);
             if (!r)
                 break;
+            char joined[2048];
+            const char *jend = join_message(a, le, end, joined, sizeof joined);
+            const char *msg = jend ? joined : a, *msg_end = jend ? jend : le;
             if (fw == OD_FW_PYTORCH_MPS)
-                parse_mps(r, a, le);
+                parse_mps(r, msg, msg_end);
             else
-                parse_torch(&s, r, a, le);
+                parse_torch(&s, r, msg, msg_end);
             od_triage_classify(r);
             if (t->n_reports > 1 && same_report(r, &t->reports[t->n_reports - 2])) {
                 free(r->other);

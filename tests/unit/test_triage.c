@@ -348,6 +348,28 @@ static void absurd_and_garbage(void **state)
     od_triage_free(t);
 }
 
+static void wrapped_message(void **state)
+{
+    /* the real 2.2+ wording of torch22_other_process.txt, wrapped at 80 columns by a logger */
+    od_triage *t = parse_str(
+        "ERROR trainer failed:\n"
+        "    torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0\n"
+        "    has a total capacity of 23.53 GiB of which 1.06 GiB is free. Process 31337 has\n"
+        "    12.40 GiB memory in use. Including non-PyTorch memory, this process has 10.05\n"
+        "    GiB memory in use. Of the allocated memory 9.12 GiB is allocated by PyTorch, and\n"
+        "    412.30 MiB is reserved by PyTorch but unallocated. If reserved but unallocated\n"
+        "\n"
+        "epoch 3: 5.00 GiB free\n");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->line, 2);
+    assert_int_equal(r->capacity_bytes, H(2353, GiB));
+    assert_int_equal(r->process_bytes, H(1005, GiB));
+    assert_int_equal(r->reserved_unallocated_bytes, H(41230, MiB));
+    assert_int_equal(r->other[0].bytes, H(1240, GiB));
+    assert_int_equal(r->verdict, OD_OOM_OTHER_PROCESSES);
+    od_triage_free(t);
+}
+
 static void classify_by_hand(void **state)
 {
     od_oom_report r;
@@ -387,6 +409,7 @@ int main(void)
         cmocka_unit_test(nvidia_smi),          cmocka_unit_test(smi_processes),
         cmocka_unit_test(nothing_found),       cmocka_unit_test(repeats_fold),
         cmocka_unit_test(absurd_and_garbage),  cmocka_unit_test(classify_by_hand),
+        cmocka_unit_test(wrapped_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
