@@ -1,0 +1,241 @@
+/* cmd_trend.c - `oomdoc trend FILE [--capacity SIZE] [--metric NAME] [--json]`: is memory
+ * leaking, stable, still warming up, or spiking? */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/trend.h"
+#include "../lib/units.h"
+#include "commands.h"
+#include "output.h"
+#include "textin.h"
+
+static void usage(void)
+{
+    printf("Usage: oomdoc trend FILE [--capacity SIZE] [--metric NAME] [--json]\n\n"
+           "Classify a memory series as leak, stable, warming_up or spike, with the growth per\n"
+           "step (per-step logs) or per second (time series) from a robust (Theil-Sen) fit that\n"
+           "leaves out the warm-up, its r2, and when memory would reach --capacity.\n\n"
+           "Inputs: CSV with a header, JSON Lines, or a JSON array of objects, with a step\n"
+           "column (step, iter, iteration) or a time column (time_s, t: seconds) and any of\n"
+           "allocated, reserved, used, peak (as written by training loops, with or without\n"
+           "_bytes; _mib/_gib/_mb/_gb suffixes scale). An NVML series is time_s,used_bytes\n"
+           "(what oomdoc watch writes). Gzipped input is read transparently; - is stdin.\n\n"
+           "Options:\n"
+           "  --capacity SIZE  device memory to project against (e.g. 80GiB, 24GB, bytes)\n"
+           "  --metric NAME    judge by allocated, reserved, used or peak (default: the first\n"
+           "                   of allocated, used, reserved, peak that the input has)\n"
+           "  --json           machine-readable output (schema_version 1, sizes in bytes)\n"
+           "  --help           this text\n\n"
+           "Example:\n"
+           "  oomdoc trend tests/data/extracted/leak_eval_no_grad_steps.csv --capacity 24GiB\n\n"
+           OD_EXIT_CODES_HELP);
+}
+
+/* A double as a JSON/byte integer, clamped: absurd inputs must not overflow a cast. */
+static long long clamp_ll(double v)
+{
+    if (!(v == v))
+        return 0;
+    if (v > 9.0e18)
+        return 9000000000000000000LL;
+    if (v < -9.0e18)
+        return -9000000000000000000LL;
+    return llround(v);
+}
+
+static uint64_t bytes_of(double v)
+{
+    long long b = clamp_ll(v);
+    return b < 0 ? 0 : (uint64_t)b;
+}
+
+static const char *fmt_rate(double v, char *buf, size_t size)
+{
+    char b[24];
+    od_format_iec((uint64_t)llabs(clamp_ll(v)), b, sizeof b);
+    snprintf(buf, size, "%s%s", v < 0 ? "-" : "", b);
+    return buf;
+}
+
+static json_t *fit_json(const od_series *s, const od_trend_fit *f, uint64_t capacity)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "metric", json_string(od_metric_name(f->metric)));
+    json_object_set_new(o, "verdict", json_string(od_trend_verdict_name(f->verdict)));
+    json_object_set_new(o, "points", json_integer((json_int_t)f->n_points));
+    json_object_set_new(o, "warmup_points", json_integer((json_int_t)f->warmup_points));
+    json_object_set_new(o, s->time_indexed ? "growth_bytes_per_second" : "growth_bytes_per_step",
+                        json_integer((json_int_t)clamp_ll(f->growth_per_x)));
+    json_object_set_new(o, "r2", json_real(round(f->r2 * 10000) / 10000));
+    json_object_set_new(o, "first_bytes", json_integer((json_int_t)clamp_ll(f->first_bytes)));
+    json_object_set_new(o, "last_bytes", json_integer((json_int_t)clamp_ll(f->last_bytes)));
+    json_object_set_new(o, "max_bytes", json_integer((json_int_t)clamp_ll(f->max_bytes)));
+    json_object_set_new(o, "baseline_bytes", json_integer((json_int_t)clamp_ll(f->baseline_bytes)));
+    if (f->verdict == OD_TREND_SPIKE) {
+        json_object_set_new(o, s->time_indexed ? "spike_time_s" : "spike_step", json_real(f->spike_x));
+        json_object_set_new(o, "spike_bytes", json_integer((json_int_t)clamp_ll(f->spike_bytes)));
+    }
+    const char *pk = s->time_indexed ? "projected_oom_seconds" : "projected_oom_step";
+    if (f->have_projection)
+        json_object_set_new(o, pk, s->time_indexed ? json_real(round(f->projected_oom * 10) / 10)
+                                                   : json_integer((json_int_t)f->projected_oom));
+    else
+        json_object_set_new(o, pk, json_null());
+    (void)capacity;
+    return o;
+}
+
+static void print_fit(const od_series *s, const od_trend_fit *f, uint64_t capacity, int primary)
+{
+    char a[32], b[32], c[32];
+    const char *unit = s->time_indexed ? "second" : "step";
+    if (!primary) {
+        printf("  %-16s %s, %s per %s (r2 %.4f)\n", od_metric_name(f->metric), od_trend_verdict_name(f->verdict),
+               fmt_rate(f->growth_per_x, a, sizeof a), unit, f->r2);
+        return;
+    }
+    printf("%strend of %s%s over %zu %s", od_c_bold, od_metric_name(f->metric), od_c_reset, f->n_points,
+           s->time_indexed ? "samples" : "steps");
+    if (f->warmup_points)
+        printf(" (first %zu left out as warm-up%s)", f->warmup_points, s->time_indexed ? " or idle" : "");
+    printf("\n");
+    const char *col = f->verdict == OD_TREND_LEAK ? od_c_red : f->verdict == OD_TREND_STABLE ? od_c_green : od_c_yellow;
+    printf("  verdict: %s%s%s\n", col, od_trend_verdict_name(f->verdict), od_c_reset);
+    printf("  growth: %s per %s (Theil-Sen fit, r2 %.4f)\n", fmt_rate(f->growth_per_x, a, sizeof a), unit, f->r2);
+    if (s->time_indexed)
+        printf("  fitted window: %.3f s to %.3f s after the first sample, %s to %s\n", f->x_first - s->x[0],
+               f->x_last - s->x[0],
+               od_format_iec(bytes_of(f->first_bytes), b, sizeof b),
+               od_format_iec(bytes_of(f->last_bytes), c, sizeof c));
+    else
+        printf("  fitted window: step %.0f to %.0f, %s to %s\n", f->x_first, f->x_last,
+               od_format_iec(bytes_of(f->first_bytes), b, sizeof b),
+               od_format_iec(bytes_of(f->last_bytes), c, sizeof c));
+    printf("  max %s\n", od_format_iec(bytes_of(f->max_bytes), a, sizeof a));
+    if (f->verdict == OD_TREND_SPIKE)
+        printf("  spike: %s at %s %.*f%s, baseline %s\n", od_format_iec(bytes_of(f->spike_bytes), a, sizeof a),
+               s->time_indexed ? "" : "step ", s->time_indexed ? 3 : 0,
+               s->time_indexed ? f->spike_x - s->x[0] : f->spike_x, s->time_indexed ? " s" : "",
+               od_format_iec(bytes_of(f->baseline_bytes), b, sizeof b));
+    if (f->have_projection) {
+        od_format_iec(capacity, a, sizeof a);
+        if (s->time_indexed)
+            printf("  projected OOM: %.1f s after the last sample (capacity %s)\n", f->projected_oom, a);
+        else
+            printf("  projected OOM: step %.0f (capacity %s)\n", f->projected_oom, a);
+    } else if (f->verdict == OD_TREND_LEAK) {
+        printf("  (give --capacity to project when it runs out)\n");
+    }
+    if (f->verdict == OD_TREND_LEAK && !s->time_indexed)
+        printf("  look for tensors kept across steps: a loss appended without .item(), an eval loop\n"
+               "  without torch.no_grad(), growing caches; oomdoc doctor on a snapshot names the site\n");
+}
+
+int od_cmd_trend(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"capacity", required_argument, NULL, 'c'},
+        {"metric", required_argument, NULL, 'm'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int json = 0, c, metric = -1;
+    uint64_t capacity = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            if (od_cli_parse_size_opt("trend", "--capacity", optarg, &capacity))
+                return OD_EXIT_USAGE;
+            break;
+        case 'm':
+            for (int m = 0; m < OD_METRIC_COUNT; m++) {
+                size_t l = strlen(optarg);
+                if (!strncmp(od_metric_name((od_metric)m), optarg, l) &&
+                    (od_metric_name((od_metric)m)[l] == '\0' || !strcmp(od_metric_name((od_metric)m) + l, "_bytes")))
+                    metric = m;
+            }
+            if (metric < 0)
+                return od_cli_usage_error("trend", "--metric: '%s' is not one of allocated, reserved, used, peak", optarg);
+            break;
+        case 'j': json = 1; break;
+        case 'h': usage(); return OD_EXIT_OK;
+        case ':': return od_cli_usage_error("trend", "option '%s' needs a value", argv[optind - 1]);
+        default: return od_cli_usage_error("trend", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1)
+        return od_cli_usage_error("trend", "expected one FILE (or -)");
+    const char *path = argv[optind];
+    int rc = OD_EXIT_OK;
+    size_t len = 0;
+    char *text = od_cli_read_all(path, &len, &rc);
+    if (!text)
+        return rc;
+    od_error err;
+    od_error_clear(&err);
+    if (len > 0 && (unsigned char)text[0] == 0x80) {
+        /* TODO(snapshot reader): per-iteration live memory from a snapshot's trace. */
+        free(text);
+        od_fail_at(&err, OD_ERR_FORMAT, 0,
+                   "a pickled snapshot: trend reads step logs and NVML series (use oomdoc doctor or snapshot)");
+        return od_cli_report_error(path, &err);
+    }
+    od_series *s = NULL;
+    if (od_series_parse(text, len, &s, &err) != OD_OK) {
+        free(text);
+        return od_cli_report_error(path, &err);
+    }
+    free(text);
+    od_metric prim = metric >= 0 ? (od_metric)metric : od_series_primary(s);
+    od_trend_fit fit;
+    if (od_trend_analyze(s, prim, capacity, &fit, &err) != OD_OK) {
+        od_series_free(s);
+        if (err.status == OD_ERR_ARG)
+            return od_cli_usage_error("trend", "%s", err.msg);
+        if (err.status == OD_ERR_FORMAT) {
+            /* Too few points: nothing to report rather than bad input. */
+            fprintf(stderr, "oomdoc: %s: %s\n", strcmp(path, "-") == 0 ? "<stdin>" : path, err.msg);
+            return OD_EXIT_NOTHING;
+        }
+        return od_cli_report_error(path, &err);
+    }
+    od_trend_fit others[OD_METRIC_COUNT];
+    int have_other[OD_METRIC_COUNT] = {0};
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        if (m != (int)prim && s->y[m] && od_trend_analyze(s, (od_metric)m, capacity, &others[m], &err) == OD_OK)
+            have_other[m] = 1;
+    if (json) {
+        json_t *doc = json_object();
+        json_object_set_new(doc, "schema_version", json_integer(1));
+        json_object_set_new(doc, "input", json_string(strcmp(path, "-") == 0 ? "<stdin>" : path));
+        json_object_set_new(doc, "index", json_string(s->time_indexed ? "time_s" : "step"));
+        json_object_set_new(doc, "capacity_bytes", capacity ? json_integer((json_int_t)capacity) : json_null());
+        json_t *p = fit_json(s, &fit, capacity);
+        json_object_update(doc, p);
+        json_decref(p);
+        json_t *arr = json_array();
+        for (int m = 0; m < OD_METRIC_COUNT; m++)
+            if (have_other[m])
+                json_array_append_new(arr, fit_json(s, &others[m], capacity));
+        json_object_set_new(doc, "other_metrics", arr);
+        od_series_free(s);
+        return od_cli_print_json(doc);
+    }
+    od_cli_color_init();
+    print_fit(s, &fit, capacity, 1);
+    int any = 0;
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        if (have_other[m]) {
+            if (!any++)
+                printf("other columns:\n");
+            print_fit(s, &others[m], capacity, 0);
+        }
+    od_series_free(s);
+    return OD_EXIT_OK;
+}

@@ -1,0 +1,285 @@
+/* cmd_triage.c - `oomdoc triage [FILE|-] [--json]`: find OOM reports in a log and say
+ * what kind of OOM each one is; also reads memory_summary() tables, memory_stats() JSON
+ * and nvidia-smi output. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/triage.h"
+#include "../lib/units.h"
+#include "commands.h"
+#include "output.h"
+#include "textin.h"
+
+static void usage(void)
+{
+    printf("Usage: oomdoc triage [FILE|-] [--json]\n\n"
+           "Find out-of-memory reports in a log (tracebacks and all) and classify each one:\n"
+           "fragmentation, cap_limit, other_processes, capacity or unknown, with the figures\n"
+           "that justify it. Reads PyTorch CUDA/ROCm/MPS messages of every release,\n"
+           "TensorFlow and JAX/XLA RESOURCE_EXHAUSTED reports, torch.cuda.memory_summary()\n"
+           "tables, memory_stats() dicts saved as JSON, and nvidia-smi output (default\n"
+           "table, -q -d MEMORY, --query-gpu CSV). Gzipped input is read transparently.\n"
+           "Without FILE, or with -, reads standard input.\n\n"
+           "Options:\n"
+           "  --json    machine-readable output (schema_version 1, sizes in bytes)\n"
+           "  --help    this text\n\n"
+           "Example:\n"
+           "  oomdoc triage tests/data/messages/torch22_other_process.txt\n\n"
+           "Figures printed with two decimals are converted exactly as printed\n"
+           "(2.00 GiB = 2*2^30 bytes), so they are rounded.\n\n" OD_EXIT_CODES_HELP
+           "Exit 1 here means: no OOM report and nothing else recognized in the input.\n");
+}
+
+static void row(const char *label, int have, uint64_t v)
+{
+    char b[32];
+    if (have)
+        printf("  %-28s %s\n", label, od_format_iec(v, b, sizeof b));
+}
+
+static void print_report(const od_oom_report *r, size_t i, size_t n)
+{
+    char b[32], reason[512];
+    printf("%sOOM report %zu of %zu%s: %s", od_c_bold, i + 1, n, od_c_reset, od_framework_name(r->framework));
+    if (r->have & OD_HAVE_DEVICE)
+        printf(", GPU %d", r->device);
+    printf(" (line %llu)", (unsigned long long)r->line);
+    if (r->occurrences > 1)
+        printf(", seen %u times", r->occurrences);
+    printf("\n");
+    row("requested", r->have & OD_HAVE_REQUESTED, r->requested_bytes);
+    if (r->dtype[0])
+        printf("  %-28s %s, shape x dtype size, exact\n", "  tensor dtype", r->dtype);
+    const char *note = od_cli_request_note(r);
+    if (note)
+        printf("  %-28s %s\n", "", note);
+    row("device capacity", r->have & OD_HAVE_CAPACITY, r->capacity_bytes);
+    row("device free", r->have & OD_HAVE_FREE, r->free_bytes);
+    row("per-process cap (allowed)", r->have & OD_HAVE_ALLOWED, r->allowed_bytes);
+    row("allocated by the framework", r->have & OD_HAVE_ALLOCATED, r->allocated_bytes);
+    row("reserved but unallocated", r->have & OD_HAVE_RESERVED_UNALLOC, r->reserved_unallocated_bytes);
+    row("this process in total", r->have & OD_HAVE_PROCESS, r->process_bytes);
+    for (size_t k = 0; k < r->n_other; k++) {
+        char label[48];
+        snprintf(label, sizeof label, "other process %llu", (unsigned long long)r->other[k].pid);
+        row(label, 1, r->other[k].bytes);
+    }
+    if (r->rounded)
+        printf("  (figures as printed, rounded to two decimals)\n");
+    const char *col = r->verdict == OD_OOM_UNKNOWN ? od_c_yellow : od_c_red;
+    printf("  verdict: %s%s%s\n", col, od_oom_verdict_name(r->verdict), od_c_reset);
+    od_cli_oom_reason(r, reason, sizeof reason);
+    printf("    %s\n", reason);
+    if (r->verdict == OD_OOM_CAPACITY && r->n_other == 0 && (r->have & OD_HAVE_CAPACITY) &&
+        (r->have & OD_HAVE_FREE) && (r->have & OD_HAVE_ALLOCATED) && !(r->have & OD_HAVE_ALLOWED)) {
+        uint64_t used = r->allocated_bytes + r->reserved_unallocated_bytes + r->free_bytes;
+        if (r->capacity_bytes > used)
+            printf("    (%s of the device is outside PyTorch's pool: CUDA context, libraries, or processes "
+                   "the message does not list)\n",
+                   od_format_iec(r->capacity_bytes - used, b, sizeof b));
+    }
+    const char *h[8];
+    size_t nh = od_triage_hints(r, h, 8);
+    for (size_t k = 0; k < nh; k++)
+        printf("  %s %s\n", k == 0 ? "try:" : "    ", h[k]);
+}
+
+static void print_summary(const od_mem_summary *m)
+{
+    char a[32], b[32];
+    printf("%smemory_summary%s of device %d (line %llu; figures truncated to the unit shown)\n", od_c_bold,
+           od_c_reset, m->device, (unsigned long long)m->line);
+    printf("  %-28s %s (peak %s)\n", "allocated", od_format_iec(m->allocated_bytes, a, sizeof a),
+           od_format_iec(m->allocated_peak_bytes, b, sizeof b));
+    printf("  %-28s %s (peak %s)\n", "reserved", od_format_iec(m->reserved_bytes, a, sizeof a),
+           od_format_iec(m->reserved_peak_bytes, b, sizeof b));
+    uint64_t ru = m->reserved_bytes > m->allocated_bytes ? m->reserved_bytes - m->allocated_bytes : 0;
+    printf("  %-28s %s\n", "reserved but unallocated", od_format_iec(ru, a, sizeof a));
+    printf("  %-28s %s\n", "non-releasable (stranded)", od_format_iec(m->non_releasable_bytes, a, sizeof a));
+    if (m->have_counts)
+        printf("  %-28s %llu OOMs, %llu cudaMalloc retries\n", "events", (unsigned long long)m->ooms,
+               (unsigned long long)m->retries);
+}
+
+static void print_stats(const od_mem_stats *m)
+{
+    char a[32];
+    printf("%smemory_stats%s (%s)\n", od_c_bold, od_c_reset, m->jax ? "JAX" : "PyTorch");
+    if (m->have & OD_MS_ALLOCATED) printf("  %-28s %s\n", m->jax ? "bytes in use" : "allocated", od_format_iec(m->allocated_bytes, a, sizeof a));
+    if (m->have & OD_MS_ALLOCATED_PEAK) printf("  %-28s %s\n", m->jax ? "peak bytes in use" : "peak allocated", od_format_iec(m->allocated_peak_bytes, a, sizeof a));
+    if (m->have & OD_MS_RESERVED) printf("  %-28s %s\n", m->jax ? "pool" : "reserved", od_format_iec(m->reserved_bytes, a, sizeof a));
+    if (m->have & OD_MS_RESERVED_PEAK) printf("  %-28s %s\n", m->jax ? "peak pool" : "peak reserved", od_format_iec(m->reserved_peak_bytes, a, sizeof a));
+    if ((m->have & OD_MS_RESERVED) && (m->have & OD_MS_ALLOCATED) && m->reserved_bytes >= m->allocated_bytes)
+        printf("  %-28s %s\n", "reserved but unallocated", od_format_iec(m->reserved_bytes - m->allocated_bytes, a, sizeof a));
+    if (m->have & OD_MS_INACTIVE) printf("  %-28s %s\n", "inactive split (stranded)", od_format_iec(m->inactive_split_bytes, a, sizeof a));
+    if (m->have & OD_MS_LIMIT) printf("  %-28s %s\n", "limit", od_format_iec(m->limit_bytes, a, sizeof a));
+    if (m->have & OD_MS_LARGEST_FREE) printf("  %-28s %s\n", "largest free block", od_format_iec(m->largest_free_block_bytes, a, sizeof a));
+    if (m->have & OD_MS_OOMS) printf("  %-28s %llu\n", "OOMs", (unsigned long long)m->ooms);
+    if (m->have & OD_MS_RETRIES) printf("  %-28s %llu\n", "allocation retries", (unsigned long long)m->retries);
+}
+
+static void print_smi(const od_triage *t)
+{
+    char a[32], b[32], c[32];
+    printf("%snvidia-smi%s (%s)\n", od_c_bold, od_c_reset, t->smi_format ? t->smi_format : "?");
+    for (size_t i = 0; i < t->n_gpus; i++) {
+        const od_smi_gpu *g = &t->gpus[i];
+        printf("  GPU %d%s%s%s%s: %s used of %s", g->index, g->name[0] ? " " : "", g->name,
+               g->bus_id[0] ? " " : "", g->bus_id,
+               od_format_iec(g->used_bytes, a, sizeof a), od_format_iec(g->total_bytes, b, sizeof b));
+        if (g->have_free)
+            printf(", %s free", od_format_iec(g->free_bytes, c, sizeof c));
+        if (g->have_reserved)
+            printf(", %s reserved by the driver", od_format_iec(g->reserved_bytes, c, sizeof c));
+        printf("\n");
+    }
+    for (size_t i = 0; i < t->n_procs; i++) {
+        const od_smi_process *p = &t->procs[i];
+        printf("  process %llu on GPU %d (%s): %s\n", (unsigned long long)p->pid, p->gpu, p->name,
+               od_format_iec(p->bytes, a, sizeof a));
+    }
+}
+
+static json_t *json_doc(const od_triage *t, const char *path)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema_version", json_integer(1));
+    json_object_set_new(doc, "input", json_string(strcmp(path, "-") == 0 ? "<stdin>" : path));
+    json_t *reps = json_array();
+    for (size_t i = 0; i < t->n_reports; i++)
+        json_array_append_new(reps, od_cli_oom_json(&t->reports[i]));
+    json_object_set_new(doc, "reports", reps);
+    json_t *sums = json_array();
+    for (size_t i = 0; i < t->n_summaries; i++) {
+        const od_mem_summary *m = &t->summaries[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "line", json_integer((json_int_t)m->line));
+        json_object_set_new(o, "device", json_integer(m->device));
+        json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)m->allocated_bytes));
+        json_object_set_new(o, "allocated_peak_bytes", json_integer((json_int_t)m->allocated_peak_bytes));
+        json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)m->reserved_bytes));
+        json_object_set_new(o, "reserved_peak_bytes", json_integer((json_int_t)m->reserved_peak_bytes));
+        json_object_set_new(o, "non_releasable_bytes", json_integer((json_int_t)m->non_releasable_bytes));
+        json_object_set_new(o, "ooms", m->have_counts ? json_integer((json_int_t)m->ooms) : json_null());
+        json_object_set_new(o, "cuda_malloc_retries", m->have_counts ? json_integer((json_int_t)m->retries) : json_null());
+        json_object_set_new(o, "figures_truncated", json_true());
+        json_array_append_new(sums, o);
+    }
+    json_object_set_new(doc, "memory_summaries", sums);
+    if (t->stats) {
+        const od_mem_stats *m = t->stats;
+        json_t *o = json_object();
+#define MS(bit, key, v) json_object_set_new(o, key, (m->have & (bit)) ? json_integer((json_int_t)(v)) : json_null())
+        json_object_set_new(o, "kind", json_string(m->jax ? "jax" : "pytorch"));
+        MS(OD_MS_ALLOCATED, "allocated_bytes", m->allocated_bytes);
+        MS(OD_MS_ALLOCATED_PEAK, "allocated_peak_bytes", m->allocated_peak_bytes);
+        MS(OD_MS_RESERVED, "reserved_bytes", m->reserved_bytes);
+        MS(OD_MS_RESERVED_PEAK, "reserved_peak_bytes", m->reserved_peak_bytes);
+        MS(OD_MS_INACTIVE, "inactive_split_bytes", m->inactive_split_bytes);
+        MS(OD_MS_LIMIT, "limit_bytes", m->limit_bytes);
+        MS(OD_MS_LARGEST_FREE, "largest_free_block_bytes", m->largest_free_block_bytes);
+        MS(OD_MS_OOMS, "ooms", m->ooms);
+        MS(OD_MS_RETRIES, "alloc_retries", m->retries);
+#undef MS
+        json_object_set_new(doc, "memory_stats", o);
+    } else {
+        json_object_set_new(doc, "memory_stats", json_null());
+    }
+    json_t *gpus = json_array();
+    for (size_t i = 0; i < t->n_gpus; i++) {
+        const od_smi_gpu *g = &t->gpus[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "index", json_integer(g->index));
+        json_object_set_new(o, "name", json_string(g->name));
+        json_object_set_new(o, "bus_id", json_string(g->bus_id));
+        json_object_set_new(o, "total_bytes", json_integer((json_int_t)g->total_bytes));
+        json_object_set_new(o, "used_bytes", json_integer((json_int_t)g->used_bytes));
+        json_object_set_new(o, "free_bytes", g->have_free ? json_integer((json_int_t)g->free_bytes) : json_null());
+        json_object_set_new(o, "reserved_bytes", g->have_reserved ? json_integer((json_int_t)g->reserved_bytes) : json_null());
+        json_array_append_new(gpus, o);
+    }
+    json_t *procs = json_array();
+    for (size_t i = 0; i < t->n_procs; i++) {
+        const od_smi_process *p = &t->procs[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "gpu", json_integer(p->gpu));
+        json_object_set_new(o, "pid", json_integer((json_int_t)p->pid));
+        json_object_set_new(o, "name", json_string(p->name));
+        json_object_set_new(o, "bytes", json_integer((json_int_t)p->bytes));
+        json_array_append_new(procs, o);
+    }
+    json_t *smi = json_object();
+    json_object_set_new(smi, "format", t->smi_format ? json_string(t->smi_format) : json_null());
+    json_object_set_new(smi, "gpus", gpus);
+    json_object_set_new(smi, "processes", procs);
+    json_object_set_new(doc, "nvidia_smi", smi);
+    return doc;
+}
+
+int od_cmd_triage(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int json = 0, c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'j': json = 1; break;
+        case 'h': usage(); return OD_EXIT_OK;
+        default: return od_cli_usage_error("triage", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind > 1)
+        return od_cli_usage_error("triage", "expected one FILE (or -), got %d", argc - optind);
+    const char *path = optind < argc ? argv[optind] : "-";
+    int rc = OD_EXIT_OK;
+    size_t len = 0;
+    char *text = od_cli_read_all(path, &len, &rc);
+    if (!text)
+        return rc;
+    od_triage *t = NULL;
+    od_error err;
+    od_error_clear(&err);
+    if (od_triage_parse(text, len, &t, &err) != OD_OK) {
+        free(text);
+        return od_cli_report_error(path, &err);
+    }
+    free(text);
+    int found_other = t->n_summaries || t->stats || t->n_gpus || t->n_procs;
+    rc = (t->n_reports || found_other) ? OD_EXIT_OK : OD_EXIT_NOTHING;
+    if (json) {
+        int jr = od_cli_print_json(json_doc(t, path));
+        od_triage_free(t);
+        return jr ? jr : rc;
+    }
+    od_cli_color_init();
+    if (!t->n_reports)
+        printf("no OOM report found\n");
+    for (size_t i = 0; i < t->n_reports; i++) {
+        if (i)
+            printf("\n");
+        print_report(&t->reports[i], i, t->n_reports);
+    }
+    int sep = t->n_reports > 0;
+    for (size_t i = 0; i < t->n_summaries; i++, sep = 1) {
+        if (sep) printf("\n");
+        print_summary(&t->summaries[i]);
+    }
+    if (t->stats) {
+        if (sep) printf("\n");
+        print_stats(t->stats);
+        sep = 1;
+    }
+    if (t->n_gpus || t->n_procs) {
+        if (sep) printf("\n");
+        print_smi(t);
+    }
+    od_triage_free(t);
+    return rc;
+}

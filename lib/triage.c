@@ -1,0 +1,1211 @@
+/* triage.c - OOM reports, memory_summary tables, memory_stats dicts and nvidia-smi
+ * output found in free text. The scanner works line by line on a private NUL-terminated
+ * copy of the input, so no search can run past the end. Every figure is labelled by the
+ * words printed around it rather than by its position, which is what lets one scanner
+ * read all the PyTorch wordings (they reorder and rename fields between releases). */
+#include "triage.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW(arr, n, cap, ok)                                                   \
+    do {                                                                        \
+        if ((n) == (cap)) {                                                     \
+            size_t nc_ = (cap) ? (cap) * 2 : 4;                                 \
+            void *np_ = realloc((arr), nc_ * sizeof *(arr));                    \
+            if (!np_) { ok = 0; break; }                                        \
+            (arr) = np_;                                                        \
+            (cap) = nc_;                                                        \
+        }                                                                       \
+        ok = 1;                                                                 \
+    } while (0)
+
+/* ---------- small text helpers (all bounded by [p, end)) ---------- */
+
+static const char *find(const char *p, const char *end, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (n == 0 || p >= end || (size_t)(end - p) < n)
+        return NULL;
+    for (const char *last = end - n; p <= last; p++) {
+        p = memchr(p, needle[0], (size_t)(last - p) + 1);
+        if (!p)
+            return NULL;
+        if (memcmp(p, needle, n) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+static int starts(const char *p, const char *end, const char *s)
+{
+    size_t n = strlen(s);
+    return (size_t)(end - p) >= n && memcmp(p, s, n) == 0;
+}
+
+/* Does [begin, p) end with s? */
+static int ends(const char *begin, const char *p, const char *s)
+{
+    size_t n = strlen(s);
+    return (size_t)(p - begin) >= n && memcmp(p - n, s, n) == 0;
+}
+
+static const char *skip_sp(const char *p, const char *end)
+{
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* An unsigned decimal integer at p; returns the end or NULL. Refuses > 19 digits. */
+static const char *parse_uint(const char *p, const char *end, uint64_t *out)
+{
+    const char *s = p;
+    uint64_t v = 0;
+    while (p < end && isdigit((unsigned char)*p)) {
+        if (p - s >= 19)
+            return NULL;
+        v = v * 10 + (uint64_t)(*p - '0');
+        p++;
+    }
+    if (p == s)
+        return NULL;
+    *out = v;
+    return p;
+}
+
+/* Units as the frameworks print them. OOM messages of Apple's MPS backend print "GB"
+ * for 1024-based values in older builds; TF and PyTorch only ever print binary units,
+ * so inside these texts every K/M/G/T means a power of 1024. */
+static const struct { const char *name; uint64_t mult; } units[] = {
+    {"bytes", 1}, {"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30},
+    {"TiB", 1ULL << 40}, {"PiB", 1ULL << 50}, {"KB", 1ULL << 10}, {"kB", 1ULL << 10},
+    {"MB", 1ULL << 20}, {"GB", 1ULL << 30}, {"TB", 1ULL << 40}, {"B", 1},
+};
+
+typedef struct {
+    const char *start, *end; /* the token, number through unit */
+    uint64_t bytes;
+    int rounded;             /* printed with a fractional part */
+} size_tok;
+
+/* A size "2.00 GiB", "1.50GiB", "8589934592 bytes", "0 B" exactly at p. A figure with
+ * a fractional part is converted exactly as printed (2.00 GiB = 2*2^30, 9.71 GiB =
+ * round(971 * 2^30 / 100)). */
+static int parse_size(const char *p, const char *end, size_tok *t)
+{
+    const char *s = p;
+    if (p > end || p == end || !isdigit((unsigned char)*p))
+        return 0;
+    uint64_t mant = 0, scale = 1;
+    int digits = 0, frac = 0;
+    while (p < end && isdigit((unsigned char)*p)) {
+        if (++digits > 19)
+            return 0;
+        mant = mant * 10 + (uint64_t)(*p++ - '0');
+    }
+    if (p + 1 < end && *p == '.' && isdigit((unsigned char)p[1])) {
+        p++;
+        while (p < end && isdigit((unsigned char)*p)) {
+            if (++digits > 19 || frac >= 9)
+                return 0;
+            mant = mant * 10 + (uint64_t)(*p++ - '0');
+            scale *= 10;
+            frac++;
+        }
+    }
+    const char *u = skip_sp(p, end);
+    if (u - p > 1)
+        return 0;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (!starts(u, end, units[i].name))
+            continue;
+        const char *ue = u + strlen(units[i].name);
+        if (ue < end && isalnum((unsigned char)*ue))
+            continue;
+        unsigned __int128 v = (unsigned __int128)mant * units[i].mult;
+        v = (v + scale / 2) / scale;
+        if (v > (unsigned __int128)(UINT64_MAX / 2))
+            return 0; /* absurd: refuse rather than wrap */
+        t->start = s;
+        t->end = ue;
+        t->bytes = (uint64_t)v;
+        t->rounded = frac > 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* The next size token in [p, end) that starts at a word boundary. */
+static int next_size(const char *p, const char *end, const char *line, size_tok *t)
+{
+    for (; p < end; p++) {
+        if (!isdigit((unsigned char)*p))
+            continue;
+        if (p > line && (isalnum((unsigned char)p[-1]) || p[-1] == '.' || p[-1] == '_'))
+            continue;
+        if (parse_size(p, end, t))
+            return 1;
+        while (p + 1 < end && (isdigit((unsigned char)p[1]) || p[1] == '.'))
+            p++;
+    }
+    return 0;
+}
+
+/* ---------- names ---------- */
+
+const char *od_framework_name(od_framework f)
+{
+    switch (f) {
+    case OD_FW_PYTORCH_CUDA: return "pytorch-cuda";
+    case OD_FW_PYTORCH_ROCM: return "pytorch-rocm";
+    case OD_FW_PYTORCH_MPS: return "pytorch-mps";
+    case OD_FW_TENSORFLOW: return "tensorflow";
+    case OD_FW_JAX: return "jax";
+    }
+    return "unknown";
+}
+
+const char *od_oom_verdict_name(od_oom_verdict v)
+{
+    switch (v) {
+    case OD_OOM_UNKNOWN: return "unknown";
+    case OD_OOM_FRAGMENTATION: return "fragmentation";
+    case OD_OOM_CAP_LIMIT: return "cap_limit";
+    case OD_OOM_OTHER_PROCESSES: return "other_processes";
+    case OD_OOM_CAPACITY: return "capacity";
+    }
+    return "unknown";
+}
+
+unsigned od_tf_dtype_size(const char *name, size_t len)
+{
+    static const struct { const char *n; unsigned s; } t[] = {
+        {"float", 4}, {"float32", 4}, {"double", 8}, {"float64", 8}, {"half", 2},
+        {"float16", 2}, {"bfloat16", 2}, {"int8", 1}, {"uint8", 1}, {"int16", 2},
+        {"uint16", 2}, {"int32", 4}, {"uint32", 4}, {"int64", 8}, {"uint64", 8},
+        {"bool", 1}, {"complex64", 8}, {"complex128", 16}, {"qint8", 1}, {"quint8", 1},
+        {"qint16", 2}, {"quint16", 2}, {"qint32", 4}, {"float8_e4m3fn", 1},
+        {"float8_e5m2", 1},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strlen(t[i].n) == len && memcmp(t[i].n, name, len) == 0)
+            return t[i].s;
+    return 0;
+}
+
+/* ---------- the verdict ---------- */
+
+void od_triage_classify(od_oom_report *r)
+{
+    r->verdict = OD_OOM_UNKNOWN;
+    r->have_headroom = 0;
+    r->headroom_bytes = r->available_bytes = r->missing_bytes = 0;
+    r->others_bytes = 0;
+    for (size_t i = 0; i < r->n_other; i++)
+        r->others_bytes += r->other[i].bytes;
+    int cap = (r->have & OD_HAVE_ALLOWED) != 0;
+    int mps = r->framework == OD_FW_PYTORCH_MPS;
+    if (!(r->have & OD_HAVE_REQUESTED) || !(r->have & OD_HAVE_ALLOCATED) ||
+        !(cap || (r->have & OD_HAVE_CAPACITY)))
+        return;
+    /* Reserved-but-unallocated is absent where the allocator has no separate cache
+     * figure (TF/XLA's BFC pool, MPS): it counts as zero there. */
+    uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
+    uint64_t used = r->allocated_bytes + ru;
+    /* MPS checks its watermark against everything the driver holds for the process. */
+    if (mps && (r->have & OD_HAVE_PROCESS) && r->process_bytes > r->allocated_bytes)
+        used += r->process_bytes - r->allocated_bytes;
+    uint64_t limit = cap ? r->allowed_bytes : r->capacity_bytes;
+    uint64_t headroom = limit > used ? limit - used : 0;
+    if (!cap && (r->have & OD_HAVE_FREE) && r->free_bytes < headroom)
+        headroom = r->free_bytes;
+    r->have_headroom = 1;
+    r->headroom_bytes = headroom;
+    r->available_bytes = ru + headroom;
+    if (r->requested_bytes <= r->available_bytes) {
+        r->verdict = OD_OOM_FRAGMENTATION;
+        return;
+    }
+    r->missing_bytes = r->requested_bytes - r->available_bytes;
+    if (cap) {
+        if (mps || ((r->have & OD_HAVE_FREE) && r->free_bytes >= r->requested_bytes) ||
+            (!(r->have & OD_HAVE_FREE) && used + r->requested_bytes > r->allowed_bytes)) {
+            r->verdict = OD_OOM_CAP_LIMIT;
+            return;
+        }
+    }
+    if (r->n_other > 0 && r->others_bytes >= r->missing_bytes) {
+        r->verdict = OD_OOM_OTHER_PROCESSES;
+        return;
+    }
+    r->verdict = OD_OOM_CAPACITY;
+}
+
+/* ---------- the scanner ---------- */
+
+typedef struct {
+    const char *buf;
+    size_t len;
+    od_triage *t;
+    size_t cap_reports, cap_summaries, cap_gpus, cap_procs;
+    int nomem;
+    int jax_input;          /* the input mentions JAX/XLA: BFC lines are XLA's */
+    od_oom_report *open_bfc; /* TF/XLA report still collecting lines (index below) */
+    size_t open_idx;
+    int open_has_exc;
+} scan;
+
+static od_oom_report *new_report(scan *s, od_framework fw, const char *line, uint64_t lineno)
+{
+    int ok;
+    GROW(s->t->reports, s->t->n_reports, s->cap_reports, ok);
+    if (!ok) {
+        s->nomem = 1;
+        return NULL;
+    }
+    od_oom_report *r = &s->t->reports[s->t->n_reports++];
+    memset(r, 0, sizeof *r);
+    r->framework = fw;
+    r->offset = (uint64_t)(line - s->buf);
+    r->line = lineno;
+    r->occurrences = 1;
+    return r;
+}
+
+static void add_other(scan *s, od_oom_report *r, uint64_t pid, uint64_t bytes)
+{
+    od_oom_process *np = realloc(r->other, (r->n_other + 1) * sizeof *np);
+    if (!np) {
+        s->nomem = 1;
+        return;
+    }
+    r->other = np;
+    r->other[r->n_other].pid = pid;
+    r->other[r->n_other].bytes = bytes;
+    r->n_other++;
+}
+
+static void set(od_oom_report *r, unsigned bit, uint64_t *field, const size_tok *t)
+{
+    if (r->have & bit)
+        return; /* the first figure wins: later text may be an unrelated echo */
+    r->have |= bit;
+    *field = t->bytes;
+    if (t->rounded)
+        r->rounded = 1;
+}
+
+static void parse_device(od_oom_report *r, const char *p, const char *end)
+{
+    const char *g = find(p, end, "GPU ");
+    uint64_t d;
+    if (g && parse_uint(g + 4, end, &d) && d < 4096) {
+        r->device = (int)d;
+        r->have |= OD_HAVE_DEVICE;
+    }
+}
+
+/* A PyTorch CUDA/ROCm message: label each size by the words around it. */
+static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *end)
+{
+    size_tok t;
+    uint64_t reserved_total = 0;
+    int have_reserved_total = 0;
+    parse_device(r, msg, end);
+    for (const char *p = msg; next_size(p, end, msg, &t); p = t.end) {
+        const char *a = t.end;
+        if (ends(msg, t.start, "Tried to allocate "))
+            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+        else if (ends(msg, t.start, "total capacity of ") || ends(msg, t.start, "total capacty of ") ||
+                 starts(a, end, " total capacity"))
+            set(r, OD_HAVE_CAPACITY, &r->capacity_bytes, &t);
+        else if (starts(a, end, " already allocated") || starts(a, end, " is allocated by PyTorch"))
+            set(r, OD_HAVE_ALLOCATED, &r->allocated_bytes, &t);
+        else if (starts(a, end, " is reserved by PyTorch but unallocated"))
+            set(r, OD_HAVE_RESERVED_UNALLOC, &r->reserved_unallocated_bytes, &t);
+        else if (starts(a, end, " reserved in total by PyTorch")) {
+            if (!have_reserved_total) {
+                reserved_total = t.bytes;
+                have_reserved_total = 1;
+                if (t.rounded)
+                    r->rounded = 1;
+            }
+        } else if (starts(a, end, " allowed"))
+            set(r, OD_HAVE_ALLOWED, &r->allowed_bytes, &t);
+        else if ((starts(a, end, " free") && !(a + 5 < end && isalnum((unsigned char)a[5]))) ||
+                 starts(a, end, " is free"))
+            set(r, OD_HAVE_FREE, &r->free_bytes, &t);
+        else if (starts(a, end, " memory in use")) {
+            if (ends(msg, t.start, "this process has ") || ends(msg, t.start, "This process has "))
+                set(r, OD_HAVE_PROCESS, &r->process_bytes, &t);
+            else if (ends(msg, t.start, " has ")) {
+                /* "Process 31337 has 12.40 GiB memory in use" */
+                const char *q = t.start - 5, *d = q;
+                while (d > msg && isdigit((unsigned char)d[-1]))
+                    d--;
+                uint64_t pid = 0;
+                if (d < q)
+                    parse_uint(d, q, &pid);
+                add_other(s, r, pid, t.bytes);
+                if (t.rounded)
+                    r->rounded = 1;
+            }
+        }
+    }
+    /* 1.x prints the pool's total: reserved-but-unallocated = reserved - allocated. */
+    if (have_reserved_total && (r->have & OD_HAVE_ALLOCATED) && !(r->have & OD_HAVE_RESERVED_UNALLOC)) {
+        r->reserved_unallocated_bytes =
+            reserved_total > r->allocated_bytes ? reserved_total - r->allocated_bytes : 0;
+        r->have |= OD_HAVE_RESERVED_UNALLOC;
+    }
+    /* The caching allocator prints the size it tried to reserve, not the tensor's. */
+    r->request_is_segment = (r->have & OD_HAVE_REQUESTED) != 0;
+}
+
+static void parse_mps(od_oom_report *r, const char *msg, const char *end)
+{
+    size_tok t;
+    uint64_t other = 0;
+    int have_other = 0;
+    for (const char *p = msg; next_size(p, end, msg, &t); p = t.end) {
+        if (ends(msg, t.start, "MPS allocated: "))
+            set(r, OD_HAVE_ALLOCATED, &r->allocated_bytes, &t);
+        else if (ends(msg, t.start, "other allocations: ")) {
+            other = t.bytes;
+            have_other = 1;
+            r->rounded |= t.rounded;
+        } else if (ends(msg, t.start, "max allowed: "))
+            set(r, OD_HAVE_ALLOWED, &r->allowed_bytes, &t);
+        else if (ends(msg, t.start, "Tried to allocate "))
+            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+    }
+    /* What the Metal driver holds for this process: the pool plus other allocations. */
+    if (have_other && (r->have & OD_HAVE_ALLOCATED)) {
+        r->process_bytes = r->allocated_bytes + other;
+        r->have |= OD_HAVE_PROCESS;
+    }
+}
+
+/* "shape[128,768,64,64] and type float": elements x dtype size, or 0. */
+static uint64_t tf_shape_bytes(const char *p, const char *end, char *dtype, size_t dtsz)
+{
+    const char *sh = find(p, end, "shape[");
+    if (!sh)
+        return 0;
+    const char *q = sh + 6;
+    unsigned __int128 n = 1;
+    for (;;) {
+        uint64_t d;
+        q = skip_sp(q, end);
+        const char *e = parse_uint(q, end, &d);
+        if (!e)
+            return 0;
+        n *= d;
+        if (n > (unsigned __int128)(UINT64_MAX / 32))
+            return 0;
+        q = skip_sp(e, end);
+        if (q < end && *q == ',') {
+            q++;
+            continue;
+        }
+        if (q < end && *q == ']')
+            break;
+        return 0;
+    }
+    const char *ty = find(q, end, "type ");
+    if (!ty || ty - q > 16)
+        return 0;
+    ty += 5;
+    const char *te = ty;
+    while (te < end && (isalnum((unsigned char)*te) || *te == '_'))
+        te++;
+    unsigned es = od_tf_dtype_size(ty, (size_t)(te - ty));
+    if (!es)
+        return 0;
+    size_t l = (size_t)(te - ty) < dtsz - 1 ? (size_t)(te - ty) : dtsz - 1;
+    memcpy(dtype, ty, l);
+    dtype[l] = '\0';
+    return (uint64_t)(n * es);
+}
+
+/* Requested size in a TF/XLA line: exact "(rounded to N)" or "(NB)" beats the rounded
+ * figure printed before it. */
+static int tf_request(const char *p, const char *end, uint64_t *bytes, int *rounded)
+{
+    const char *rt = find(p, end, "rounded to ");
+    uint64_t v;
+    if (rt && parse_uint(rt + 11, end, &v)) {
+        *bytes = v;
+        *rounded = 0;
+        return 1;
+    }
+    const char *a = find(p, end, "allocat");
+    size_tok t;
+    if (!a || !next_size(a, end, p, &t))
+        return 0;
+    const char *q = skip_sp(t.end, end);
+    if (q < end && *q == '(' && parse_uint(q + 1, end, &v)) {
+        *bytes = v;
+        *rounded = 0;
+        return 1;
+    }
+    *bytes = t.bytes;
+    *rounded = t.rounded;
+    return 1;
+}
+
+static int mentions_jax(const char *p, const char *end)
+{
+    return find(p, end, "jax") || find(p, end, "Jax") || find(p, end, "JAX") ||
+           find(p, end, "XlaRuntimeError") || find(p, end, "XLA_PYTHON");
+}
+
+static void close_bfc(scan *s)
+{
+    s->open_bfc = NULL;
+    s->open_has_exc = 0;
+}
+
+static od_oom_report *open_report(scan *s)
+{
+    return s->open_bfc ? &s->t->reports[s->open_idx] : NULL;
+}
+
+/* TensorFlow / XLA lines: the BFC allocator's "ran out of memory" line, its "Stats:"
+ * dump, and the exception that follows; one OOM event, however many lines. */
+static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t lineno)
+{
+    const char *bfc = find(line, le, "ran out of memory trying to allocate");
+    int exc = find(line, le, "OOM when allocating") || find(line, le, "ResourceExhaustedError") ||
+              find(line, le, "RESOURCE_EXHAUSTED");
+    od_oom_report *r = open_report(s);
+    if (bfc) {
+        r = new_report(s, s->jax_input ? OD_FW_JAX : OD_FW_TENSORFLOW, line, lineno);
+        if (!r)
+            return 1;
+        r->xla = 1;
+        s->open_bfc = r;
+        s->open_idx = s->t->n_reports - 1;
+        s->open_has_exc = 0;
+        uint64_t b;
+        int rd;
+        if (tf_request(bfc, le, &b, &rd)) {
+            r->requested_bytes = b;
+            r->rounded = rd;
+            r->have |= OD_HAVE_REQUESTED;
+        }
+        return 1;
+    }
+    if (exc) {
+        char dtype[24] = "";
+        uint64_t shape_bytes = tf_shape_bytes(line, le, dtype, sizeof dtype);
+        /* A second exception line joins the open event only to add the tensor shape. */
+        if (!r || (s->open_has_exc && !(shape_bytes && !r->dtype[0]))) {
+            od_framework fw = mentions_jax(line, le) ||
+                                      (s->jax_input && !find(line, le, "OOM when allocating tensor"))
+                                  ? OD_FW_JAX : OD_FW_TENSORFLOW;
+            r = new_report(s, fw, line, lineno);
+            if (!r)
+                return 1;
+            s->open_bfc = r;
+            s->open_idx = s->t->n_reports - 1;
+        }
+        if (shape_bytes)
+            memcpy(r->dtype, dtype, sizeof dtype);
+        if (mentions_jax(line, le))
+            r->framework = OD_FW_JAX;
+        s->open_has_exc = 1;
+        if (shape_bytes) {
+            /* The tensor's own size: shape x dtype, exact. */
+            r->requested_bytes = shape_bytes;
+            r->rounded = 0;
+            r->have |= OD_HAVE_REQUESTED;
+        } else if (!(r->have & OD_HAVE_REQUESTED)) {
+            uint64_t b;
+            int rd;
+            if (tf_request(line, le, &b, &rd)) {
+                r->requested_bytes = b;
+                r->rounded = rd;
+                r->have |= OD_HAVE_REQUESTED;
+            }
+        }
+        parse_device(r, line, le);
+        return 1;
+    }
+    if (r) {
+        /* The BFC "Stats:" dump: "Limit: N", "InUse: N" (plain bytes). */
+        const char *k;
+        uint64_t v;
+        if ((k = find(line, le, "Limit:")) && !find(line, le, "bytes_limit") &&
+            parse_uint(skip_sp(k + 6, le), le, &v)) {
+            r->capacity_bytes = v;
+            r->have |= OD_HAVE_CAPACITY;
+        } else if ((k = find(line, le, "InUse:")) && !find(line, le, "MaxInUse:") &&
+                   parse_uint(skip_sp(k + 6, le), le, &v)) {
+            r->allocated_bytes = v;
+            r->have |= OD_HAVE_ALLOCATED;
+        }
+    }
+    return 0;
+}
+
+static od_mem_summary *new_summary(scan *s)
+{
+    int ok;
+    GROW(s->t->summaries, s->t->n_summaries, s->cap_summaries, ok);
+    if (!ok) {
+        s->nomem = 1;
+        return NULL;
+    }
+    od_mem_summary *m = &s->t->summaries[s->t->n_summaries++];
+    memset(m, 0, sizeof *m);
+    return m;
+}
+
+/* The first size cell of a memory_summary row ("| Allocated memory | 1507 MiB | ..."),
+ * and the second (peak). */
+static void summary_row(const char *line, const char *le, uint64_t *cur, uint64_t *peak)
+{
+    const char *c = memchr(line + 1, '|', (size_t)(le - line - 1));
+    size_tok t;
+    if (!c || !next_size(c, le, line, &t))
+        return;
+    *cur = t.bytes;
+    if (next_size(t.end, le, line, &t))
+        *peak = t.bytes;
+}
+
+/* Lines after "PyTorch CUDA memory summary, device ID N" up to the table's end. */
+static const char *scan_summary(scan *s, const char *line, const char *end, uint64_t *lineno)
+{
+    od_mem_summary *m = new_summary(s);
+    if (!m)
+        return NULL;
+    m->offset = (uint64_t)(line - s->buf);
+    m->line = *lineno;
+    const char *h = find(line, end, "device ID ");
+    uint64_t d = 0;
+    if (h)
+        parse_uint(h + 10, end, &d);
+    m->device = d < 4096 ? (int)d : -1;
+    const char *p = memchr(line, '\n', (size_t)(end - line));
+    p = p ? p + 1 : end;
+    const char *last = p;
+    for (int n = 0; p < end && n < 120; n++) {
+        const char *le = memchr(p, '\n', (size_t)(end - p));
+        if (!le)
+            le = end;
+        const char *q = skip_sp(p, le);
+        if (q >= le || *q != '|')
+            break;
+        (*lineno)++;
+        const char *k;
+        uint64_t v;
+        if ((k = find(q, le, "CUDA OOMs:")) && parse_uint(skip_sp(k + 10, le), le, &v)) {
+            m->ooms = v;
+            m->have_counts = 1;
+        }
+        if ((k = find(q, le, "cudaMalloc retries:")) && parse_uint(skip_sp(k + 19, le), le, &v))
+            m->retries = v;
+        const char *lab = skip_sp(q + 1, le);
+        if (starts(lab, le, "Allocated memory "))
+            summary_row(q, le, &m->allocated_bytes, &m->allocated_peak_bytes);
+        else if (starts(lab, le, "GPU reserved memory "))
+            summary_row(q, le, &m->reserved_bytes, &m->reserved_peak_bytes);
+        else if (starts(lab, le, "Non-releasable memory ")) {
+            uint64_t pk = 0;
+            summary_row(q, le, &m->non_releasable_bytes, &pk);
+        }
+        p = le < end ? le + 1 : end;
+        last = p;
+    }
+    return last;
+}
+
+/* ---------- nvidia-smi ---------- */
+
+static od_smi_gpu *new_gpu(scan *s)
+{
+    int ok;
+    GROW(s->t->gpus, s->t->n_gpus, s->cap_gpus, ok);
+    if (!ok) {
+        s->nomem = 1;
+        return NULL;
+    }
+    od_smi_gpu *g = &s->t->gpus[s->t->n_gpus++];
+    memset(g, 0, sizeof *g);
+    g->index = (int)s->t->n_gpus - 1;
+    return g;
+}
+
+static od_smi_process *new_proc(scan *s)
+{
+    int ok;
+    GROW(s->t->procs, s->t->n_procs, s->cap_procs, ok);
+    if (!ok) {
+        s->nomem = 1;
+        return NULL;
+    }
+    od_smi_process *p = &s->t->procs[s->t->n_procs++];
+    memset(p, 0, sizeof *p);
+    return p;
+}
+
+static void copy_trim(char *dst, size_t dsz, const char *p, const char *e)
+{
+    while (p < e && isspace((unsigned char)*p))
+        p++;
+    while (e > p && isspace((unsigned char)e[-1]))
+        e--;
+    size_t n = (size_t)(e - p) < dsz - 1 ? (size_t)(e - p) : dsz - 1;
+    memcpy(dst, p, n);
+    dst[n] = '\0';
+}
+
+/* Default table: "|   0  NVIDIA H200   On  |   00000000:00:06.0 Off |" then
+ * "| N/A 39C P0 80W / 700W |  0MiB / 143771MiB | ...". */
+static int scan_smi_table(scan *s, const char *prev, const char *prev_end, const char *line,
+                          const char *le)
+{
+    const char *sl = find(line, le, "MiB /");
+    if (!sl || *skip_sp(line, le) != '|')
+        return 0;
+    const char *c1 = memchr(line + 1, '|', (size_t)(le - line - 1));
+    if (!c1 || c1 > sl)
+        return 0;
+    size_tok used, total;
+    const char *u = sl;
+    while (u > c1 + 1 && isdigit((unsigned char)u[-1]))
+        u--;
+    if (!parse_size(u, le, &used) || !next_size(used.end, le, line, &total))
+        return 0;
+    od_smi_gpu *g = new_gpu(s);
+    if (!g)
+        return 1;
+    g->used_bytes = used.bytes;
+    g->total_bytes = total.bytes;
+    s->t->smi_format = "table";
+    if (prev && *skip_sp(prev, prev_end) == '|') {
+        const char *q = skip_sp(skip_sp(prev, prev_end) + 1, prev_end);
+        uint64_t idx;
+        const char *e = parse_uint(q, prev_end, &idx);
+        if (e && idx < 4096) {
+            g->index = (int)idx;
+            const char *ne = memchr(e, '|', (size_t)(prev_end - e));
+            if (!ne)
+                ne = prev_end;
+            /* The name ends where the Persistence-M column ("On"/"Off") starts. */
+            const char *pm = ne;
+            while (pm > e && isspace((unsigned char)pm[-1]))
+                pm--;
+            while (pm > e && !isspace((unsigned char)pm[-1]))
+                pm--;
+            copy_trim(g->name, sizeof g->name, e, pm);
+            if (ne < prev_end) {
+                const char *b = skip_sp(ne + 1, prev_end), *be = b;
+                while (be < prev_end && !isspace((unsigned char)*be) && *be != '|')
+                    be++;
+                copy_trim(g->bus_id, sizeof g->bus_id, b, be);
+            }
+        }
+    }
+    return 1;
+}
+
+/* Process table row: "|    0   N/A  N/A    12345      C   python     1234MiB |". */
+static void scan_smi_proc(scan *s, const char *line, const char *le)
+{
+    const char *tok[32], *tend[32];
+    int n = 0;
+    const char *p = skip_sp(line, le);
+    if (p >= le || *p != '|')
+        return;
+    p++;
+    while (p < le && n < 32) {
+        p = skip_sp(p, le);
+        if (p >= le || *p == '|')
+            break;
+        tok[n] = p;
+        while (p < le && !isspace((unsigned char)*p) && *p != '|')
+            p++;
+        tend[n++] = p;
+    }
+    if (n < 4)
+        return;
+    uint64_t gpu, pid;
+    size_tok mem;
+    if (parse_uint(tok[0], tend[0], &gpu) != tend[0] || !parse_size(tok[n - 1], tend[n - 1], &mem))
+        return;
+    for (int k = 1; k + 2 < n; k++) {
+        size_t tl = (size_t)(tend[k + 1] - tok[k + 1]);
+        int type = (tl == 1 && (*tok[k + 1] == 'C' || *tok[k + 1] == 'G' || *tok[k + 1] == 'M')) ||
+                   (tl == 3 && (!memcmp(tok[k + 1], "C+G", 3) || !memcmp(tok[k + 1], "M+C", 3)));
+        if (type && parse_uint(tok[k], tend[k], &pid) == tend[k]) {
+            od_smi_process *pr = new_proc(s);
+            if (!pr)
+                return;
+            pr->gpu = gpu < 4096 ? (int)gpu : -1;
+            pr->pid = pid;
+            pr->bytes = mem.bytes;
+            if (k + 2 <= n - 2)
+                copy_trim(pr->name, sizeof pr->name, tok[k + 2], tend[n - 2]);
+            return;
+        }
+    }
+}
+
+/* nvidia-smi -q [-d MEMORY]: "GPU 00000000:00:06.0", then "FB Memory Usage" with
+ * "Total : N MiB", "Reserved", "Used", "Free" lines. */
+static const char *scan_smi_query(scan *s, const char *line, const char *le, const char *end,
+                                  uint64_t *lineno)
+{
+    od_smi_gpu *g = NULL;
+    /* The GPU header is the nearest "GPU xxxx:" line above. */
+    const char *p = line;
+    const char *gl = NULL, *gle = NULL;
+    for (const char *q = line; q > s->buf;) {
+        const char *ps = q - 1;
+        while (ps > s->buf && ps[-1] != '\n')
+            ps--;
+        const char *t = skip_sp(ps, q - 1);
+        if (starts(t, q - 1, "GPU ") && !find(t, q - 1, " : ")) {
+            gl = t + 4;
+            gle = q - 1;
+            break;
+        }
+        if (starts(t, q - 1, "FB Memory Usage") && ps != line)
+            break;
+        q = ps;
+        if (line - q > 4096)
+            break;
+    }
+    g = new_gpu(s);
+    if (!g)
+        return NULL;
+    s->t->smi_format = "query";
+    if (gl)
+        copy_trim(g->bus_id, sizeof g->bus_id, gl, gle);
+    p = le < end ? le + 1 : end;
+    for (int n = 0; p < end && n < 8; n++) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e)
+            e = end;
+        const char *k = skip_sp(p, e);
+        const char *colon = find(k, e, ":");
+        size_tok t;
+        if (!colon || !next_size(colon, e, k, &t))
+            break;
+        (*lineno)++;
+        if (starts(k, e, "Total"))
+            g->total_bytes = t.bytes;
+        else if (starts(k, e, "Reserved")) {
+            g->reserved_bytes = t.bytes;
+            g->have_reserved = 1;
+        } else if (starts(k, e, "Used"))
+            g->used_bytes = t.bytes;
+        else if (starts(k, e, "Free")) {
+            g->free_bytes = t.bytes;
+            g->have_free = 1;
+        }
+        p = e < end ? e + 1 : end;
+    }
+    return p;
+}
+
+/* --query-gpu=...,memory.total,... --format=csv: a header naming the columns, then one
+ * line per GPU. Units come from the header ("[MiB]") when values are bare numbers. */
+static const char *scan_smi_csv(scan *s, const char *line, const char *le, const char *end,
+                                uint64_t *lineno)
+{
+    enum { C_INDEX, C_NAME, C_BUS, C_TOTAL, C_USED, C_FREE, C_RESERVED, C_OTHER };
+    int col[32];
+    uint64_t mult[32];
+    int ncol = 0;
+    const char *p = line;
+    while (p <= le && ncol < 32) {
+        const char *e = memchr(p, ',', (size_t)(le - p));
+        if (!e)
+            e = le;
+        char name[64];
+        copy_trim(name, sizeof name, p, e);
+        int c = C_OTHER;
+        if (!strncmp(name, "index", 5)) c = C_INDEX;
+        else if (!strncmp(name, "name", 4)) c = C_NAME;
+        else if (!strncmp(name, "pci.bus_id", 10)) c = C_BUS;
+        else if (!strncmp(name, "memory.total", 12)) c = C_TOTAL;
+        else if (!strncmp(name, "memory.used", 11)) c = C_USED;
+        else if (!strncmp(name, "memory.free", 11)) c = C_FREE;
+        else if (!strncmp(name, "memory.reserved", 15)) c = C_RESERVED;
+        mult[ncol] = strstr(name, "[GiB]") ? 1ULL << 30 : strstr(name, "[KiB]") ? 1ULL << 10 : 1ULL << 20;
+        col[ncol++] = c;
+        p = e + 1;
+    }
+    p = le < end ? le + 1 : end;
+    while (p < end) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e)
+            e = end;
+        if (!find(p, e, ","))
+            break;
+        od_smi_gpu *g = new_gpu(s);
+        if (!g)
+            return NULL;
+        s->t->smi_format = "csv";
+        (*lineno)++;
+        const char *f = p;
+        for (int i = 0; i < ncol && f <= e; i++) {
+            const char *fe = memchr(f, ',', (size_t)(e - f));
+            if (!fe)
+                fe = e;
+            const char *v = skip_sp(f, fe);
+            size_tok t;
+            uint64_t u = 0;
+            int have = 0;
+            if (parse_size(v, fe, &t)) {
+                u = t.bytes;
+                have = 1;
+            } else if (parse_uint(v, fe, &u)) {
+                u *= mult[i];
+                have = 1;
+            }
+            switch (col[i]) {
+            case C_INDEX: if (have) { uint64_t x; if (parse_uint(v, fe, &x) && x < 4096) g->index = (int)x; } break;
+            case C_NAME: copy_trim(g->name, sizeof g->name, f, fe); break;
+            case C_BUS: copy_trim(g->bus_id, sizeof g->bus_id, f, fe); break;
+            case C_TOTAL: g->total_bytes = u; break;
+            case C_USED: g->used_bytes = u; break;
+            case C_FREE: g->free_bytes = u; g->have_free = have; break;
+            case C_RESERVED: g->reserved_bytes = u; g->have_reserved = have; break;
+            default: break;
+            }
+            f = fe + 1;
+        }
+        p = e < end ? e + 1 : end;
+    }
+    return p;
+}
+
+/* ---------- memory_stats JSON ---------- */
+
+static int get_u64(json_t *o, const char *key, uint64_t *out)
+{
+    json_t *v = json_object_get(o, key);
+    if (json_is_integer(v) && json_integer_value(v) >= 0) {
+        *out = (uint64_t)json_integer_value(v);
+        return 1;
+    }
+    if (json_is_real(v) && json_real_value(v) >= 0 && json_real_value(v) < 1.8e19) {
+        *out = (uint64_t)json_real_value(v);
+        return 1;
+    }
+    return 0;
+}
+
+static int stats_from(json_t *o, od_mem_stats *m)
+{
+    memset(m, 0, sizeof *m);
+    struct { const char *k; unsigned bit; uint64_t *f; } torch[] = {
+        {"allocated_bytes.all.current", OD_MS_ALLOCATED, &m->allocated_bytes},
+        {"allocated_bytes.all.peak", OD_MS_ALLOCATED_PEAK, &m->allocated_peak_bytes},
+        {"reserved_bytes.all.current", OD_MS_RESERVED, &m->reserved_bytes},
+        {"reserved_bytes.all.peak", OD_MS_RESERVED_PEAK, &m->reserved_peak_bytes},
+        {"inactive_split_bytes.all.current", OD_MS_INACTIVE, &m->inactive_split_bytes},
+        {"num_ooms", OD_MS_OOMS, &m->ooms},
+        {"num_alloc_retries", OD_MS_RETRIES, &m->retries},
+    }, jax[] = {
+        {"bytes_in_use", OD_MS_ALLOCATED, &m->allocated_bytes},
+        {"peak_bytes_in_use", OD_MS_ALLOCATED_PEAK, &m->allocated_peak_bytes},
+        {"pool_bytes", OD_MS_RESERVED, &m->reserved_bytes},
+        {"peak_pool_bytes", OD_MS_RESERVED_PEAK, &m->reserved_peak_bytes},
+        {"bytes_limit", OD_MS_LIMIT, &m->limit_bytes},
+        {"largest_free_block_bytes", OD_MS_LARGEST_FREE, &m->largest_free_block_bytes},
+    };
+    for (size_t i = 0; i < sizeof torch / sizeof torch[0]; i++)
+        if (get_u64(o, torch[i].k, torch[i].f))
+            m->have |= torch[i].bit;
+    if (m->have & (OD_MS_ALLOCATED | OD_MS_RESERVED))
+        return 1;
+    m->have = 0;
+    for (size_t i = 0; i < sizeof jax / sizeof jax[0]; i++)
+        if (get_u64(o, jax[i].k, jax[i].f))
+            m->have |= jax[i].bit;
+    m->jax = 1;
+    return (m->have & OD_MS_ALLOCATED) && (m->have & (OD_MS_LIMIT | OD_MS_ALLOCATED_PEAK));
+}
+
+static void scan_stats_json(scan *s)
+{
+    const char *p = s->buf;
+    while (p < s->buf + s->len && isspace((unsigned char)*p))
+        p++;
+    if (p >= s->buf + s->len || *p != '{')
+        return;
+    json_error_t je;
+    json_t *root = json_loadb(s->buf, s->len, JSON_DECODE_ANY, &je);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return;
+    }
+    od_mem_stats m;
+    int found = stats_from(root, &m);
+    if (!found) {
+        /* One level down: {"memory_stats": {...}} or {"cuda:0": {...}}. */
+        const char *k;
+        json_t *v;
+        json_object_foreach(root, k, v) {
+            if (json_is_object(v) && stats_from(v, &m)) {
+                found = 1;
+                break;
+            }
+        }
+    }
+    json_decref(root);
+    if (!found)
+        return;
+    s->t->stats = malloc(sizeof *s->t->stats);
+    if (!s->t->stats) {
+        s->nomem = 1;
+        return;
+    }
+    *s->t->stats = m;
+}
+
+/* ---------- driver ---------- */
+
+/* Does a PyTorch message end within [p, e)? Each wording has a last phrase. */
+static int message_complete(const char *p, const char *e)
+{
+    return find(p, e, "ALLOC_CONF") || find(p, e, "Memory Management") ||
+           find(p, e, "reserved in total by PyTorch)") || find(p, e, "system failure") ||
+           find(p, e, "but unallocated");
+}
+
+/* Loggers and terminals wrap long messages: when the anchor line does not finish the
+ * message, join up to 8 following lines (indentation collapsed to one space) into buf.
+ * Returns the end of the joined text, or NULL when the line is complete by itself. */
+static const char *join_message(const char *a, const char *le, const char *end, char *buf, size_t size)
+{
+    if (message_complete(a, le) || le >= end)
+        return NULL;
+    size_t n = (size_t)(le - a) < size - 1 ? (size_t)(le - a) : size - 1;
+    memcpy(buf, a, n);
+    const char *p = le + 1;
+    for (int k = 0; k < 8 && p < end && n + 2 < size; k++) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e)
+            e = end;
+        const char *q = skip_sp(p, e);
+        if (q == e || starts(q, e, "Traceback") || starts(q, e, "File \"") || find(q, e, "out of memory"))
+            break;
+        buf[n++] = ' ';
+        size_t l = (size_t)(e - q) < size - 1 - n ? (size_t)(e - q) : size - 1 - n;
+        memcpy(buf + n, q, l);
+        n += l;
+        if (message_complete(q, e))
+            break;
+        p = e < end ? e + 1 : end;
+    }
+    buf[n] = '\0';
+    return buf + n;
+}
+
+static int same_report(const od_oom_report *a, const od_oom_report *b)
+{
+    if (a->framework != b->framework || a->have != b->have || a->n_other != b->n_other)
+        return 0;
+    if (a->requested_bytes != b->requested_bytes || a->capacity_bytes != b->capacity_bytes ||
+        a->free_bytes != b->free_bytes || a->allowed_bytes != b->allowed_bytes ||
+        a->allocated_bytes != b->allocated_bytes ||
+        a->reserved_unallocated_bytes != b->reserved_unallocated_bytes ||
+        a->process_bytes != b->process_bytes)
+        return 0;
+    for (size_t i = 0; i < a->n_other; i++)
+        if (a->other[i].pid != b->other[i].pid || a->other[i].bytes != b->other[i].bytes)
+            return 0;
+    return 1;
+}
+
+od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_error *err)
+{
+    *out = NULL;
+    od_triage *t = calloc(1, sizeof *t);
+    char *buf = malloc(len + 1);
+    if (!t || !buf) {
+        free(t);
+        free(buf);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory reading %zu bytes", len);
+    }
+    if (len)
+        memcpy(buf, text, len);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] == '\0' || buf[i] == '\r')
+            buf[i] = ' '; /* NULs and CRs would cut lines short: blank them */
+    scan s = {.buf = buf, .len = len, .t = t};
+    const char *end = buf + len;
+    s.jax_input = find(buf, end, "jax") || find(buf, end, "JAX") || find(buf, end, "gpu_hlo_schedule") ||
+                  find(buf, end, "XLA_PYTHON") || find(buf, end, "XlaRuntimeError");
+
+    scan_stats_json(&s);
+
+    const char *line = buf, *prev = NULL, *prev_end = NULL;
+    uint64_t lineno = 1;
+    int in_procs = 0;
+    while (line < end && !s.nomem) {
+        const char *le = memchr(line, '\n', (size_t)(end - line));
+        if (!le)
+            le = end;
+        const char *next = le < end ? le + 1 : end;
+        const char *a;
+        od_framework fw = OD_FW_PYTORCH_CUDA;
+        if ((a = find(line, le, "CUDA out of memory")) || (a = find(line, le, "CUDA error: out of memory")) ||
+            ((a = find(line, le, "HIP out of memory")) && (fw = OD_FW_PYTORCH_ROCM)) ||
+            ((a = find(line, le, "MPS backend out of memory")) && (fw = OD_FW_PYTORCH_MPS))) {
+            close_bfc(&s);
+            od_oom_report *r = new_report(&s, fw, line, lineno);
+            if (!r)
+                break;
+            char joined[2048];
+            const char *jend = join_message(a, le, end, joined, sizeof joined);
+            const char *msg = jend ? joined : a, *msg_end = jend ? jend : le;
+            if (fw == OD_FW_PYTORCH_MPS)
+                parse_mps(r, msg, msg_end);
+            else
+                parse_torch(&s, r, msg, msg_end);
+            od_triage_classify(r);
+            if (t->n_reports > 1 && same_report(r, &t->reports[t->n_reports - 2])) {
+                free(r->other);
+                t->n_reports--;
+                t->reports[t->n_reports - 1].occurrences++;
+            }
+        } else if (scan_tf_line(&s, line, le, lineno)) {
+            /* handled */
+        } else if (find(line, le, "PyTorch CUDA memory summary, device ID ")) {
+            const char *after = scan_summary(&s, line, end, &lineno);
+            if (!after)
+                break;
+            prev = NULL;
+            line = after;
+            lineno++;
+            continue;
+        } else if (find(line, le, "FB Memory Usage")) {
+            const char *after = scan_smi_query(&s, line, le, end, &lineno);
+            if (!after)
+                break;
+            line = after;
+            lineno++;
+            continue;
+        } else if (find(line, le, "memory.total") && find(line, le, ",")) {
+            const char *after = scan_smi_csv(&s, line, le, end, &lineno);
+            if (!after)
+                break;
+            line = after;
+            lineno++;
+            continue;
+        } else if (find(line, le, "Processes:")) {
+            in_procs = 1;
+        } else if (in_procs) {
+            scan_smi_proc(&s, line, le);
+        } else {
+            scan_smi_table(&s, prev, prev_end, line, le);
+        }
+        prev = line;
+        prev_end = le;
+        line = next;
+        lineno++;
+    }
+    /* TF/XLA reports gather their figures over several lines: classify at the end, and
+     * fold repeats (TF prints the same exception more than once). */
+    size_t w = 0;
+    for (size_t i = 0; i < t->n_reports; i++) {
+        od_oom_report *r = &t->reports[i];
+        if (r->framework == OD_FW_TENSORFLOW || r->framework == OD_FW_JAX)
+            od_triage_classify(r);
+        if (w > 0 && (r->framework == OD_FW_TENSORFLOW || r->framework == OD_FW_JAX) &&
+            same_report(r, &t->reports[w - 1])) {
+            t->reports[w - 1].occurrences += r->occurrences;
+            free(r->other);
+            continue;
+        }
+        t->reports[w++] = *r;
+    }
+    t->n_reports = w;
+    free(buf);
+    if (s.nomem) {
+        od_triage_free(t);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory while scanning");
+    }
+    *out = t;
+    return OD_OK;
+}
+
+void od_triage_free(od_triage *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_reports; i++)
+        free(t->reports[i].other);
+    free(t->reports);
+    free(t->summaries);
+    free(t->stats);
+    free(t->gpus);
+    free(t->procs);
+    free(t);
+}
+
+size_t od_triage_hints(const od_oom_report *r, const char **out, size_t max)
+{
+    const char *h[8];
+    size_t n = 0;
+    int torch = r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM;
+    const char *expandable = r->framework == OD_FW_PYTORCH_ROCM
+                                 ? "set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True (lets segments grow instead of stranding free blocks)"
+                                 : "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (lets segments grow instead of stranding free blocks)";
+    switch (r->verdict) {
+    case OD_OOM_FRAGMENTATION:
+        if (torch) {
+            h[n++] = expandable;
+            h[n++] = "or garbage_collection_threshold:0.8,max_split_size_mb:512 in the same variable";
+            h[n++] = "allocate the largest long-lived tensors first; call torch.cuda.empty_cache() only between phases";
+        } else if (r->framework == OD_FW_TENSORFLOW || r->framework == OD_FW_JAX) {
+            h[n++] = "set TF_GPU_ALLOCATOR=cuda_malloc_async (the BFC pool fragments; the async allocator does not keep it)";
+        }
+        break;
+    case OD_OOM_CAP_LIMIT:
+        if (r->framework == OD_FW_PYTORCH_MPS) {
+            h[n++] = "raise PYTORCH_MPS_HIGH_WATERMARK_RATIO (0.0 disables the cap, at the risk of system instability)";
+            h[n++] = "reduce the batch size, or free other allocations held by the process";
+        } else {
+            h[n++] = "raise or remove torch.cuda.set_per_process_memory_fraction(...): the device itself had room";
+            h[n++] = "or shrink the work to fit the cap (batch size, activation checkpointing)";
+        }
+        break;
+    case OD_OOM_OTHER_PROCESSES:
+        h[n++] = "stop or move the other processes holding memory on this GPU (nvidia-smi lists them)";
+        h[n++] = "or run on another GPU (CUDA_VISIBLE_DEVICES)";
+        break;
+    case OD_OOM_CAPACITY:
+        h[n++] = "reduce the batch size (use gradient accumulation to keep the effective batch)";
+        h[n++] = "enable activation checkpointing, bf16/fp16 autocast, or a fused/8-bit optimizer";
+        h[n++] = "estimate what fits first: oomdoc plan config.json";
+        break;
+    case OD_OOM_UNKNOWN:
+        if (r->framework == OD_FW_TENSORFLOW)
+            h[n++] = "TF prints no pool figures here: tf.config.experimental.get_memory_info('GPU:0') or the BFC allocator's Stats: dump give them";
+        else if (torch || r->framework == OD_FW_PYTORCH_MPS)
+            h[n++] = "capture torch.cuda.memory_summary() or a memory snapshot at the OOM to see the pool";
+        break;
+    }
+    if (r->framework == OD_FW_JAX) {
+        h[n++] = "JAX preallocates 75% of the GPU: XLA_PYTHON_CLIENT_MEM_FRACTION=.95 gives it more, XLA_PYTHON_CLIENT_PREALLOCATE=false allocates on demand";
+    } else if (r->framework == OD_FW_TENSORFLOW && r->verdict != OD_OOM_FRAGMENTATION) {
+        h[n++] = "tf.config.experimental.set_memory_growth(gpu, True) stops TF from taking the whole GPU up front";
+    }
+    size_t k = n < max ? n : max;
+    for (size_t i = 0; i < k; i++)
+        out[i] = h[i];
+    return k;
+}

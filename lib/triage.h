@@ -1,0 +1,158 @@
+/* triage.h - find out-of-memory reports in arbitrary text (logs, tracebacks, notebooks'
+ * output) and say what kind of OOM each one is.
+ *
+ * Recognized: PyTorch CUDA OOM messages in every historical wording (1.x "(GPU N; X total
+ * capacity; ...)", 1.10-2.0 with the max_split_size_mb hint, 2.1's "total capacty" typo,
+ * 2.2+ "Of the allocated memory ...", "Process P has ...", "... allowed"), the ROCm build's
+ * "HIP out of memory", Apple MPS, TensorFlow (ResourceExhaustedError, "OOM when allocating
+ * tensor with shape[...]", the BFC allocator's "ran out of memory ... (rounded to N)" line
+ * and its "Stats:" dump), JAX/XLA RESOURCE_EXHAUSTED; torch.cuda.memory_summary() tables;
+ * memory_stats() dicts dumped as JSON (PyTorch and JAX keys); nvidia-smi output (default
+ * table, -q -d MEMORY, --query-gpu CSV).
+ *
+ * od_triage_parse returns a result the caller frees with od_triage_free (NULL is fine);
+ * every string and array inside belongs to the result. */
+#ifndef OD_TRIAGE_H
+#define OD_TRIAGE_H
+
+#include "od.h"
+
+typedef enum {
+    OD_FW_PYTORCH_CUDA,
+    OD_FW_PYTORCH_ROCM,
+    OD_FW_PYTORCH_MPS,
+    OD_FW_TENSORFLOW,
+    OD_FW_JAX
+} od_framework;
+
+typedef enum {
+    OD_OOM_UNKNOWN,        /* the message lacks the figures to decide */
+    OD_OOM_FRAGMENTATION,  /* the memory existed, but no block was contiguous */
+    OD_OOM_CAP_LIMIT,      /* a per-process cap was hit while the device had room */
+    OD_OOM_OTHER_PROCESSES,/* other processes hold at least the missing amount */
+    OD_OOM_CAPACITY        /* the work does not fit */
+} od_oom_verdict;
+
+/* Which figures a report carries (bits of od_oom_report.have). */
+enum {
+    OD_HAVE_REQUESTED = 1 << 0,
+    OD_HAVE_CAPACITY = 1 << 1,
+    OD_HAVE_FREE = 1 << 2,
+    OD_HAVE_ALLOWED = 1 << 3,
+    OD_HAVE_ALLOCATED = 1 << 4,
+    OD_HAVE_RESERVED_UNALLOC = 1 << 5,
+    OD_HAVE_PROCESS = 1 << 6,
+    OD_HAVE_DEVICE = 1 << 7
+};
+
+typedef struct {
+    uint64_t pid;
+    uint64_t bytes;
+} od_oom_process;
+
+typedef struct {
+    od_framework framework;
+    uint64_t offset;        /* byte offset of the report's first line in the input */
+    uint64_t line;          /* 1-based line number of that line */
+    unsigned have;          /* OD_HAVE_* bits: which of the figures below were printed */
+    int device;             /* GPU index when OD_HAVE_DEVICE */
+    uint64_t requested_bytes;
+    uint64_t capacity_bytes;             /* device total (TF/XLA: the allocator's limit) */
+    uint64_t free_bytes;                 /* device-wide free memory */
+    uint64_t allowed_bytes;              /* per-process cap (MPS: max allowed watermark) */
+    uint64_t allocated_bytes;            /* allocated by the framework */
+    uint64_t reserved_unallocated_bytes; /* cached by the allocator but not handed out */
+    uint64_t process_bytes;              /* this process, incl. non-framework memory */
+    od_oom_process *other;               /* other processes on the device, in message order */
+    size_t n_other;
+    int rounded;            /* figures were printed rounded to two decimals */
+    int request_is_segment; /* the request figure is the allocator's rounded segment size */
+    int xla;                /* TF/XLA BFC-style report (environment hints differ) */
+    char dtype[24];         /* TF: the tensor's dtype, "" when not printed */
+    unsigned occurrences;   /* how many times this same report appeared in a row */
+
+    /* The verdict and the numbers behind it (valid when the needed figures exist). */
+    od_oom_verdict verdict;
+    int have_headroom;
+    uint64_t headroom_bytes;   /* (cap or capacity) - (allocated + reserved_unallocated) */
+    uint64_t available_bytes;  /* reserved_unallocated + headroom */
+    uint64_t missing_bytes;    /* requested - available, when positive */
+    uint64_t others_bytes;     /* sum of other processes' memory */
+} od_oom_report;
+
+/* A torch.cuda.memory_summary() table. Figures are truncated to the printed unit. */
+typedef struct {
+    uint64_t offset, line;
+    int device;
+    uint64_t allocated_bytes, allocated_peak_bytes;
+    uint64_t reserved_bytes, reserved_peak_bytes;
+    uint64_t non_releasable_bytes; /* inactive split blocks: stranded by fragmentation */
+    uint64_t ooms, retries;
+    int have_counts;
+} od_mem_summary;
+
+/* A memory_stats() dict dumped as JSON: PyTorch (torch.cuda.memory_stats) or JAX
+ * (device.memory_stats). Missing figures have their bit clear in have. */
+enum {
+    OD_MS_ALLOCATED = 1 << 0, OD_MS_ALLOCATED_PEAK = 1 << 1, OD_MS_RESERVED = 1 << 2,
+    OD_MS_RESERVED_PEAK = 1 << 3, OD_MS_INACTIVE = 1 << 4, OD_MS_OOMS = 1 << 5,
+    OD_MS_RETRIES = 1 << 6, OD_MS_LIMIT = 1 << 7, OD_MS_LARGEST_FREE = 1 << 8
+};
+typedef struct {
+    int jax;                /* 1: JAX keys (bytes_in_use, bytes_limit, ...) */
+    unsigned have;
+    uint64_t allocated_bytes, allocated_peak_bytes, reserved_bytes, reserved_peak_bytes;
+    uint64_t inactive_split_bytes, ooms, retries, limit_bytes, largest_free_block_bytes;
+} od_mem_stats;
+
+/* One GPU as nvidia-smi shows it. */
+typedef struct {
+    int index;              /* -1 when the output does not number GPUs (-q) */
+    char name[64];
+    char bus_id[32];
+    uint64_t total_bytes, used_bytes, free_bytes, reserved_bytes;
+    int have_free, have_reserved;
+} od_smi_gpu;
+
+typedef struct {
+    int gpu;
+    uint64_t pid;
+    char name[64];
+    uint64_t bytes;
+} od_smi_process;
+
+typedef struct {
+    od_oom_report *reports;
+    size_t n_reports;
+    od_mem_summary *summaries;
+    size_t n_summaries;
+    od_mem_stats *stats;    /* NULL unless the whole input is a memory_stats JSON dict */
+    od_smi_gpu *gpus;
+    size_t n_gpus;
+    od_smi_process *procs;
+    size_t n_procs;
+    const char *smi_format; /* "table", "query", "csv" or NULL */
+} od_triage;
+
+/* Scan text[0..len) (need not be NUL-terminated) for everything above. Finding nothing
+ * is not an error: the result is empty. Fails only with OD_ERR_NOMEM. */
+od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_error *err);
+void od_triage_free(od_triage *t);
+
+/* Decide the verdict of r from its figures (od_triage_parse already does this; exposed
+ * for tests and callers that build reports by hand). */
+void od_triage_classify(od_oom_report *r);
+
+/* Stable lower-case names used in JSON ("pytorch-cuda", "fragmentation", ...). */
+const char *od_framework_name(od_framework f);
+const char *od_oom_verdict_name(od_oom_verdict v);
+
+/* Size of one element of a TensorFlow dtype as its messages print it ("float", "half",
+ * "bfloat16", "int64", ...); 0 when unknown. */
+unsigned od_tf_dtype_size(const char *name, size_t len);
+
+/* What to try for this report, best first: up to max static strings (never freed) into
+ * out; returns how many. Depends on the framework (each has its own knobs) and verdict. */
+size_t od_triage_hints(const od_oom_report *r, const char **out, size_t max);
+
+#endif

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""check_triage.py OOMDOC - triage verdicts and figures against the fixtures' own ground
+truth: the verdict column of tests/data/messages/README.md, the real OOM messages in
+tests/data/snapshots/*.json, and figures re-read here with independent regular
+expressions (a figure printed as "9.71 GiB" is 9.71 * 2^30 bytes, to the byte)."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+OOMDOC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "oomdoc")
+VERDICTS = ("fragmentation", "cap_limit", "other_processes", "capacity", "unknown")
+UNIT = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
+        "KB": 2**10, "MB": 2**20, "GB": 2**30}
+failures = 0
+
+
+def fail(msg):
+    global failures
+    failures += 1
+    print("FAIL check_triage:", msg)
+
+
+def triage(path=None, text=None):
+    args = [OOMDOC, "triage", "--json", path or "-"]
+    p = subprocess.run(args, input=text, capture_output=True, text=True, cwd=ROOT)
+    if p.returncode != 0:
+        fail("%s: exit %d: %s" % (path or "<stdin>", p.returncode, p.stderr.strip()))
+        return None
+    return json.loads(p.stdout)
+
+
+def size(num, unit):
+    # exact decimal arithmetic: hundredths of the unit, rounded to the nearest byte
+    whole, _, frac = num.partition(".")
+    scale = 10 ** len(frac)
+    return (int(whole + frac) * UNIT[unit] + scale // 2) // scale
+
+
+# 1. every message file gets the verdict its README gives
+readme = open(os.path.join(ROOT, "tests/data/messages/README.md")).read()
+rows = re.findall(r"^\| (\S+\.txt) \|[^|]*\|([^|]*)\|", readme, re.M)
+if len(rows) < 8:
+    fail("README table: found %d rows" % len(rows))
+for name, conclude in rows:
+    allowed = {v for v in VERDICTS if re.search(r"\b%s\b" % v, conclude)}
+    if not allowed and "requested" in conclude:
+        allowed = {"unknown"}  # jax: only the request is printed
+    doc = triage(os.path.join("tests/data/messages", name))
+    if not doc:
+        continue
+    if len(doc["reports"]) != 1:
+        fail("%s: %d reports" % (name, len(doc["reports"])))
+        continue
+    got = doc["reports"][0]["verdict"]["name"]
+    if got not in allowed:
+        fail("%s: verdict %s, README says %s" % (name, got, "/".join(sorted(allowed))))
+    else:
+        print("ok %-28s %s" % (name, got))
+    m = re.search(r"allocate (\d+) bytes", open(os.path.join(ROOT, "tests/data/messages", name)).read())
+    if m and doc["reports"][0]["requested_bytes"] != int(m.group(1)):
+        fail("%s: requested %s" % (name, doc["reports"][0]["requested_bytes"]))
+    if "128·768·64·64·4" in conclude and doc["reports"][0]["requested_bytes"] != 128 * 768 * 64 * 64 * 4:
+        fail("%s: requested %s" % (name, doc["reports"][0]["requested_bytes"]))
+
+# 2. the real messages recorded with the snapshots, and their figures
+expect = {"frag_default": "fragmentation", "snap_train_oom": "cap_limit"}
+PATTERNS = {
+    "requested_bytes": r"Tried to allocate ([\d.]+) (\w+)",
+    "capacity_bytes": r"total capacity of ([\d.]+) (\w+)",
+    "free_bytes": r"of which ([\d.]+) (\w+) is free",
+    "allowed_bytes": r"([\d.]+) (\w+) allowed",
+    "allocated_bytes": r"([\d.]+) (\w+) is allocated by PyTorch",
+    "reserved_unallocated_bytes": r"([\d.]+) (\w+) is reserved by PyTorch but unallocated",
+    "process_bytes": r"this process has ([\d.]+) (\w+) memory in use",
+}
+snapdir = os.path.join(ROOT, "tests/data/snapshots")
+for fn in sorted(os.listdir(snapdir)):
+    if not fn.endswith(".json"):
+        continue
+    d = json.load(open(os.path.join(snapdir, fn)))
+    msg = d.get("oom_message")
+    if not msg:
+        continue
+    name = fn[:-5]
+    doc = triage(text="Traceback (most recent call last):\n  ...\ntorch.OutOfMemoryError: " + msg + "\n")
+    if not doc or len(doc["reports"]) != 1:
+        fail("%s: expected one report" % name)
+        continue
+    r = doc["reports"][0]
+    for key, pat in PATTERNS.items():
+        m = re.search(pat, msg)
+        want = size(m.group(1), m.group(2)) if m else None
+        if r[key] != want:
+            fail("%s: %s = %s, message says %s" % (name, key, r[key], want))
+    others = [(int(p), size(n, u)) for p, n, u in re.findall(r"Process (\d+) has ([\d.]+) (\w+) memory in use", msg)]
+    if [(o["pid"], o["bytes"]) for o in r["other_processes"]] != others:
+        fail("%s: other processes %s" % (name, r["other_processes"]))
+    # the verdict rule, recomputed here
+    cap = r["allowed_bytes"]
+    used = r["allocated_bytes"] + r["reserved_unallocated_bytes"]
+    headroom = max(0, (cap if cap is not None else r["capacity_bytes"]) - used)
+    if cap is None:
+        headroom = min(headroom, r["free_bytes"])
+    if r["verdict"]["headroom_bytes"] != headroom:
+        fail("%s: headroom %s, expected %s" % (name, r["verdict"]["headroom_bytes"], headroom))
+    if name in expect and r["verdict"]["name"] != expect[name]:
+        fail("%s: verdict %s, expected %s" % (name, r["verdict"]["name"], expect[name]))
+    print("ok %-28s %s" % (name, r["verdict"]["name"]))
+
+print("check_triage: %s" % ("ok" if failures == 0 else "%d failures" % failures))
+sys.exit(1 if failures else 0)

@@ -1,0 +1,1 @@
+$OOMDOC doctor --fail-on oops tests/data/messages/jax.txt

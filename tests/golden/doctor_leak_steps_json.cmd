@@ -1,0 +1,1 @@
+$OOMDOC doctor --json tests/data/extracted/leak_eval_no_grad_steps.jsonl

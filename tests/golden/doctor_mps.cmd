@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/messages/mps_watermark.txt

@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/extracted/noleak_eval_steps.csv --fail-on leak,capacity

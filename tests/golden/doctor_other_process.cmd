@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/messages/torch22_other_process.txt

@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/measured/nvidia-smi.txt

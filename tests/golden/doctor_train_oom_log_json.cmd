@@ -1,0 +1,1 @@
+$OOMDOC doctor --json tests/data/extracted/train_oom_log.txt

@@ -1,0 +1,1 @@
+$OOMDOC trend --capacity lots tests/data/extracted/noleak_eval_steps.csv

@@ -1,0 +1,1 @@
+$OOMDOC trend tests/data/extracted/leak_eval_no_grad_steps.csv --capacity 24GiB

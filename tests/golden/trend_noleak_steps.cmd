@@ -1,0 +1,1 @@
+$OOMDOC trend tests/data/extracted/noleak_eval_steps.csv

@@ -1,0 +1,1 @@
+$OOMDOC trend --json tests/data/extracted/noleak_eval_steps.jsonl

@@ -1,0 +1,1 @@
+$OOMDOC trend tests/data/snapshots/frag_default.pickle

@@ -1,0 +1,1 @@
+$OOMDOC triage --frobnicate tests/data/messages/jax.txt

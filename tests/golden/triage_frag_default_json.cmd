@@ -1,0 +1,1 @@
+$OOMDOC triage --json tests/data/extracted/frag_default_oom.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/hip_fragmentation.txt

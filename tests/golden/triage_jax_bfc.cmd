@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/profiler/jax_bfc.log

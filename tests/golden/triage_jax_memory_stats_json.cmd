@@ -1,0 +1,1 @@
+$OOMDOC triage --json tests/data/profiler/jax_memory_stats.json

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/no_such_file.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/mps_watermark.txt --json

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/measured/nvidia-smi-query.csv

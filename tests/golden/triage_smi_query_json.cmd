@@ -1,0 +1,1 @@
+$OOMDOC triage --json tests/data/measured/nvidia-smi-q-memory.txt

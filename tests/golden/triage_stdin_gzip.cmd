@@ -1,0 +1,1 @@
+gzip -c tests/data/messages/hip_fragmentation.txt | $OOMDOC triage - --json

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch1x_capacity.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage --json tests/data/messages/torch22_other_process.txt

@@ -1,0 +1,415 @@
+/* test_triage.c - OOM report parsing and verdicts on the real messages in tests/data.
+ * Expected figures are the ones printed in the fixture files, converted as printed
+ * (GiB = 2^30, MiB = 2^20; "9.71 GiB" = 971 * 2^30 / 100, to the nearest byte). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "triage.h"
+
+#define KiB (1ULL << 10)
+#define MiB (1ULL << 20)
+#define GiB (1ULL << 30)
+/* A figure printed with two decimals: hundredths of the unit, to the nearest byte. */
+#define H(hundredths, unit) ((uint64_t)(((unsigned __int128)(hundredths) * (unit) + 50) / 100))
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    b[n] = 0;
+    *len = (size_t)n;
+    return b;
+}
+
+static od_triage *parse_file(const char *path)
+{
+    size_t len;
+    char *b = slurp(path, &len);
+    od_triage *t = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(b, len, &t, &err), OD_OK);
+    free(b);
+    return t;
+}
+
+static od_triage *parse_str(const char *s)
+{
+    od_triage *t = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(s, strlen(s), &t, &err), OD_OK);
+    return t;
+}
+
+static const od_oom_report *only_report(od_triage *t)
+{
+    assert_int_equal(t->n_reports, 1);
+    return &t->reports[0];
+}
+
+static void torch1x_capacity(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/torch1x_capacity.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_PYTORCH_CUDA);
+    assert_int_equal(r->line, 4); /* after a three-line traceback */
+    assert_int_equal(r->requested_bytes, 20 * MiB);
+    assert_int_equal(r->capacity_bytes, H(1076, GiB));
+    assert_int_equal(r->allocated_bytes, H(971, GiB));
+    assert_int_equal(r->free_bytes, H(456, MiB));
+    /* 1.x prints the pool total: 9.72 GiB reserved - 9.71 GiB allocated */
+    assert_int_equal(r->reserved_unallocated_bytes, H(972, GiB) - H(971, GiB));
+    assert_true(r->rounded);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    assert_int_equal(r->headroom_bytes, H(456, MiB)); /* limited by the device's free memory */
+    od_triage_free(t);
+}
+
+static void torch110_fragmentation(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/torch110_fragmentation.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->device, 1);
+    assert_int_equal(r->requested_bytes, 3 * GiB);
+    assert_int_equal(r->reserved_unallocated_bytes, H(7540, GiB) - H(6102, GiB)); /* 14.38 GiB */
+    assert_int_equal(r->verdict, OD_OOM_FRAGMENTATION);
+    od_triage_free(t);
+}
+
+static void torch21_capacity_typo(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/torch21_capacity.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->capacity_bytes, H(7915, GiB)); /* "total capacty" */
+    assert_int_equal(r->free_bytes, H(11881, MiB));
+    assert_int_equal(r->process_bytes, H(7902, GiB));
+    assert_int_equal(r->allocated_bytes, H(7730, GiB));
+    assert_int_equal(r->reserved_unallocated_bytes, H(2140, MiB));
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    assert_int_equal(r->available_bytes, H(2140, MiB) + H(11881, MiB));
+    assert_int_equal(r->missing_bytes, 256 * MiB - H(2140, MiB) - H(11881, MiB));
+    od_triage_free(t);
+}
+
+static void torch22_other_process(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/torch22_other_process.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->n_other, 1);
+    assert_int_equal(r->other[0].pid, 31337);
+    assert_int_equal(r->other[0].bytes, H(1240, GiB));
+    assert_int_equal(r->process_bytes, H(1005, GiB));
+    assert_int_equal(r->verdict, OD_OOM_OTHER_PROCESSES);
+    od_triage_free(t);
+}
+
+static void hip_fragmentation(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/hip_fragmentation.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_PYTORCH_ROCM);
+    assert_int_equal(r->capacity_bytes, H(19198, GiB));
+    assert_int_equal(r->reserved_unallocated_bytes, H(1012, GiB));
+    assert_int_equal(r->verdict, OD_OOM_FRAGMENTATION);
+    od_triage_free(t);
+}
+
+static void mps_watermark(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/mps_watermark.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_PYTORCH_MPS);
+    /* MPS "GB" is 1024-based */
+    assert_int_equal(r->allocated_bytes, H(2581, GiB));
+    assert_int_equal(r->allowed_bytes, H(2720, GiB));
+    assert_int_equal(r->requested_bytes, 2 * GiB);
+    assert_int_equal(r->process_bytes, H(2581, GiB) + 384 * KiB);
+    assert_int_equal(r->verdict, OD_OOM_CAP_LIMIT);
+    od_triage_free(t);
+}
+
+static void tensorflow_shape(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/tensorflow.txt");
+    const od_oom_report *r = only_report(t); /* BFC line + exception = one event */
+    assert_int_equal(r->framework, OD_FW_TENSORFLOW);
+    assert_int_equal(r->requested_bytes, 128ULL * 768 * 64 * 64 * 4);
+    assert_string_equal(r->dtype, "float");
+    assert_false(r->rounded);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+}
+
+static void jax_resource_exhausted(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/jax.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_JAX);
+    assert_int_equal(r->requested_bytes, 8589934592ULL);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    const char *h[8];
+    size_t n = od_triage_hints(r, h, 8);
+    int mentions = 0;
+    for (size_t i = 0; i < n; i++)
+        mentions |= strstr(h[i], "XLA_PYTHON_CLIENT_MEM_FRACTION") && strstr(h[i], "PREALLOCATE");
+    assert_true(mentions);
+    od_triage_free(t);
+}
+
+static void jax_bfc_log(void **state)
+{
+    od_triage *t = parse_file("tests/data/profiler/jax_bfc.log");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_JAX);
+    assert_int_equal(r->requested_bytes, 400000000000ULL); /* "(rounded to 400000000000)" */
+    od_triage_free(t);
+}
+
+static void tf_stats_dump(void **state)
+{
+    /* The BFC allocator's Stats: block gives the pool's limit and use. */
+    od_triage *t = parse_str(
+        "W tensorflow/core/common_runtime/bfc_allocator.cc:457] Allocator (GPU_0_bfc) ran out of memory "
+        "trying to allocate 2.00GiB (rounded to 2147483648)requested by op MatMul\n"
+        "I bfc_allocator.cc:1101] Stats: \n"
+        "Limit:                     15652398336\n"
+        "InUse:                     14000000000\n"
+        "MaxInUse:                  15000000000\n"
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor "
+        "with shape[16384,32768] and type float on /job:localhost/replica:0/task:0/device:GPU:0\n");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->capacity_bytes, 15652398336ULL);
+    assert_int_equal(r->allocated_bytes, 14000000000ULL);
+    assert_int_equal(r->requested_bytes, 16384ULL * 32768 * 4);
+    /* 2 GiB > 15652398336 - 14000000000: does not fit */
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+}
+
+static void real_frag_default(void **state)
+{
+    od_triage *t = parse_file("tests/data/extracted/frag_default_oom.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->requested_bytes, 488 * MiB);
+    assert_int_equal(r->allowed_bytes, 2 * GiB);
+    assert_int_equal(r->n_other, 2);
+    assert_int_equal(r->other[0].pid, 1135);
+    assert_int_equal(r->other[1].pid, 1137);
+    assert_int_equal(r->other[1].bytes, H(328, GiB));
+    /* headroom = 2 GiB - (1.47 GiB + 140.56 MiB); request <= 140.56 MiB + headroom */
+    assert_int_equal(r->headroom_bytes, 2 * GiB - H(147, GiB) - H(14056, MiB));
+    assert_int_equal(r->verdict, OD_OOM_FRAGMENTATION);
+    od_triage_free(t);
+}
+
+static void real_snap_train_oom(void **state)
+{
+    od_triage *t = parse_file("tests/data/extracted/snap_train_oom_oom.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->allowed_bytes, H(839, GiB));
+    assert_int_equal(r->free_bytes, H(12647, GiB));
+    assert_int_equal(r->verdict, OD_OOM_CAP_LIMIT);
+    od_triage_free(t);
+}
+
+static void log_with_summary(void **state)
+{
+    od_triage *t = parse_file("tests/data/extracted/train_oom_log.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->line, 5);
+    assert_int_equal(r->verdict, OD_OOM_CAP_LIMIT);
+    assert_int_equal(t->n_summaries, 1);
+    const od_mem_summary *m = &t->summaries[0];
+    assert_int_equal(m->allocated_bytes, 836 * MiB);
+    assert_int_equal(m->allocated_peak_bytes, 8572 * MiB);
+    assert_int_equal(m->reserved_bytes, 8574 * MiB);
+    assert_int_equal(m->non_releasable_bytes, 1434 * KiB);
+    assert_int_equal(m->ooms, 1);
+    assert_int_equal(m->retries, 2);
+    od_triage_free(t);
+}
+
+static void memory_stats_json(void **state)
+{
+    od_triage *t = parse_file("tests/data/extracted/snap_train_default_memory_stats.json");
+    assert_int_equal(t->n_reports, 0);
+    assert_non_null(t->stats);
+    assert_false(t->stats->jax);
+    assert_int_equal(t->stats->allocated_bytes, 1083136512ULL);
+    assert_int_equal(t->stats->allocated_peak_bytes, 5371063296ULL);
+    assert_int_equal(t->stats->reserved_bytes, 6006243328ULL);
+    assert_int_equal(t->stats->inactive_split_bytes, 1351656960ULL);
+    od_triage_free(t);
+    t = parse_file("tests/data/profiler/jax_memory_stats.json");
+    assert_non_null(t->stats);
+    assert_true(t->stats->jax);
+    assert_int_equal(t->stats->limit_bytes, 112583507968ULL);
+    assert_int_equal(t->stats->allocated_bytes, 872415488ULL);
+    od_triage_free(t);
+}
+
+static void nvidia_smi(void **state)
+{
+    od_triage *t = parse_file("tests/data/measured/nvidia-smi.txt");
+    assert_int_equal(t->n_gpus, 1);
+    assert_int_equal(t->gpus[0].index, 0);
+    assert_string_equal(t->gpus[0].name, "NVIDIA H200");
+    assert_int_equal(t->gpus[0].total_bytes, 143771 * MiB);
+    assert_int_equal(t->gpus[0].used_bytes, 0);
+    assert_int_equal(t->n_procs, 0);
+    od_triage_free(t);
+    t = parse_file("tests/data/measured/nvidia-smi-q-memory.txt");
+    assert_int_equal(t->n_gpus, 1);
+    assert_string_equal(t->gpus[0].bus_id, "00000000:00:06.0");
+    assert_int_equal(t->gpus[0].reserved_bytes, 616 * MiB);
+    assert_int_equal(t->gpus[0].free_bytes, 143156 * MiB);
+    assert_int_equal(t->gpus[0].total_bytes, 143771 * MiB); /* FB, not BAR1 */
+    od_triage_free(t);
+    t = parse_file("tests/data/measured/nvidia-smi-query.csv");
+    assert_int_equal(t->n_gpus, 1);
+    assert_int_equal(t->gpus[0].free_bytes, 143156 * MiB);
+    assert_string_equal(t->gpus[0].name, "NVIDIA H200");
+    od_triage_free(t);
+}
+
+static void smi_processes(void **state)
+{
+    od_triage *t = parse_str(
+        "|=========================================================================================|\n"
+        "|    0   N/A  N/A           31337      C   python                                12698MiB |\n"
+        "|    1   N/A  N/A            4242      C   /usr/bin/python3                        512MiB |\n");
+    assert_int_equal(t->n_procs, 0); /* rows count only after a "Processes:" header */
+    od_triage_free(t);
+    t = parse_str("| Processes:                                    |\n"
+                  "|    0   N/A  N/A           31337      C   python                                12698MiB |\n"
+                  "|    1     4242      C   /usr/bin/python3                        512MiB |\n");
+    assert_int_equal(t->n_procs, 2);
+    assert_int_equal(t->procs[0].pid, 31337);
+    assert_int_equal(t->procs[0].bytes, 12698 * MiB);
+    assert_int_equal(t->procs[1].gpu, 1);
+    assert_int_equal(t->procs[1].pid, 4242);
+    assert_string_equal(t->procs[1].name, "/usr/bin/python3");
+    od_triage_free(t);
+}
+
+static void nothing_found(void **state)
+{
+    od_triage *t = parse_str("epoch 1: loss 2.31\nall good, 12.00 GiB free\n");
+    assert_int_equal(t->n_reports, 0);
+    assert_int_equal(t->n_summaries, 0);
+    assert_null(t->stats);
+    assert_int_equal(t->n_gpus, 0);
+    od_triage_free(t);
+    t = parse_str("");
+    assert_int_equal(t->n_reports, 0);
+    od_triage_free(t);
+}
+
+static void repeats_fold(void **state)
+{
+    size_t len;
+    char *b = slurp("tests/data/messages/torch22_other_process.txt", &len);
+    size_t n = len * 2 + 2;
+    char *two = malloc(n + 1);
+    snprintf(two, n + 1, "%s\n%s", b, b);
+    od_triage *t = parse_str(two);
+    assert_int_equal(t->n_reports, 1);
+    assert_int_equal(t->reports[0].occurrences, 2);
+    od_triage_free(t);
+    free(two);
+    free(b);
+}
+
+static void absurd_and_garbage(void **state)
+{
+    od_triage *t = parse_str("CUDA out of memory. Tried to allocate 99999999999999999999999 GiB. "
+                             "GPU 0 has a total capacity of 9999999999.99 TiB of which \x01 is free.");
+    const od_oom_report *r = only_report(t);
+    assert_false(r->have & OD_HAVE_REQUESTED);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+    const char bin[] = "CUDA out of memory\0Tried to allocate 2.00 GiB\r\n";
+    t = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(bin, sizeof bin - 1, &t, &err), OD_OK);
+    assert_int_equal(t->n_reports, 1);
+    od_triage_free(t);
+}
+
+static void wrapped_message(void **state)
+{
+    /* the real 2.2+ wording of torch22_other_process.txt, wrapped at 80 columns by a logger */
+    od_triage *t = parse_str(
+        "ERROR trainer failed:\n"
+        "    torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0\n"
+        "    has a total capacity of 23.53 GiB of which 1.06 GiB is free. Process 31337 has\n"
+        "    12.40 GiB memory in use. Including non-PyTorch memory, this process has 10.05\n"
+        "    GiB memory in use. Of the allocated memory 9.12 GiB is allocated by PyTorch, and\n"
+        "    412.30 MiB is reserved by PyTorch but unallocated. If reserved but unallocated\n"
+        "\n"
+        "epoch 3: 5.00 GiB free\n");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->line, 2);
+    assert_int_equal(r->capacity_bytes, H(2353, GiB));
+    assert_int_equal(r->process_bytes, H(1005, GiB));
+    assert_int_equal(r->reserved_unallocated_bytes, H(41230, MiB));
+    assert_int_equal(r->other[0].bytes, H(1240, GiB));
+    assert_int_equal(r->verdict, OD_OOM_OTHER_PROCESSES);
+    od_triage_free(t);
+}
+
+static void classify_by_hand(void **state)
+{
+    od_oom_report r;
+    memset(&r, 0, sizeof r);
+    r.framework = OD_FW_PYTORCH_CUDA;
+    r.have = OD_HAVE_REQUESTED | OD_HAVE_ALLOCATED | OD_HAVE_ALLOWED | OD_HAVE_RESERVED_UNALLOC;
+    r.requested_bytes = 100 * MiB;
+    r.allowed_bytes = 1 * GiB;
+    r.allocated_bytes = 1000 * MiB;
+    r.reserved_unallocated_bytes = 10 * MiB;
+    od_triage_classify(&r); /* cap printed, no device figure: over the cap is enough */
+    assert_int_equal(r.verdict, OD_OOM_CAP_LIMIT);
+    r.have &= ~(unsigned)OD_HAVE_ALLOCATED;
+    od_triage_classify(&r);
+    assert_int_equal(r.verdict, OD_OOM_UNKNOWN);
+    /* a cap, but the device is full too: not the cap's fault */
+    r.have |= OD_HAVE_ALLOCATED | OD_HAVE_FREE;
+    r.free_bytes = 50 * MiB;
+    od_triage_classify(&r);
+    assert_int_equal(r.verdict, OD_OOM_CAPACITY);
+    assert_string_equal(od_oom_verdict_name(OD_OOM_OTHER_PROCESSES), "other_processes");
+    assert_string_equal(od_framework_name(OD_FW_PYTORCH_ROCM), "pytorch-rocm");
+    assert_int_equal(od_tf_dtype_size("bfloat16", 8), 2);
+    assert_int_equal(od_tf_dtype_size("nosuch", 6), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(torch1x_capacity),    cmocka_unit_test(torch110_fragmentation),
+        cmocka_unit_test(torch21_capacity_typo), cmocka_unit_test(torch22_other_process),
+        cmocka_unit_test(hip_fragmentation),   cmocka_unit_test(mps_watermark),
+        cmocka_unit_test(tensorflow_shape),    cmocka_unit_test(jax_resource_exhausted),
+        cmocka_unit_test(jax_bfc_log),         cmocka_unit_test(tf_stats_dump),
+        cmocka_unit_test(real_frag_default),   cmocka_unit_test(real_snap_train_oom),
+        cmocka_unit_test(log_with_summary),    cmocka_unit_test(memory_stats_json),
+        cmocka_unit_test(nvidia_smi),          cmocka_unit_test(smi_processes),
+        cmocka_unit_test(nothing_found),       cmocka_unit_test(repeats_fold),
+        cmocka_unit_test(absurd_and_garbage),  cmocka_unit_test(classify_by_hand),
+        cmocka_unit_test(wrapped_message),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
