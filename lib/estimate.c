@@ -286,7 +286,15 @@ static double lora_params(const od_model *m, double r)
     return r * per * m->layers;
 }
 
-static uint64_t u(double x) { return x <= 0 ? 0 : (uint64_t)(x + 0.5); }
+/* Past this an estimate is meaningless (and uint64 sums could overflow). */
+#define ABSURD_BYTES 288230376151711744.0 /* 2^58 = 256 PiB */
+
+static uint64_t u(double x) { return x <= 0 ? 0 : x >= ABSURD_BYTES ? (uint64_t)ABSURD_BYTES : (uint64_t)(x + 0.5); }
+
+static od_status absurd(od_error *err)
+{
+    return od_fail(err, OD_ERR_LIMIT, "the estimate exceeds 256 PiB: sizes are absurd");
+}
 
 static od_status check(const od_model *m, const od_workload *w, od_error *err)
 {
@@ -311,7 +319,7 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
     return OD_OK;
 }
 
-static od_status estimate_train(ctx *c, od_estimate *out)
+static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
 {
     const od_model *m = c->m;
     const od_workload *w = c->w;
@@ -396,6 +404,8 @@ static od_status estimate_train(ctx *c, od_estimate *out)
     double first = fmax(fmax(fwd, bwd_peak) - states,
                         ws + params + grads + states + opt_temp);
 
+    if (!(fmax(fmax(fwd, bwd_peak), fmax(opt, first)) < ABSURD_BYTES))
+        return absurd(err);
     out->forward_peak_bytes = u(fwd);
     out->backward_peak_bytes = u(bwd_peak);
     out->optimizer_peak_bytes = u(opt);
@@ -436,7 +446,7 @@ static od_status estimate_train(ctx *c, od_estimate *out)
     /* Reserve: the caching allocator rounds and cannot always reuse freed blocks of
      * other sizes. Measured on 21 runs: 1-12 % above the allocated peak, ~20 % with
      * checkpointing (recomputed layers free and re-request many mid-size blocks). */
-    double slack = w->ckpt == OD_CKPT_NONE ? 0.07 : 0.2;
+    double slack = w->ckpt == OD_CKPT_FULL ? 0.2 : 0.07;
     out->peak_reserved_bytes = u(out->peak_allocated_bytes * (1 + slack) + 2 * MIB);
     return OD_OK;
 }
@@ -470,7 +480,7 @@ static double infer_layer_tok(const ctx *c)
     return A * (emb + 3 * h + fmax(fmax(mlp, attn), norm));
 }
 
-static od_status estimate_infer(ctx *c, od_estimate *out)
+static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
 {
     const od_model *m = c->m;
     const od_workload *w = c->w;
@@ -535,6 +545,8 @@ static od_status estimate_infer(ctx *c, od_estimate *out)
         }
     }
     }
+    if (!(weights + ws + fmax(prefill, decode) < ABSURD_BYTES))
+        return absurd(err);
     od_breakdown *b = &out->at_peak;
     memset(b, 0, sizeof *b);
     b->parameters = u(weights);
@@ -547,8 +559,6 @@ static od_status estimate_infer(ctx *c, od_estimate *out)
     out->forward_peak_bytes = out->peak_allocated_bytes;
     out->backward_peak_bytes = out->optimizer_peak_bytes = 0;
     out->first_step_peak_bytes = out->peak_allocated_bytes;
-    (void)prefill;
-    (void)decode;
     /* A growing sequence requests ever larger blocks, so freed ones are rarely reused. */
     double slack = w->kv_cache == OD_KV_NONE ? 0.5 : 0.15;
     out->peak_reserved_bytes = u(out->peak_allocated_bytes * (1 + slack) + 2 * MIB);
@@ -576,7 +586,7 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
         c.B = (double)w->batch;
         c.kernel = w->attention == OD_ATTN_EAGER ? "eager" : "flash";
         out->attention_kernel = c.kernel;
-        return estimate_infer(&c, out);
+        return estimate_infer(&c, out, err);
     }
     c.amp = w->precision == OD_PREC_AMP_BF16 || w->precision == OD_PREC_AMP_FP16;
     c.W = w->precision == OD_PREC_BF16 ? 2 : 4;
@@ -587,5 +597,5 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
     c.N = c.B * c.S;
     c.kernel = sdpa_kernel(&c);
     out->attention_kernel = c.kernel;
-    return estimate_train(&c, out);
+    return estimate_train(&c, out, err);
 }

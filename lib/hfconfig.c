@@ -10,11 +10,31 @@ typedef struct {
     json_t *root;
     od_error *err;
     od_status st;        /* first failure, sticky */
+    const char *text;    /* the raw bytes, to point at the offending key */
+    size_t len;
 } reader;
+
+/* Byte offset of the first "key" in the raw text (jansson keeps no positions). */
+static int key_offset(const reader *r, const char *key, uint64_t *off)
+{
+    size_t k = strlen(key);
+    for (size_t i = 0; i + k + 2 <= r->len; i++) {
+        if (r->text[i] == '"' && !memcmp(r->text + i + 1, key, k) && r->text[i + k + 1] == '"') {
+            *off = i;
+            return 1;
+        }
+    }
+    return 0;
+}
 
 static void fail(reader *r, od_status st, const char *fmt, const char *field)
 {
-    if (r->st == OD_OK)
+    uint64_t off;
+    if (r->st != OD_OK)
+        return;
+    if (strstr(fmt, "missing") == NULL && key_offset(r, field, &off))
+        r->st = od_fail_at(r->err, st, off, fmt, field);
+    else
         r->st = od_fail(r->err, st, fmt, field);
 }
 
@@ -251,13 +271,14 @@ od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_erro
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)
-        return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)(jerr.position > 0 ? jerr.position : 0),
+        /* jansson reports the bytes consumed: the last one is where it stopped */
+        return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)(jerr.position > 0 ? jerr.position - 1 : 0),
                           "not a JSON config: %s", jerr.text);
     if (!json_is_object(root)) {
         json_decref(root);
         return od_fail_at(err, OD_ERR_FORMAT, 0, "expected a JSON object (a config.json)");
     }
-    reader r = {root, err, OD_OK};
+    reader r = {root, err, OD_OK, text, len};
     od_model m;
     memset(&m, 0, sizeof m);
     m.moe_every = 1;
@@ -268,7 +289,7 @@ od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_erro
     const char *mt = get_str(&r, "model_type", NULL);
     if (r.st == OD_OK && !mt)
         fail(&r, OD_ERR_FORMAT, "missing field \"%s\" (which architecture this is)", "model_type");
-    if (r.st == OD_OK) {
+    if (r.st == OD_OK && mt) {
         snprintf(m.model_type, sizeof m.model_type, "%s", mt);
         if (!read_family(&r, mt, &m) && r.st == OD_OK) {
             r.st = od_fail(err, OD_ERR_FORMAT, "unknown model_type \"%s\" (known: %s)",
