@@ -28,8 +28,9 @@ static const char USAGE[] =
     "  --config FILE          Hugging Face config.json (gpt2, llama, mistral, qwen2, qwen3,\n"
     "                         gemma, gemma2, gemma3_text, phi3, falcon, gpt_neox, mixtral,\n"
     "                         qwen2_moe, qwen3_moe)\n"
-    "  --layers L --hidden H  a Llama-style model without a config; with --params N,\n"
-    "  --heads A --kv-heads G --intermediate I --vocab V  (optional sizes)\n"
+    "  --layers L --hidden H  a Llama-style model without a config; --params N (6.7e9, 7B)\n"
+    "                         solves the MLP width to match N parameters\n"
+    "  --params N --heads A --kv-heads G --intermediate I --vocab V  (optional)\n"
     "Training (--task train, the default):\n"
     "  --batch B              micro-batch per GPU (default 1)\n"
     "  --seq S                sequence length (default 1024)\n"
@@ -317,6 +318,28 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     }
 }
 
+/* A parameter count: 124000000, 6.7e9, 7B, 350M (K/M/B/T = 1e3..1e12). */
+static int parse_count(const char *opt, const char *text, uint64_t *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    double mul = 1;
+    if (end != text && *end && !end[1]) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1e3; end++; break;
+        case 'm': case 'M': mul = 1e6; end++; break;
+        case 'b': case 'B': mul = 1e9; end++; break;
+        case 't': case 'T': mul = 1e12; end++; break;
+        }
+    }
+    v *= mul;
+    if (end == text || *end || !(v >= 1 && v < 1e15))
+        return od_cli_usage_error(CMD, "%s: '%s' is not a parameter count (e.g. 6.7e9, 7B, 350M)",
+                                  opt, text);
+    *out = (uint64_t)(v + 0.5);
+    return 0;
+}
+
 static int parse_u64(const char *opt, const char *text, long max, uint64_t *out)
 {
     long v;
@@ -352,7 +375,7 @@ int od_cmd_plan(int argc, char **argv)
         switch (c) {
         case 'h': fputs(USAGE, stdout); return OD_EXIT_OK;
         case O_CONFIG: config = optarg; break;
-        case O_PARAMS: rc = parse_u64("--params", optarg, 1L << 50, &params); break;
+        case O_PARAMS: rc = parse_count("--params", optarg, &params); break;
         case O_LAYERS: rc = parse_u64("--layers", optarg, 4096, &layers); break;
         case O_HIDDEN: rc = parse_u64("--hidden", optarg, 1 << 22, &hidden); break;
         case O_HEADS: rc = parse_u64("--heads", optarg, 1 << 16, &heads); break;

@@ -302,6 +302,58 @@ static void infer_mitigations(adder *a, const od_workload *w0)
     }
 }
 
+/* Copy into dst every setting in which the mitigation m differs from base. */
+static void merge(od_workload *dst, const od_workload *base, const od_workload *m)
+{
+#define TAKE(f) if (m->f != base->f) dst->f = m->f
+    TAKE(batch); TAKE(precision); TAKE(optimizer); TAKE(attention); TAKE(ckpt);
+    TAKE(zero); TAKE(dp); TAKE(tp); TAKE(pp); TAKE(chunked_loss);
+    TAKE(offload_optimizer); TAKE(weights); TAKE(kv_bytes);
+    if (m->grad_accum != base->grad_accum && m->grad_accum > dst->grad_accum)
+        dst->grad_accum = m->grad_accum;
+#undef TAKE
+}
+
+/* When no single change fits: stack them cheapest first, each kept only if it lowers
+ * the peak, until the workload fits. */
+static void combined(adder *a, const od_workload *w0)
+{
+    od_plan *p = a->p;
+    for (size_t i = 0; i < p->n_mitigations; i++)
+        if (p->mitigations[i].fits)
+            return;
+    od_workload cur = *w0;
+    od_estimate e;
+    if (od_estimate_compute(a->m, &cur, &e, NULL) != OD_OK)
+        return;
+    uint64_t best = e.peak_allocated_bytes;
+    double overhead = 0;
+    int fits = 0, used = 0;
+    char keys[256] = "";
+    size_t n = p->n_mitigations;
+    for (size_t i = 0; i < n && !fits; i++) {
+        od_workload t = cur;
+        merge(&t, w0, &p->mitigations[i].workload);
+        uint64_t dev;
+        if (od_estimate_compute(a->m, &t, &e, NULL) != OD_OK || e.peak_allocated_bytes >= best)
+            continue;
+        cur = t;
+        best = e.peak_allocated_bytes;
+        overhead += p->mitigations[i].overhead_pct > 0 ? p->mitigations[i].overhead_pct : 0;
+        strncat(keys, used++ ? " + " : "", sizeof keys - strlen(keys) - 1);
+        strncat(keys, p->mitigations[i].key, sizeof keys - strlen(keys) - 1);
+        od_plan_fits(a->m, &cur, a->gpu, &dev, &fits, NULL);
+    }
+    if (used < 2)
+        return;
+    size_t before = p->n_mitigations;
+    add(a, "combined", &cur, overhead, "the sum of the parts", "the worst of the parts",
+        "what the parts need", "what the parts add", "all of the above that help, together", 0);
+    if (p->n_mitigations > before)
+        snprintf(p->mitigations[before].title, sizeof p->mitigations[before].title,
+                 "together: %.80s", keys);
+}
+
 static int by_overhead(const void *x, const void *y)
 {
     const od_mitigation *a = x, *b = y;
@@ -330,5 +382,6 @@ od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu 
     else
         infer_mitigations(&a, w);
     qsort(out->mitigations, out->n_mitigations, sizeof out->mitigations[0], by_overhead);
+    combined(&a, w);
     return OD_OK;
 }
