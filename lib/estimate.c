@@ -99,6 +99,12 @@ static double norm_saved(const ctx *c, double n_cons)
     return 0;
 }
 
+static int masked(const ctx *c)
+{
+    return c->m->sliding_window && c->S > (double)c->m->sliding_window &&
+           c->w->attention == OD_ATTN_SDPA;
+}
+
 /* Which SDPA kernel torch picks for training (no padding mask, causal). */
 static const char *sdpa_kernel(const ctx *c)
 {
@@ -108,6 +114,10 @@ static const char *sdpa_kernel(const ctx *c)
     if (c->w->attention == OD_ATTN_FLASH)
         return "flash";
     int gqa = m->kv_heads != m->heads;
+    /* A sequence longer than the sliding window needs an explicit mask: no flash; and
+     * transformers repeats K/V itself then (no enable_gqa with a mask). */
+    if (masked(c))
+        return m->head_dim % 8 == 0 ? "mem_efficient" : "math";
     /* FlashAttention-2 kernels: fp16/bf16, head_dim <= 256, GQA natively. */
     if (c->A == 2 && m->head_dim <= 256 && m->head_dim % 8 == 0)
         return "flash";
@@ -136,6 +146,8 @@ static void attn_saved(const ctx *c, double *tok, double *s2)
         *tok += A * (q + 2 * kv) + A * q + 4.0 * m->heads / tp;
         if (m->fused_qkv && rotary) /* rotary makes new q, k; the fused qkv stays for v */
             *tok += A * (q + kv);
+        if (masked(c) && gqa) /* repeat_kv copies saved instead of k, v */
+            *tok += 2 * A * (q - kv);
         return;
     }
     double sm_bytes, cast;
@@ -180,14 +192,16 @@ static double mlp_saved(const ctx *c, int moe)
     double h = m->hidden, tp = c->tp;
     if (!moe)
         return mlp_width_saved(c, m->intermediate / tp);
-    /* Routed experts: each routed token is gathered (hidden_states[idx]), run through
-     * its expert and scaled by the routing weight (that mul saves the expert output). */
-    double k = m->experts_per_token;
-    double per_routed = (c->amp ? 2 * 2 * h : c->A * h) + mlp_width_saved(c, m->expert_intermediate / tp) +
-                        c->A * h;
-    double t = k * per_routed + 4.0 * 2 * m->experts;  /* router logits + softmax */
-    if (m->shared_intermediate)
-        t += mlp_width_saved(c, m->shared_intermediate / tp) + (m->shared_gate ? 4 * h : 0);
+    /* Routed experts, transformers 5's default grouped_mm path: each (token, expert)
+     * pair gathers its input row, runs gate_up -> act(gate)*up -> down through
+     * torch grouped_mm and is scaled by its routing weight. grouped_mm is not an
+     * autocast op, so under autocast all of it stays in the fp32 of the weights. Saved
+     * per pair: the gathered input, gate_up, act(gate), the product, the down output. */
+    double We = c->W, k = m->experts_per_token;
+    double t = k * We * (2 * h + 4.0 * m->expert_intermediate / tp);
+    t += 4.0 * m->experts + 12.0 * k;  /* router softmax (fp32), top-k values/indices */
+    if (m->shared_intermediate)       /* shared expert: a dense gated MLP + sigmoid gate */
+        t += mlp_width_saved(c, m->shared_intermediate / tp) + (m->shared_gate ? c->A * h + 4 : 0);
     return t;
 }
 
@@ -202,10 +216,14 @@ static double layer_saved(const ctx *c, int moe, int selective, double *scores_o
     if (selective)
         scores = 0; /* the attention core is recomputed */
     double n_attn = m->fused_qkv ? 1 : 3;
-    double n_mlp = moe ? 1 : (m->gated_mlp && !m->fused_gate_up ? 2 : 1);
+    double n_mlp = moe ? 1 + (m->shared_intermediate ? 2 + m->shared_gate : 0)
+                       : (m->gated_mlp && !m->fused_gate_up ? 2 : 1);
     double t = 0;
     if (m->parallel_block) {
+        /* one input for both branches; a second norm adds its own output */
         t += norm_saved(c, n_attn + n_mlp);
+        if (m->parallel_block == 2 && !c->amp)
+            t += c->A * h;
     } else {
         t += norm_saved(c, n_attn) + norm_saved(c, n_mlp);
     }
@@ -223,8 +241,10 @@ static double layer_saved(const ctx *c, int moe, int selective, double *scores_o
 static double layer_bwd_transient(const ctx *c)
 {
     const od_model *m = c->m;
-    double w = m->experts ? m->expert_intermediate * m->experts_per_token : m->intermediate;
-    return (3 * c->A * w / c->tp + 2 * c->R * m->hidden) * c->N;
+    if (m->experts)
+        return (3 * c->W * m->expert_intermediate * m->experts_per_token / c->tp +
+                2 * c->R * m->hidden) * c->N;
+    return (3 * c->A * m->intermediate / c->tp + 2 * c->R * m->hidden) * c->N;
 }
 
 static double opt_state_bytes(const ctx *c, double trainable, double Ws)
@@ -358,9 +378,11 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     double acts = Lp * inflight * per_layer;
     if (m->embd_dropout > 0)
         acts += h * N; /* embedding dropout mask */
+    if (masked(c) && w->ckpt != OD_CKPT_FULL)
+        acts += B * S * S * c->A; /* the additive sliding-window mask every layer saves */
     /* autocast casts each fp32 weight to bf16 once per forward (cached for leaves that
      * require grad) and linear saves the copy for backward */
-    double copies = c->amp ? Pm * 2 / tp / pp : 0;
+    double copies = c->amp ? (Pm - (double)c->pc.experts) * 2 / tp / pp : 0;
     double head_copy = c->amp ? V * h * 2 / tp : 0;
     double copies_saved = w->ckpt == OD_CKPT_FULL ? head_copy : copies;
     acts += copies_saved;
@@ -462,11 +484,12 @@ static double infer_layer_tok(const ctx *c)
     double q = (double)m->heads * m->head_dim, kv = (double)m->kv_heads * m->head_dim;
     double mlp;
     if (m->experts) {
-        /* routed tokens of one expert at a time + the accumulator + shared expert */
-        double k = m->experts_per_token, E = m->experts, Ie = m->expert_intermediate;
-        mlp = h + 4.0 * E / A + 2 * k / E * (4 * Ie + 2 * h);
+        /* grouped_mm: every (token, expert) pair at once: gathered and sorted inputs,
+         * gate_up, act(gate), product; then the accumulated output */
+        double k = m->experts_per_token, Ie = m->expert_intermediate;
+        mlp = k * (4 * Ie + 2 * h) + h + 4.0 * m->experts / A;
         if (m->shared_intermediate)
-            mlp += 3 * m->shared_intermediate;
+            mlp += h; /* the shared expert's output waits for the routed ones */
     } else if (m->gated_mlp) {
         mlp = (m->fused_gate_up ? 4 : 3) * m->intermediate;  /* act(gate), up, product */
     } else if (m->act == OD_ACT_GELU_NEW) {

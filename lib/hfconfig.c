@@ -140,6 +140,9 @@ static void read_llama_like(reader *r, od_model *m)
     m->mlp_bias = get_bool(r, "mlp_bias", 0);
     m->attn_dropout = get_real(r, "attention_dropout", 0.0);
     m->tied_embeddings = get_bool(r, "tie_word_embeddings", 0);
+    /* Qwen2 carries a window it does not use unless use_sliding_window is set */
+    if (get_bool(r, "use_sliding_window", 1))
+        m->sliding_window = get_uint(r, "sliding_window", 0);
 }
 
 static const char *const KNOWN =
@@ -239,7 +242,7 @@ static int read_family(reader *r, const char *mt, od_model *m)
         m->norm = OD_NORM_LAYER;
         m->norm_bias = 1;
         m->act = OD_ACT_FUSED;
-        m->parallel_block = get_bool(r, "parallel_attn", 1);
+        m->parallel_block = newarch ? 2 : get_bool(r, "parallel_attn", 1);
         m->attn_dropout = get_real(r, "attention_dropout", 0.0);
         m->resid_dropout = get_real(r, "hidden_dropout", 0.0);
         m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
@@ -257,7 +260,7 @@ static int read_family(reader *r, const char *mt, od_model *m)
         m->norm = OD_NORM_LAYER;
         m->norm_bias = 1;
         m->act = act_kind(get_str(r, "hidden_act", "gelu"));
-        m->parallel_block = get_bool(r, "use_parallel_residual", 1);
+        m->parallel_block = get_bool(r, "use_parallel_residual", 1) ? 2 : 0;
         m->attn_dropout = get_real(r, "attention_dropout", 0.0);
         m->resid_dropout = get_real(r, "hidden_dropout", 0.0);
         m->tied_embeddings = get_bool(r, "tie_word_embeddings", 0);

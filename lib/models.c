@@ -51,14 +51,18 @@ void od_model_count(const od_model *m, od_param_counts *out)
         attn += h;
     if (m->fused_qkv && h * (q + 2 * kv) > largest)
         largest = h * (q + 2 * kv);
-    uint64_t norms = norm_params(m) * (m->parallel_block ? 1 : 2) * (m->sandwich_norm ? 2 : 1);
+    uint64_t norms = norm_params(m) * (m->parallel_block == 1 ? 1 : 2) * (m->sandwich_norm ? 2 : 1);
     if (m->qk_norm)
         norms += 2 * m->head_dim;
 
     uint64_t dense = mlp_params(m, m->intermediate, &largest);
-    uint64_t moe = 0, moe_active = 0;
+    uint64_t moe = 0, moe_active = 0, routed = 0;
     if (m->experts) {
         uint64_t one = mlp_params(m, m->expert_intermediate, &largest);
+        routed = m->experts * one;
+        /* stored as (E, 2I, h) and (E, h, I) tensors */
+        if (m->experts * 2 * m->expert_intermediate * h > largest)
+            largest = m->experts * 2 * m->expert_intermediate * h;
         moe = m->experts * one + h * m->experts;                 /* experts + router */
         moe_active = m->experts_per_token * one + h * m->experts;
         if (m->shared_intermediate) {
@@ -79,6 +83,7 @@ void od_model_count(const od_model *m, od_param_counts *out)
     out->matmul = layers_total - m->layers * norms + m->vocab * h;
     out->per_layer = m->layers ? layers_total / m->layers : 0;
     out->largest_tensor = largest;
+    out->experts = nmoe * routed;
 }
 
 od_status od_model_validate(const od_model *m, od_error *err)

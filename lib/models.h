@@ -38,10 +38,13 @@ typedef struct {
     int fused_gate_up;          /* one projection for gate and up (Phi-3) */
     int qkv_bias, out_bias, mlp_bias, norm_bias;
     int tied_embeddings;
-    int parallel_block;         /* attention and MLP read the same norm output (Falcon, NeoX) */
+    int parallel_block;         /* attention and MLP in parallel on the block input:
+                                 * 1 = one shared norm (Falcon-7B), 2 = a norm each (NeoX) */
     int qk_norm;                /* per-head RMSNorm on q and k (Qwen3, Gemma 3) */
     int sandwich_norm;          /* extra post-attention / post-MLP norms (Gemma 2/3) */
     int logit_softcap;          /* final tanh soft-capping of logits (Gemma 2) */
+    uint64_t sliding_window;    /* local attention window (0 = none): longer sequences get
+                                 * a materialized mask, which rules out flash attention */
     od_norm_kind norm;
     od_act_kind act;
     double attn_dropout, resid_dropout, embd_dropout;
@@ -61,6 +64,8 @@ typedef struct {
     uint64_t per_layer;         /* one dense or MoE layer, averaged */
     uint64_t largest_tensor;    /* elements of the largest single parameter */
     uint64_t active;            /* parameters touched per token (MoE: top-k experts) */
+    uint64_t experts;           /* routed-expert weights (3-D tensors in transformers 5,
+                                 * multiplied by grouped_mm, which autocast does not cast) */
 } od_param_counts;
 
 /* Count parameters exactly as the transformers implementation lays them out. */

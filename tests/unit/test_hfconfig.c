@@ -49,6 +49,8 @@ static void test_public_layouts(void **state)
     assert_int_equal(params_of("tests/data/configs/mixtral-8x7b.json"), 46702792704ULL);
     assert_int_equal(params_of("tests/data/configs/gemma-2b.json"), 2506172416ULL);
     assert_int_equal(params_of("tests/data/configs/phi-3-mini-4k.json"), 3821079552ULL);
+    assert_int_equal(params_of("tests/data/configs/falcon-7b.json"), 6921720704ULL);
+    assert_int_equal(params_of("tests/data/configs/pythia-160m.json"), 162322944ULL);
 }
 
 /* Every measured run's config gives exactly the n_params PyTorch counted. */
