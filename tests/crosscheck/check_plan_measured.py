@@ -43,7 +43,9 @@ def main():
             c["arch"], c["mode"], c["opt"], c["attn"], c["ckpt"], c["batch"], c["seq"], 100 * e))
     med = statistics.median(errs)
     print("  training via the CLI: median |error| %.2f%%, worst %.2f%%" % (100 * med, 100 * max(errs)))
-    for c in json.load(open("tests/data/measured/infer.json"))["cases"]:
+    infer = json.load(open("tests/data/measured/infer.json"))["cases"]
+    infer.append(json.load(open("tests/data/snapshots/snap_infer_llama.json"))["case"])
+    for c in infer:
         args = ["--task", "infer", "--batch", str(c["batch"]), "--prompt", str(c["prompt"]),
                 "--new-tokens", str(c["new"]), "--weights", "bf16"]
         d = plan(c["hf_config"], args)

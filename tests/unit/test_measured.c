@@ -46,13 +46,38 @@ static int cmp_double(const void *a, const void *b)
 static const char *S(json_t *c, const char *k) { return json_string_value(json_object_get(c, k)); }
 static uint64_t I(json_t *c, const char *k) { return (uint64_t)json_integer_value(json_object_get(c, k)); }
 
+/* The snapshot runs' step logs are real training runs too: their steady-state peak is
+ * the max of max_memory_allocated() over steps 2.. (step 1 creates optimizer state). */
+static void add_snapshot_case(json_t *cases, const char *path)
+{
+    json_t *d = load_cases(path);
+    json_t *c = json_deep_copy(json_object_get(json_object_get(d, "args"), "case"));
+    json_t *log = json_object_get(d, "step_log");
+    json_int_t peak = 0;
+    for (size_t i = 1; i < json_array_size(log); i++) {
+        json_int_t p = json_integer_value(json_object_get(json_array_get(log, i), "peak"));
+        if (p > peak)
+            peak = p;
+    }
+    assert_true(peak > 0);
+    json_object_set(c, "hf_config", json_object_get(d, "hf_config"));
+    json_object_set(c, "n_params", json_object_get(d, "n_params"));
+    json_object_set_new(c, "peak_allocated", json_integer(peak));
+    json_array_append_new(cases, c);
+    json_decref(d);
+}
+
 static void test_training_cases(void **state)
 {
     (void)state;
     json_t *root = load_cases("tests/data/measured/train.json");
     json_t *cases = json_object_get(root, "cases");
+    add_snapshot_case(cases, "tests/data/snapshots/snap_train_default.json");
+    add_snapshot_case(cases, "tests/data/snapshots/snap_train_expandable.json");
+    add_snapshot_case(cases, "tests/data/snapshots/snap_train_maxsplit.json");
+    add_snapshot_case(cases, "tests/data/snapshots/snap_train_big.json");
     size_t n = json_array_size(cases), i;
-    assert_true(n >= 20);
+    assert_true(n >= 25);
     double *errs = calloc(n, sizeof *errs), worst = 0;
     int over = 0;
     printf("  %-11s %-8s %3s %5s %-11s %-5s %-4s %10s %10s %7s  %s\n", "arch", "mode", "B",
@@ -91,12 +116,15 @@ static void test_training_cases(void **state)
                attn, w.ckpt ? "full" : "none", meas / MIB, est.peak_allocated_bytes / MIB,
                100 * e, est.peak_phase, est.attention_kernel);
         json_t *s3 = json_array_get(json_object_get(c, "steps"), 2);
+        if (!s3)
+            goto sum;
         double mf = (double)json_integer_value(json_object_get(s3, "fwd_peak"));
         double mo = (double)json_integer_value(json_object_get(s3, "opt_peak"));
         double mfirst = (double)I(c, "first_step_peak");
         printf("  %46s phases: forward %+.1f%%, optimizer %+.1f%%, first step %+.1f%%\n", "",
                100 * (est.forward_peak_bytes - mf) / mf, 100 * (est.optimizer_peak_bytes - mo) / mo,
                100 * (est.first_step_peak_bytes - mfirst) / mfirst);
+    sum:
         /* the breakdown must add up to the peak */
         const od_breakdown *b = &est.at_peak;
         assert_int_equal(b->parameters + b->gradients + b->optimizer_states + b->activations +
@@ -105,7 +133,7 @@ static void test_training_cases(void **state)
     }
     qsort(errs, n, sizeof *errs, cmp_double);
     double median = n % 2 ? errs[n / 2] : (errs[n / 2 - 1] + errs[n / 2]) / 2;
-    printf("  training: %zu cases, median |error| %.2f%%, worst %.2f%% (goal: <= 5%% median, "
+    printf("  training: %zu cases (21 measured + 4 snapshot runs), median |error| %.2f%%, worst %.2f%% (goal: <= 5%% median, "
            "<= 10%% each)\n", n, 100 * median, 100 * worst);
     free(errs);
     json_decref(root);
@@ -118,8 +146,12 @@ static void test_inference_cases(void **state)
     (void)state;
     json_t *root = load_cases("tests/data/measured/infer.json");
     json_t *cases = json_object_get(root, "cases");
+    /* the generate() run behind the snap_infer_llama snapshot is one more real case */
+    json_t *snap = load_cases("tests/data/snapshots/snap_infer_llama.json");
+    json_array_append(cases, json_object_get(snap, "case"));
+    json_decref(snap);
     size_t n = json_array_size(cases), i;
-    assert_true(n >= 2);
+    assert_true(n >= 3);
     int over = 0;
     for (i = 0; i < n; i++) {
         json_t *c = json_array_get(cases, i);
@@ -150,11 +182,38 @@ static void test_inference_cases(void **state)
     assert_int_equal(over, 0);
 }
 
+/* snap_train_oom: Llama-160m, batch 32 x 2048, capped at 6 % of the H200, ran out of
+ * memory in the first forward. Even the first step's forward (no optimizer state yet)
+ * must not fit under that cap. */
+static void test_oom_case(void **state)
+{
+    (void)state;
+    json_t *d = load_cases("tests/data/snapshots/snap_train_oom.json");
+    json_t *c = json_object_get(json_object_get(d, "args"), "case");
+    double cap = json_real_value(json_object_get(json_object_get(d, "args"), "fraction")) *
+                 150109880320.0;
+    od_model m;
+    model_of(d, &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.batch = I(c, "batch");
+    w.seq = I(c, "seq");
+    od_estimate est;
+    od_error err;
+    assert_int_equal(od_estimate_compute(&m, &w, &est, &err), OD_OK);
+    double first_fwd = (double)est.forward_peak_bytes - est.at_peak.optimizer_states;
+    printf("  snap_train_oom: cap %.0f MiB, estimated first forward %.0f MiB\n", cap / MIB,
+           first_fwd / MIB);
+    assert_true(first_fwd > cap);
+    json_decref(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_training_cases),
         cmocka_unit_test(test_inference_cases),
+        cmocka_unit_test(test_oom_case),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
