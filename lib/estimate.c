@@ -375,6 +375,13 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
         per_layer = frac_moe * layer_saved(c, 1, sel, NULL) + (1 - frac_moe) * layer_saved(c, 0, sel, NULL);
     }
     double layer_full = frac_moe > 0.5 ? layer_saved(c, 1, 0, NULL) : layer_saved(c, 0, 0, NULL);
+    if (w->lora_rank && c->amp && w->ckpt != OD_CKPT_FULL) {
+        /* each adapter's lora_A casts the layer input again (autocast caches only
+         * leaves, not activations) and saves that copy */
+        double q = (double)m->heads * m->head_dim;
+        double I = m->experts ? 0 : m->intermediate;
+        per_layer += 2 * (3 * h + q + (m->gated_mlp ? 2 : 1) * h + I) / tp * N;
+    }
     double acts = Lp * inflight * per_layer;
     if (m->embd_dropout > 0)
         acts += h * N; /* embedding dropout mask */
@@ -417,7 +424,7 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
         fwd = fmax(fwd, base + acts + layer_full + (c->amp ? copies : 0));
     double bwd = after_fwd + loss_grad;
     /* later in backward: logits gone, head gradient in, one layer's gradients live */
-    double bwd2 = base + acts - (w->ckpt == OD_CKPT_FULL ? 0 : 0) + norm_saved(c, 1) * N +
+    double bwd2 = base + acts + norm_saved(c, 1) * N +
                   V * h * Wg / tp + layer_bwd_transient(c);
     if (w->ckpt == OD_CKPT_FULL)
         bwd2 += layer_full + (c->amp ? (copies - head_copy) / (Lp > 0 ? Lp : 1) : 0);
