@@ -159,19 +159,20 @@ static void attn_saved(const ctx *c, double *tok, double *s2)
         cast = 0;
     } else {
         /* transformers eager: matmul(q, k^T) saves q and the (repeated) k, softmax saves
-         * its output (fp32 for Llama-family: softmax(dtype=float32); fp32 under
-         * autocast), a downcast follows, dropout keeps a bool mask and its output. */
+         * its output (the shared eager_attention_forward asks softmax(dtype=float32);
+         * GPT-2's own keeps the input dtype; autocast runs softmax in fp32 anyway), a
+         * downcast follows, dropout keeps a bool mask and its output. */
         *tok += A * q + A * (gqa ? q : kv) + A * (gqa ? q : kv) + A * q;
         if (m->fused_qkv && rotary)
             *tok += A * (q + kv);
-        int fp32_softmax = m->norm != OD_NORM_LAYER || c->amp || A == 4;
+        int fp32_softmax = strcmp(m->model_type, "gpt2") != 0 || c->amp || A == 4;
         sm_bytes = fp32_softmax ? 4 : A;
         cast = A < sm_bytes ? A : 0;
     }
     *s2 = sm_bytes + (pdrop > 0 ? 1 + A : cast);
 }
 
-/* MLP saves, bytes per token, for width w over ntok_frac of the tokens. */
+/* Bytes per token a dense MLP of width w saves. */
 static double mlp_width_saved(const ctx *c, double w)
 {
     double A = c->A;
