@@ -605,8 +605,11 @@ static void summary_text(watch_state *w, double duration, int lost)
     for (size_t i = 0; i < w->n_procs && i < 8; i++) {
         proc_track *p = &w->procs[i];
         fmt_rate(p->tr.growth_bytes_per_second, r, sizeof r);
-        fprintf(stderr, "  process %u: peak %s, %s %s\n", (unsigned)p->pid,
-                od_format_iec(p->s.peak_bytes, a, sizeof a), od_wtrend_name(p->tr.verdict), r);
+        if (p->tr.verdict == OD_WTREND_UNKNOWN)
+            r[0] = 0;
+        fprintf(stderr, "  process %u: peak %s, trend %s%s%s\n", (unsigned)p->pid,
+                od_format_iec(p->s.peak_bytes, a, sizeof a), od_wtrend_name(p->tr.verdict),
+                r[0] ? " " : "", r);
     }
 }
 

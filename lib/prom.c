@@ -76,6 +76,8 @@ od_status od_http_parse_request(const char *buf, size_t len, od_http_request *re
     for (;;) {
         size_t start = i;
         while (i < len && buf[i] != '\n') {
+            if (i >= OD_HTTP_MAX_HEAD)
+                return od_fail_at(err, OD_ERR_FORMAT, OD_HTTP_MAX_HEAD, "request head longer than %d bytes", OD_HTTP_MAX_HEAD);
             unsigned char c = (unsigned char)buf[i];
             if (c == 0 || (c < 0x20 && c != '\t' && c != '\r'))
                 return od_fail_at(err, OD_ERR_FORMAT, i, "control byte 0x%02x in a header line", c);

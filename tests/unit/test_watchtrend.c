@@ -100,6 +100,7 @@ static void too_few_is_unknown(void **state)
     od_wtrend_classify(&s, 0, &tr);
     assert_int_equal(tr.verdict, OD_WTREND_UNKNOWN);
     assert_string_equal(od_wtrend_name(tr.verdict), "unknown");
+    od_wseries_free(&s);
     assert_int_equal(od_wseries_init(&s, 3, NULL), OD_ERR_ARG);
 }
 
