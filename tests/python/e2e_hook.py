@@ -7,6 +7,7 @@ stand-in's snapshot is the real OOM snapshot snap_train_oom.pickle. Then:
     allocated_bytes, reserved_bytes, peak_bytes) with the run's numbers;
   * where this build has `oomdoc trend`, it must call the step log a leak growing within
     5% of the fixture's 1.38 GB per step (its README's ground truth: step_log allocated);
+  * where this build has `oomdoc snapshot`, it must read the snapshot (exit 0);
   * where this build has `oomdoc doctor`, it must read the snapshot and the step log
     (exit 0, a JSON verdict).
 Subcommands absent from this build are reported as skipped on stderr."""
@@ -74,6 +75,11 @@ with tempfile.TemporaryDirectory() as tmp:
             check(abs(g - 1.38e9) <= 0.05 * 1.38e9, "trend growth %.4g B/step vs 1.38e9" % g)
     else:
         print("e2e_hook: skipped: this build has no `oomdoc trend`", file=sys.stderr)
+    if has("snapshot"):
+        r = subprocess.run([OOMDOC, "snapshot", name + ".pickle"], capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, "oomdoc snapshot exit %d: %s" % (r.returncode, r.stderr.strip()))
+    else:
+        print("e2e_hook: skipped: this build has no `oomdoc snapshot`", file=sys.stderr)
     if has("doctor"):
         r = subprocess.run([OOMDOC, "doctor", name + ".pickle", steps, "--json"], capture_output=True,
                            text=True, timeout=120)

@@ -219,6 +219,48 @@ class Watch(unittest.TestCase):
                     p.wait()
         self.assertEqual(p.returncode, 0, err)
 
+    def test_live_status_line_on_a_terminal(self):
+        import pty
+        master, slave = pty.openpty()
+        try:
+            r = subprocess.run([OOMDOC, "watch", "--interval", "20ms", "--duration", "600ms",
+                                "--out", self.path("tty.csv")], env=dict(self.env, TERM="xterm"),
+                               stdout=subprocess.DEVNULL, stderr=slave, timeout=20)
+            os.close(slave)
+            slave = None
+            data = b""
+            while True:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            if slave is not None:
+                os.close(slave)
+            os.close(master)
+        self.assertEqual(r.returncode, 0)
+        text = data.decode(errors="replace")
+        self.assertIn("\r[oomdoc watch] GPU 0 ", text)
+        self.assertIn("used ", text)
+
+    def test_gpus_names_a_visible_process(self):
+        script = self.path("mine.script")
+        with open(script, "w") as f:
+            f.write("device %d %d GPU-5d3b7a2e NVIDIA H200\n" % (BEFORE["total"], RESERVE))
+            f.write("sample 0 0 %d %d=1073741824 %d=2048\n" % (RESERVE + (1 << 30) + 2048, os.getpid(), PID))
+        r = subprocess.run([OOMDOC, "gpus", "--json"], env=dict(self.env, OOMDOC_FAKENVML_SCRIPT=script),
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        procs = json.loads(r.stdout)["gpus"][0]["processes"]
+        with open("/proc/self/comm") as f:
+            me = f.read().strip()
+        self.assertEqual(procs[0], {"pid": os.getpid(), "used_bytes": 1 << 30, "visible": True,
+                                    "process_name": me})
+        self.assertEqual(procs[1]["visible"], False)
+
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v"])
