@@ -46,9 +46,11 @@ static void usage(void)
            "\n"
            "Options:\n"
            "  --interval DURATION   time between samples: 100ms (default), 0.5s, 2s, 1m\n"
-           "  --device N            NVML index of the GPU to watch (default 0; see oomdoc gpus)\n"
+           "  --device N|all        NVML index of the GPU to watch (default 0; see oomdoc gpus);\n"
+           "                        all: every GPU (one series each: --out needs {gpu})\n"
            "  --pid PID             add process_used_bytes: the memory NVML attributes to PID\n"
-           "  --out FILE            write the series to FILE (default: stdout); *.jsonl: JSON Lines\n"
+           "  --out FILE            write the series to FILE (default: stdout); *.jsonl: JSON Lines;\n"
+           "                        {gpu} in FILE is replaced by the GPU's index\n"
            "  --capacity SIZE       memory to project OOM against (default: the GPU's total\n"
            "                        less the driver reserve); e.g. 80GiB\n"
            "  --alarm MINUTES       warn on stderr as soon as the projected OOM is that close\n"
@@ -63,7 +65,7 @@ static void usage(void)
            "\n"
            "Examples:\n"
            "  oomdoc watch --out run.csv --alarm 10 -- python train.py\n"
-           "  oomdoc watch --prometheus 0.0.0.0:9401 --interval 1s\n"
+           "  oomdoc watch --device all --prometheus 0.0.0.0:9401 --interval 1s\n"
            "  (with the test suite's fake NVML: OOMDOC_FAKENVML_SCRIPT=tests/golden/gpus_h200.script\n"
            "   oomdoc watch --nvml-lib build/rel/tests/fakenvml/libnvidia-ml.so.1 --duration 1s)\n"
            "\n"
@@ -181,6 +183,10 @@ typedef struct {
     uint64_t pid_peak, pid_last;
     int alarm_active, alarm_raised;
     double alarm_s, alarm_first_t;
+    int lost;
+    FILE *out;         /* the series (NULL: not written) */
+    char out_path[512];
+    int jsonl, write_failed;
 } watch_state;
 
 static void classify(watch_state *w)
@@ -245,53 +251,77 @@ static void track_processes(watch_state *w, double t, const od_nvml_process *ps,
 
 /* ---- Prometheus -------------------------------------------------------------------- */
 
-static void render_metrics(watch_state *w, od_promtext *p)
+static double m_up(const watch_state *w) { return w->up; }
+static double m_total(const watch_state *w) { return (double)w->total_bytes; }
+static double m_capacity(const watch_state *w) { return (double)w->capacity_bytes; }
+static double m_used(const watch_state *w) { return (double)w->s.last_bytes; }
+static double m_peak(const watch_state *w) { return (double)w->s.peak_bytes; }
+static double m_growth(const watch_state *w) { return w->tr.growth_bytes_per_second; }
+static double m_oom(const watch_state *w) { return w->tr.projected_oom_s >= 0 ? w->tr.projected_oom_s : INFINITY; }
+static double m_leak(const watch_state *w) { return w->tr.verdict == OD_WTREND_LEAK; }
+static double m_samples(const watch_state *w) { return (double)w->s.samples; }
+static double p_used(const proc_track *p) { return (double)p->s.last_bytes; }
+static double p_peak(const proc_track *p) { return (double)p->s.peak_bytes; }
+static double p_growth(const proc_track *p) { return p->tr.growth_bytes_per_second; }
+static double p_oom(const proc_track *p) { return p->tr.projected_oom_s >= 0 ? p->tr.projected_oom_s : INFINITY; }
+
+static const struct {
+    const char *name, *help, *type;
+    double (*value)(const watch_state *);
+} dev_metrics[] = {
+    {"oomdoc_gpu_up", "1 while NVML answers for this GPU, 0 once it is lost.", "gauge", m_up},
+    {"oomdoc_gpu_memory_total_bytes", "Total memory of the GPU (NVML).", "gauge", m_total},
+    {"oomdoc_gpu_memory_capacity_bytes", "Memory the OOM projection counts against.", "gauge", m_capacity},
+    {"oomdoc_gpu_memory_used_bytes", "Memory in use at the last sample (NVML).", "gauge", m_used},
+    {"oomdoc_gpu_memory_peak_bytes", "Highest memory in use since the watch started.", "gauge", m_peak},
+    {"oomdoc_gpu_memory_growth_bytes_per_second",
+     "Growth of memory in use in the current regime (robust slope).", "gauge", m_growth},
+    {"oomdoc_gpu_memory_projected_oom_seconds",
+     "Seconds until memory in use reaches capacity at the current growth; +Inf when not leaking.", "gauge", m_oom},
+    {"oomdoc_gpu_memory_leak", "1 when the trend of memory in use is a leak.", "gauge", m_leak},
+    {"oomdoc_watch_samples_total", "Samples taken of this GPU.", "counter", m_samples},
+};
+
+static const struct {
+    const char *name, *help;
+    double (*value)(const proc_track *);
+} proc_metrics[] = {
+    {"oomdoc_process_memory_used_bytes", "Memory NVML attributes to the process.", p_used},
+    {"oomdoc_process_memory_peak_bytes", "Highest memory of the process since it was first seen.", p_peak},
+    {"oomdoc_process_memory_growth_bytes_per_second", "Growth of the process's memory (robust slope).", p_growth},
+    {"oomdoc_process_memory_projected_oom_seconds",
+     "Seconds until the GPU is full at this process's growth; +Inf when not leaking.", p_oom},
+};
+
+/* The exposition format wants each family's samples together: family by family, then
+ * GPU by GPU (and process by process). */
+static void render_metrics(watch_state *const *ws, size_t n, od_promtext *p)
 {
-    char gpu[16];
-    snprintf(gpu, sizeof gpu, "%u", w->index);
-    const char *dl[] = {"gpu", gpu, "uuid", w->uuid};
-    char pids[MAX_PROCS][16];
-    for (size_t i = 0; i < w->n_procs; i++)
-        snprintf(pids[i], sizeof pids[i], "%u", (unsigned)w->procs[i].pid);
-#define PL(i) ((const char *[]){"gpu", gpu, "uuid", w->uuid, "pid", pids[i]})
-    od_prom_family(p, "oomdoc_gpu_up", "1 while NVML answers for this GPU, 0 once it is lost.", "gauge");
-    od_prom_sample(p, "oomdoc_gpu_up", dl, 2, w->up);
-    od_prom_family(p, "oomdoc_gpu_memory_total_bytes", "Total memory of the GPU (NVML).", "gauge");
-    od_prom_sample(p, "oomdoc_gpu_memory_total_bytes", dl, 2, (double)w->total_bytes);
-    od_prom_family(p, "oomdoc_gpu_memory_capacity_bytes", "Memory the OOM projection counts against.", "gauge");
-    od_prom_sample(p, "oomdoc_gpu_memory_capacity_bytes", dl, 2, (double)w->capacity_bytes);
-    od_prom_family(p, "oomdoc_gpu_memory_used_bytes", "Memory in use at the last sample (NVML).", "gauge");
-    od_prom_sample(p, "oomdoc_gpu_memory_used_bytes", dl, 2, (double)w->s.last_bytes);
-    od_prom_family(p, "oomdoc_gpu_memory_peak_bytes", "Highest memory in use since the watch started.", "gauge");
-    od_prom_sample(p, "oomdoc_gpu_memory_peak_bytes", dl, 2, (double)w->s.peak_bytes);
-    od_prom_family(p, "oomdoc_gpu_memory_growth_bytes_per_second",
-                   "Growth of memory in use in the current regime (robust slope).", "gauge");
-    od_prom_sample(p, "oomdoc_gpu_memory_growth_bytes_per_second", dl, 2, w->tr.growth_bytes_per_second);
-    od_prom_family(p, "oomdoc_gpu_memory_projected_oom_seconds",
-                   "Seconds until memory in use reaches capacity at the current growth; +Inf when not leaking.", "gauge");
-    od_prom_sample(p, "oomdoc_gpu_memory_projected_oom_seconds", dl, 2,
-                   w->tr.projected_oom_s >= 0 ? w->tr.projected_oom_s : INFINITY);
-    od_prom_family(p, "oomdoc_gpu_memory_leak", "1 when the trend of memory in use is a leak.", "gauge");
-    od_prom_sample(p, "oomdoc_gpu_memory_leak", dl, 2, w->tr.verdict == OD_WTREND_LEAK);
-    od_prom_family(p, "oomdoc_watch_samples_total", "Samples taken of this GPU.", "counter");
-    od_prom_sample(p, "oomdoc_watch_samples_total", dl, 2, (double)w->s.samples);
-    if (w->n_procs) {
-        od_prom_family(p, "oomdoc_process_memory_used_bytes", "Memory NVML attributes to the process.", "gauge");
-        for (size_t i = 0; i < w->n_procs; i++)
-            od_prom_sample(p, "oomdoc_process_memory_used_bytes", PL(i), 3, (double)w->procs[i].s.last_bytes);
-        od_prom_family(p, "oomdoc_process_memory_peak_bytes", "Highest memory of the process since it was first seen.", "gauge");
-        for (size_t i = 0; i < w->n_procs; i++)
-            od_prom_sample(p, "oomdoc_process_memory_peak_bytes", PL(i), 3, (double)w->procs[i].s.peak_bytes);
-        od_prom_family(p, "oomdoc_process_memory_growth_bytes_per_second", "Growth of the process's memory (robust slope).", "gauge");
-        for (size_t i = 0; i < w->n_procs; i++)
-            od_prom_sample(p, "oomdoc_process_memory_growth_bytes_per_second", PL(i), 3, w->procs[i].tr.growth_bytes_per_second);
-        od_prom_family(p, "oomdoc_process_memory_projected_oom_seconds",
-                       "Seconds until the GPU is full at this process's growth; +Inf when not leaking.", "gauge");
-        for (size_t i = 0; i < w->n_procs; i++)
-            od_prom_sample(p, "oomdoc_process_memory_projected_oom_seconds", PL(i), 3,
-                           w->procs[i].tr.projected_oom_s >= 0 ? w->procs[i].tr.projected_oom_s : INFINITY);
+    size_t procs = 0;
+    for (size_t d = 0; d < n; d++)
+        procs += ws[d]->n_procs;
+    for (size_t m = 0; m < sizeof dev_metrics / sizeof *dev_metrics; m++) {
+        od_prom_family(p, dev_metrics[m].name, dev_metrics[m].help, dev_metrics[m].type);
+        for (size_t d = 0; d < n; d++) {
+            char gpu[16];
+            snprintf(gpu, sizeof gpu, "%u", ws[d]->index);
+            const char *dl[] = {"gpu", gpu, "uuid", ws[d]->uuid};
+            od_prom_sample(p, dev_metrics[m].name, dl, 2, dev_metrics[m].value(ws[d]));
+        }
     }
-#undef PL
+    for (size_t m = 0; procs && m < sizeof proc_metrics / sizeof *proc_metrics; m++) {
+        od_prom_family(p, proc_metrics[m].name, proc_metrics[m].help, "gauge");
+        for (size_t d = 0; d < n; d++) {
+            char gpu[16];
+            snprintf(gpu, sizeof gpu, "%u", ws[d]->index);
+            for (size_t i = 0; i < ws[d]->n_procs; i++) {
+                char pid[16];
+                snprintf(pid, sizeof pid, "%u", (unsigned)ws[d]->procs[i].pid);
+                const char *pl[] = {"gpu", gpu, "uuid", ws[d]->uuid, "pid", pid};
+                od_prom_sample(p, proc_metrics[m].name, pl, 3, proc_metrics[m].value(&ws[d]->procs[i]));
+            }
+        }
+    }
 }
 
 static int listen_on(const char *hostport, char *shown, size_t shown_size)
@@ -380,7 +410,7 @@ static void respond(int fd, int code, const char *reason, const char *ctype, con
 }
 
 /* One scrape: read the request head (bounded in size and time), answer, close. */
-static void serve_one(int fd, watch_state *w)
+static void serve_one(int fd, watch_state *const *ws, size_t n)
 {
     double deadline = mono_s() + IO_TIMEOUT_MS / 1000.0;
     char buf[OD_HTTP_MAX_HEAD];
@@ -418,10 +448,11 @@ static void serve_one(int fd, watch_state *w)
         static const char msg[] = "only GET and HEAD\n";
         respond(fd, 405, "Method Not Allowed", "text/plain", msg, sizeof msg - 1, 0, deadline);
     } else if (strcmp(req.path, "/metrics") == 0) {
-        classify(w);
+        for (size_t d = 0; d < n; d++)
+            classify(ws[d]);
         od_promtext p;
         od_promtext_init(&p);
-        render_metrics(w, &p);
+        render_metrics(ws, n, &p);
         if (p.oom) {
             static const char msg[] = "out of memory\n";
             respond(fd, 500, "Internal Server Error", "text/plain", msg, sizeof msg - 1, head, deadline);
@@ -439,7 +470,7 @@ static void serve_one(int fd, watch_state *w)
     close(fd);
 }
 
-static void accept_all(int lfd, watch_state *w)
+static void accept_all(int lfd, watch_state *const *ws, size_t n)
 {
     for (int i = 0; i < 16; i++) {
         int fd = accept(lfd, NULL, NULL);
@@ -447,7 +478,7 @@ static void accept_all(int lfd, watch_state *w)
             return;
         fcntl(fd, F_SETFD, FD_CLOEXEC);
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        serve_one(fd, w);
+        serve_one(fd, ws, n);
     }
 }
 
@@ -490,20 +521,35 @@ static void check_alarm(watch_state *w)
     w->alarm_active = now;
 }
 
-static void status_line(watch_state *w)
+static void status_line(watch_state *const *ws, size_t n)
 {
-    char u[32], p[32], extra[96] = "";
-    if (w->tr.verdict == OD_WTREND_LEAK) {
-        char r[48], s[32] = "?";
-        fmt_rate(w->tr.growth_bytes_per_second, r, sizeof r);
-        if (w->tr.projected_oom_s >= 0)
-            fmt_secs(w->tr.projected_oom_s, s, sizeof s);
-        snprintf(extra, sizeof extra, "  leak %s, OOM in %s", r, s);
-    } else if (w->tr.verdict != OD_WTREND_UNKNOWN) {
-        snprintf(extra, sizeof extra, "  %s", od_wtrend_name(w->tr.verdict));
+    double t = 0;
+    for (size_t d = 0; d < n; d++)
+        if (ws[d]->s.last_t_s > t)
+            t = ws[d]->s.last_t_s;
+    fprintf(stderr, "\r[oomdoc watch] %.1fs", t);
+    for (size_t d = 0; d < n; d++) {
+        const watch_state *w = ws[d];
+        char u[32], p[32], extra[96] = "";
+        if (w->tr.verdict == OD_WTREND_LEAK) {
+            char r[48], s[32] = "?";
+            fmt_rate(w->tr.growth_bytes_per_second, r, sizeof r);
+            if (w->tr.projected_oom_s >= 0)
+                fmt_secs(w->tr.projected_oom_s, s, sizeof s);
+            snprintf(extra, sizeof extra, " leak %s, OOM in %s", r, s);
+        } else if (w->tr.verdict != OD_WTREND_UNKNOWN) {
+            snprintf(extra, sizeof extra, " %s", od_wtrend_name(w->tr.verdict));
+        }
+        od_format_iec(w->s.last_bytes, u, sizeof u);
+        if (!w->up)
+            snprintf(extra, sizeof extra, " lost");
+        if (n == 1)
+            fprintf(stderr, " GPU %u used %s peak %s%s", w->index, u,
+                    od_format_iec(w->s.peak_bytes, p, sizeof p), extra);
+        else
+            fprintf(stderr, "%s GPU %u %s%s", d ? " |" : "", w->index, u, extra);
     }
-    fprintf(stderr, "\r[oomdoc watch] GPU %u %.1fs used %s peak %s%s\033[K", w->index, w->s.last_t_s,
-            od_format_iec(w->s.last_bytes, u, sizeof u), od_format_iec(w->s.peak_bytes, p, sizeof p), extra);
+    fputs("\033[K", stderr);
     fflush(stderr);
 }
 
@@ -512,10 +558,11 @@ static json_t *num_or_null(double v, int ok)
     return ok ? json_real(v) : json_null();
 }
 
-static json_t *summary_json(watch_state *w, double duration, int lost, char **cmd, int cmd_rc)
+/* One GPU's part of the summary. */
+static json_t *device_json(watch_state *w, double duration)
 {
     json_t *d = json_object();
-    json_object_set_new(d, "schema_version", json_integer(1));
+    int lost = w->lost;
     json_t *dev = json_object();
     json_object_set_new(dev, "index", json_integer(w->index));
     json_object_set_new(dev, "name", json_string(w->name));
@@ -566,6 +613,24 @@ static json_t *summary_json(watch_state *w, double duration, int lost, char **cm
         json_array_append_new(ps, o);
     }
     json_object_set_new(d, "processes", ps);
+    return d;
+}
+
+/* One GPU: its fields at the top level; several: a "devices" list of them. */
+static json_t *summary_json(watch_state *const *ws, size_t n, double duration, char **cmd, int cmd_rc)
+{
+    json_t *d = json_object();
+    json_object_set_new(d, "schema_version", json_integer(1));
+    if (n == 1) {
+        json_t *one = device_json(ws[0], duration);
+        json_object_update(d, one);
+        json_decref(one);
+    } else {
+        json_t *list = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(list, device_json(ws[i], duration));
+        json_object_set_new(d, "devices", list);
+    }
     if (cmd) {
         json_t *c = json_object(), *argv = json_array();
         for (char **a = cmd; *a; a++)
@@ -579,8 +644,9 @@ static json_t *summary_json(watch_state *w, double duration, int lost, char **cm
     return d;
 }
 
-static void summary_text(watch_state *w, double duration, int lost)
+static void summary_text(watch_state *w, double duration)
 {
+    int lost = w->lost;
     char a[32], b[32], r[48], s[32];
     fprintf(stderr, "oomdoc watch: GPU %u (%s, %s): %llu samples over %.2f s%s\n", w->index, w->name,
             w->uuid, (unsigned long long)w->s.samples, duration, lost ? " (device lost)" : "");
@@ -637,6 +703,50 @@ static pid_t start_command(char **cmd)
 
 /* ---- main ------------------------------------------------------------------------------ */
 
+/* One sample of one GPU: memory, processes, the series line, trend and alarm. */
+static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs, int tty,
+                   double interval)
+{
+    od_nvml_memory mem;
+    od_error err;
+    od_error_clear(&err);
+    if (od_nvml_memory_info(nv, w->dev, &mem, &err) != OD_OK) {
+        w->up = 0;
+        w->lost = 1;
+        fprintf(stderr, "%soomdoc: watch: GPU %u: %s: sampling stops at %.2f s\n",
+                tty ? "\r\033[K" : "", w->index, err.msg, t);
+        return;
+    }
+    size_t np = 0;
+    if (od_nvml_processes(nv, w->dev, procs, NVML_PROCS, &np, NULL, &err) != OD_OK)
+        np = 0; /* a process ending mid-call, or no permission: device figures still stand */
+    od_wseries_add(&w->s, t, mem.used_bytes);
+    track_processes(w, t, procs, np);
+    if (w->out && !w->write_failed) {
+        int k;
+        unsigned long long u = mem.used_bytes, pu = w->pid_last;
+        if (w->jsonl && w->pid_opt)
+            k = fprintf(w->out, "{\"time_s\":%.3f,\"used_bytes\":%llu,\"process_used_bytes\":%llu}\n", t, u, pu);
+        else if (w->jsonl)
+            k = fprintf(w->out, "{\"time_s\":%.3f,\"used_bytes\":%llu}\n", t, u);
+        else if (w->pid_opt)
+            k = fprintf(w->out, "%.3f,%llu,%llu\n", t, u, pu);
+        else
+            k = fprintf(w->out, "%.3f,%llu\n", t, u);
+        /* Flushed per sample: the file is complete up to the moment of a crash. */
+        if (k < 0 || fflush(w->out) != 0) {
+            w->write_failed = 1;
+            fprintf(stderr, "oomdoc: watch: %s: cannot write: %s (sampling goes on)\n", w->out_path,
+                    strerror(errno));
+        }
+    }
+    if (t - w->classified_at >= CLASSIFY_EVERY_S || interval >= CLASSIFY_EVERY_S) {
+        classify(w);
+        w->classified_at = t;
+        check_alarm(w);
+    }
+}
+
 int od_cmd_watch(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -657,7 +767,7 @@ int od_cmd_watch(int argc, char **argv)
     long device = 0, pid = 0;
     uint64_t capacity = 0;
     const char *out_path = NULL, *prom = NULL, *lib = NULL;
-    int json = 0, pid_opt = 0, c;
+    int json = 0, pid_opt = 0, all_devices = 0, c;
     optind = 1;
     /* '+': options end at the command (or at "--"), whose own options are its business. */
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
@@ -671,8 +781,12 @@ int od_cmd_watch(int argc, char **argv)
                 return OD_EXIT_USAGE;
             break;
         case 'd':
-            if (od_cli_parse_int_opt("watch", "--device", optarg, 0, 4095, &device))
+            if (strcmp(optarg, "all") == 0)
+                all_devices = 1;
+            else if (od_cli_parse_int_opt("watch", "--device", optarg, 0, 4095, &device))
                 return OD_EXIT_USAGE;
+            else
+                all_devices = 0;
             break;
         case 'p':
             if (od_cli_parse_int_opt("watch", "--pid", optarg, 1, 0xffffffffL, &pid))
@@ -710,18 +824,18 @@ int od_cmd_watch(int argc, char **argv)
     od_nvml *nv = od_cli_nvml_open("watch", lib, &rc);
     if (!nv)
         return rc;
-    watch_state *w = calloc(1, sizeof *w);
-    FILE *out = NULL;
-    int lfd = -1, jsonl = 0, lost = 0, write_failed = 0, cmd_rc = 0, have_child = 0;
+    watch_state **ws = NULL;
+    size_t n = 0;
+    int lfd = -1, any_lost = 0, any_write_failed = 0, cmd_rc = 0, have_child = 0;
     od_nvml_process *procs = malloc(NVML_PROCS * sizeof *procs);
     od_error err;
     od_error_clear(&err);
-    if (!w || !procs || od_wseries_init(&w->s, SERIES_CAP, &err) != OD_OK) {
+    unsigned count = 0;
+    if (!procs) {
         fprintf(stderr, "oomdoc: watch: out of memory\n");
         rc = OD_EXIT_INTERNAL;
         goto done;
     }
-    unsigned count = 0;
     if (od_nvml_device_count(nv, &count, &err) != OD_OK) {
         rc = od_cli_report_error("watch", &err);
         goto done;
@@ -731,49 +845,86 @@ int od_cmd_watch(int argc, char **argv)
         rc = OD_EXIT_NODEV;
         goto done;
     }
-    if ((unsigned long)device >= count) {
+    if (!all_devices && (unsigned long)device >= count) {
         fprintf(stderr, "oomdoc: watch: --device %ld: NVML sees %u GPU%s (0..%u)\n", device, count,
                 count == 1 ? "" : "s", count - 1);
         rc = OD_EXIT_NODEV;
         goto done;
     }
-    w->index = (unsigned)device;
-    od_nvml_memory mem;
-    if (od_nvml_device_get(nv, w->index, &w->dev, &err) != OD_OK ||
-        od_nvml_device_name(nv, w->dev, w->name, sizeof w->name, &err) != OD_OK ||
-        od_nvml_device_uuid(nv, w->dev, w->uuid, sizeof w->uuid, &err) != OD_OK ||
-        od_nvml_memory_info(nv, w->dev, &mem, &err) != OD_OK) {
-        fprintf(stderr, "oomdoc: watch: GPU %u: %s\n", w->index, err.msg);
-        rc = OD_EXIT_NODEV;
+    n = all_devices ? count : 1;
+    if (n > 1 && out_path && !strstr(out_path, "{gpu}")) {
+        rc = od_cli_usage_error("watch", "--out: with several GPUs, put {gpu} in the name (run.gpu{gpu}.csv): one series per GPU");
         goto done;
     }
-    w->up = 1;
-    w->total_bytes = mem.total_bytes;
-    w->mem_version = mem.version;
-    /* v2's used excludes the reserve: what can fill up is total less the reserve. */
-    w->capacity_bytes = capacity ? capacity : mem.total_bytes - (mem.version == 2 ? mem.reserved_bytes : 0);
-    w->pid_opt = pid_opt;
-    w->pid = (uint32_t)pid;
-    w->alarm_s = alarm_min * 60;
-
-    if (!out_path || strcmp(out_path, "-") == 0) {
-        out = stdout;
-    } else {
-        size_t l = strlen(out_path);
-        jsonl = l >= 6 && strcmp(out_path + l - 6, ".jsonl") == 0;
-        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        out = fd >= 0 ? fdopen(fd, "w") : NULL;
-        if (!out) {
-            fprintf(stderr, "oomdoc: %s: cannot write: %s\n", out_path, strerror(errno));
-            if (fd >= 0)
-                close(fd);
-            rc = OD_EXIT_INPUT;
+    ws = calloc(n, sizeof *ws);
+    if (!ws) {
+        rc = OD_EXIT_INTERNAL;
+        goto done;
+    }
+    for (size_t d = 0; d < n; d++) {
+        watch_state *w = ws[d] = calloc(1, sizeof *w);
+        if (!w || od_wseries_init(&w->s, SERIES_CAP, &err) != OD_OK) {
+            fprintf(stderr, "oomdoc: watch: out of memory\n");
+            rc = OD_EXIT_INTERNAL;
             goto done;
         }
-    }
-    if (json && out == stdout) {
-        rc = od_cli_usage_error("watch", "--json writes the summary to stdout: give the series a file with --out");
-        goto done;
+        w->index = all_devices ? (unsigned)d : (unsigned)device;
+        od_nvml_memory mem;
+        if (od_nvml_device_get(nv, w->index, &w->dev, &err) != OD_OK ||
+            od_nvml_device_name(nv, w->dev, w->name, sizeof w->name, &err) != OD_OK ||
+            od_nvml_device_uuid(nv, w->dev, w->uuid, sizeof w->uuid, &err) != OD_OK ||
+            od_nvml_memory_info(nv, w->dev, &mem, &err) != OD_OK) {
+            fprintf(stderr, "oomdoc: watch: GPU %u: %s\n", w->index, err.msg);
+            rc = OD_EXIT_NODEV;
+            goto done;
+        }
+        w->up = 1;
+        w->total_bytes = mem.total_bytes;
+        w->mem_version = mem.version;
+        /* v2's used excludes the reserve: what can fill up is total less the reserve. */
+        w->capacity_bytes = capacity ? capacity : mem.total_bytes - (mem.version == 2 ? mem.reserved_bytes : 0);
+        w->pid_opt = pid_opt;
+        w->pid = (uint32_t)pid;
+        w->alarm_s = alarm_min * 60;
+        w->classified_at = -1;
+        if (!out_path || strcmp(out_path, "-") == 0) {
+            if (n == 1)
+                w->out = stdout; /* several GPUs without --out: no series, the summary only */
+            snprintf(w->out_path, sizeof w->out_path, "<stdout>");
+        } else {
+            /* {gpu} -> the NVML index */
+            char *o = w->out_path;
+            size_t room = sizeof w->out_path;
+            for (const char *q = out_path; *q && room > 1;) {
+                if (strncmp(q, "{gpu}", 5) == 0) {
+                    int k = snprintf(o, room, "%u", w->index);
+                    if (k < 0 || (size_t)k >= room)
+                        break;
+                    o += k;
+                    room -= (size_t)k;
+                    q += 5;
+                } else {
+                    *o++ = *q++;
+                    room--;
+                }
+            }
+            *o = 0;
+            size_t l = strlen(w->out_path);
+            w->jsonl = l >= 6 && strcmp(w->out_path + l - 6, ".jsonl") == 0;
+            int fd = open(w->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            w->out = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (!w->out) {
+                fprintf(stderr, "oomdoc: %s: cannot write: %s\n", w->out_path, strerror(errno));
+                if (fd >= 0)
+                    close(fd);
+                rc = OD_EXIT_INPUT;
+                goto done;
+            }
+        }
+        if (json && w->out == stdout) {
+            rc = od_cli_usage_error("watch", "--json writes the summary to stdout: give the series a file with --out");
+            goto done;
+        }
     }
     if (prom) {
         char shown[200];
@@ -784,9 +935,12 @@ int od_cmd_watch(int argc, char **argv)
         }
         fprintf(stderr, "oomdoc: watch: serving Prometheus metrics on %s\n", shown);
     }
-    if (!jsonl)
-        fprintf(out, w->pid_opt ? "time_s,used_bytes,process_used_bytes\n" : "time_s,used_bytes\n");
-    fflush(out);
+    for (size_t d = 0; d < n; d++) {
+        if (ws[d]->out && !ws[d]->jsonl)
+            fprintf(ws[d]->out, pid_opt ? "time_s,used_bytes,process_used_bytes\n" : "time_s,used_bytes\n");
+        if (ws[d]->out)
+            fflush(ws[d]->out);
+    }
 
     install_signals();
     if (cmd) {
@@ -800,50 +954,23 @@ int od_cmd_watch(int argc, char **argv)
     }
     int tty = isatty(fileno(stderr));
     double t0 = mono_s(), next = t0, last_status = -1;
-    w->classified_at = -1;
     for (;;) {
         double now = mono_s();
-        if (w->up && now >= next) {
+        int any_up = 0;
+        for (size_t d = 0; d < n; d++)
+            any_up |= ws[d]->up;
+        if (any_up && now >= next) {
             double t = now - t0;
-            if (od_nvml_memory_info(nv, w->dev, &mem, &err) != OD_OK) {
-                w->up = 0;
-                lost = 1;
-                fprintf(stderr, "%soomdoc: watch: GPU %u: %s: sampling stops at %.2f s\n",
-                        tty ? "\r\033[K" : "", w->index, err.msg, t);
-            } else {
-                size_t np = 0;
-                if (od_nvml_processes(nv, w->dev, procs, NVML_PROCS, &np, NULL, &err) != OD_OK)
-                    np = 0; /* a process ending mid-call, or no permission: device figures still stand */
-                od_wseries_add(&w->s, t, mem.used_bytes);
-                track_processes(w, t, procs, np);
-                if (!write_failed) {
-                    int k;
-                    if (jsonl && w->pid_opt)
-                        k = fprintf(out, "{\"time_s\":%.3f,\"used_bytes\":%llu,\"process_used_bytes\":%llu}\n", t,
-                                    (unsigned long long)mem.used_bytes, (unsigned long long)w->pid_last);
-                    else if (jsonl)
-                        k = fprintf(out, "{\"time_s\":%.3f,\"used_bytes\":%llu}\n", t, (unsigned long long)mem.used_bytes);
-                    else if (w->pid_opt)
-                        k = fprintf(out, "%.3f,%llu,%llu\n", t, (unsigned long long)mem.used_bytes,
-                                    (unsigned long long)w->pid_last);
-                    else
-                        k = fprintf(out, "%.3f,%llu\n", t, (unsigned long long)mem.used_bytes);
-                    /* Flushed per sample: the file is complete up to the moment of a crash. */
-                    if (k < 0 || fflush(out) != 0) {
-                        write_failed = 1;
-                        fprintf(stderr, "oomdoc: watch: %s: cannot write: %s (sampling goes on)\n",
-                                out_path ? out_path : "<stdout>", strerror(errno));
-                    }
-                }
-                if (t - w->classified_at >= CLASSIFY_EVERY_S || interval >= CLASSIFY_EVERY_S) {
-                    classify(w);
-                    w->classified_at = t;
-                    check_alarm(w);
-                }
-                if (tty && (t - last_status >= 0.25 || last_status < 0)) {
-                    status_line(w);
-                    last_status = t;
-                }
+            for (size_t d = 0; d < n; d++) {
+                watch_state *w = ws[d];
+                if (w->up)
+                    sample(nv, w, t, procs, tty, interval);
+                any_lost |= w->lost;
+                any_write_failed |= w->write_failed;
+            }
+            if (tty && (t - last_status >= 0.25 || last_status < 0)) {
+                status_line(ws, n);
+                last_status = t;
             }
             /* The next tick: on the grid, but a late tick (suspended, slow NVML) is skipped
              * rather than caught up in a burst. */
@@ -872,9 +999,12 @@ int od_cmd_watch(int argc, char **argv)
                 break;
             }
         }
-        if (!w->up && !have_child)
+        any_up = 0;
+        for (size_t d = 0; d < n; d++)
+            any_up |= ws[d]->up;
+        if (!any_up && !have_child)
             break;
-        double wait = w->up ? next - mono_s() : 0.2;
+        double wait = any_up ? next - mono_s() : 0.2;
         if (duration > 0) {
             double left = t0 + duration - mono_s();
             if (left < wait)
@@ -885,24 +1015,29 @@ int od_cmd_watch(int argc, char **argv)
         struct pollfd pf = {lfd, POLLIN, 0};
         int pr = poll(lfd >= 0 ? &pf : NULL, lfd >= 0 ? 1 : 0, (int)(wait * 1000.0 + 0.999));
         if (pr > 0 && (pf.revents & POLLIN))
-            accept_all(lfd, w);
+            accept_all(lfd, ws, n);
     }
     if (tty)
         fputs("\r\033[K", stderr);
-    classify(w);
-    double dur = w->s.samples ? w->s.last_t_s : 0;
+    double dur = 0;
+    for (size_t d = 0; d < n; d++) {
+        classify(ws[d]);
+        if (ws[d]->s.samples && ws[d]->s.last_t_s > dur)
+            dur = ws[d]->s.last_t_s;
+    }
     if (json) {
-        int jr = od_cli_print_json(summary_json(w, dur, lost, cmd, cmd_rc));
+        int jr = od_cli_print_json(summary_json(ws, n, dur, cmd, cmd_rc));
         if (jr)
             rc = jr;
     } else {
-        summary_text(w, dur, lost);
+        for (size_t d = 0; d < n; d++)
+            summary_text(ws[d], dur);
     }
     if (cmd)
         rc = cmd_rc;
-    else if (lost)
+    else if (any_lost)
         rc = OD_EXIT_NODEV;
-    else if (write_failed)
+    else if (any_write_failed)
         rc = OD_EXIT_INPUT;
 done:
     if (child_pid > 0) {
@@ -912,14 +1047,18 @@ done:
     }
     if (lfd >= 0)
         close(lfd);
-    if (out && out != stdout)
-        fclose(out);
-    if (w) {
+    for (size_t d = 0; ws && d < n; d++) {
+        watch_state *w = ws[d];
+        if (!w)
+            continue;
+        if (w->out && w->out != stdout)
+            fclose(w->out);
         for (size_t i = 0; i < w->n_procs; i++)
             od_wseries_free(&w->procs[i].s);
         od_wseries_free(&w->s);
+        free(w);
     }
-    free(w);
+    free(ws);
     free(procs);
     od_nvml_close(nv);
     return rc;

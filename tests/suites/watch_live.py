@@ -243,8 +243,42 @@ class Watch(unittest.TestCase):
             os.close(master)
         self.assertEqual(r.returncode, 0)
         text = data.decode(errors="replace")
-        self.assertIn("\r[oomdoc watch] GPU 0 ", text)
-        self.assertIn("used ", text)
+        self.assertRegex(text, r"\r\[oomdoc watch\] \d+\.\ds GPU 0 used \d")
+
+    def test_all_gpus_prometheus_and_one_series_each(self):
+        # Two GPUs: GPU 0 plays the leak recording, GPU 1 stays at its reserve.
+        script = self.path("two.script")
+        write_script(script)
+        with open(script, "a") as f:
+            f.write("device %d %d GPU-second NVIDIA H200\nsample 1 0 %d\n" % (BEFORE["total"], RESERVE, RESERVE))
+        env = dict(self.env, OOMDOC_FAKENVML_SCRIPT=script)
+        with self.assertRaises(subprocess.CalledProcessError):  # one --out for two series
+            subprocess.run([OOMDOC, "watch", "--device", "all", "--out", self.path("x.csv"), "--duration", "1s"],
+                           env=env, check=True, capture_output=True, timeout=20)
+        p = subprocess.Popen([OOMDOC, "watch", "--device", "all", "--interval", "20ms", "--duration", "4s",
+                              "--out", self.path("g{gpu}.csv"), "--json", "--prometheus", "127.0.0.1:0"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            port = re.search(r":(\d+)/metrics", p.stderr.readline()).group(1)
+            time.sleep(self.length + 0.3)
+            with urllib.request.urlopen("http://127.0.0.1:%s/metrics" % port, timeout=5) as resp:
+                body = resp.read().decode()
+            out, err = p.communicate(timeout=15)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 0, err)
+        used = dict(re.findall(r'^oomdoc_gpu_memory_used_bytes\{gpu="(\d)",[^}]*\} (\d+)$', body, re.M))
+        self.assertEqual(used, {"0": str(SERIES[-1][1] - RESERVE), "1": "0"})
+        # One HELP/TYPE per family, both GPUs under it.
+        self.assertEqual(body.count("# TYPE oomdoc_gpu_memory_used_bytes gauge"), 1)
+        doc = json.loads(out)
+        self.assertEqual([d["device"]["index"] for d in doc["devices"]], [0, 1])
+        self.assertEqual([d["peak_bytes"] for d in doc["devices"]], [SERIES[-1][1] - RESERVE, 0])
+        self.assertEqual(doc["devices"][1]["trend"]["verdict"], "stable")
+        for g in (0, 1):
+            self.assertEqual(self.read(self.path("g%d.csv" % g)).splitlines()[0], "time_s,used_bytes")
 
     def test_gpus_names_a_visible_process(self):
         script = self.path("mine.script")
