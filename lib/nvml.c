@@ -108,8 +108,8 @@ od_status od_nvml_open(const char *lib_path, od_nvml **out, od_error *err)
         return od_fail(err, OD_ERR_NODEV,
                        "cannot load NVML (%s): no NVIDIA driver on this machine?", path);
     }
-    /* nvmlInit_v2 and _v2 device calls exist since driver 325 (2013); the unsuffixed ones
-     * are the fallback for anything older. */
+    /* Every driver of the last decade has nvmlInit_v2 and the _v2 device calls; the
+     * unsuffixed ones are the fallback for anything older. */
     if (!SYM(init, "nvmlInit_v2"))
         SYM(init, "nvmlInit");
     SYM(shutdown, "nvmlShutdown");
