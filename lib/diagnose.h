@@ -120,4 +120,9 @@ const char *od_verdict_name(od_verdict v);
 int od_verdict_parse(const char *name);
 const char *od_input_kind_name(od_input_kind k); /* "log", "series", "snapshot", "config", "unrecognized" */
 
+/* One sentence giving an OOM report's verdict with its numbers (IEC units), into buf. */
+void od_oom_reason(const od_oom_report *r, char *buf, size_t size);
+/* How a report's request figure relates to the tensor, or NULL (a static string). */
+const char *od_oom_request_note(const od_oom_report *r);
+
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "categorize.h"
 #include "sites.h"
 #include "summary.h"
 #include "u64map.h"
@@ -119,12 +120,18 @@ static int from_annotations(const od_snapshot *s, const od_device_trace *tr, bou
     return 1;
 }
 
-/* The allocation that repeats once per iteration. For every (stack, size) key made 3
+/* The allocation that repeats once per iteration. For every (stack, size) key made 4
  * times or more, score = its smallest gap between two occurrences x (occurrences - 1):
  * a once-per-iteration allocation spans the trace with gaps of a whole iteration, while
  * per-layer ones (same stack for every layer) repeat within a phase, with small gaps,
  * and irregular ones have some small gap. Among keys scoring within 10% of the best,
- * the one made most often (then the first made) marks the boundaries. */
+ * the one made most often (then the first made) marks the boundaries. Allocations of
+ * parameters are no candidates (building a model repeats per layer, not per iteration),
+ * and the windows found must give back at least 60% of what they allocate: an
+ * iteration frees its temporaries, activations and gradients within it (the fixtures'
+ * training steps free 92-100%, the leaking one included), while layers of one forward
+ * keep their activations for backward (43% freed in a forward that died at its OOM) and
+ * a model being built frees nothing. */
 typedef struct {
     uint32_t count;
     size_t first, last, gap_min;
@@ -144,6 +151,8 @@ static int from_pattern(const od_snapshot *s, const od_device_trace *tr, bounds 
         uint64_t key = ((uint64_t)e[i].stack << 40) ^ e[i].size;
         uint32_t k;
         if (!od_u64map_get(&keys, key, &k)) {
+            if (od_categorize_stack(s, e[i].stack) == OD_CAT_PARAMETERS)
+                continue;
             if (n_keys == cap) {
                 size_t nc = cap ? cap * 2 : 256;
                 keyinfo *k2 = realloc(ki, nc * sizeof *k2);
@@ -164,15 +173,16 @@ static int from_pattern(const od_snapshot *s, const od_device_trace *tr, bounds 
         }
         ki[k].count++;
     }
+    /* Four repeats at least: three can be layers of a forward that died early. */
     double best = 0;
     for (size_t k = 0; k < n_keys; k++)
-        if (ki[k].count >= 3) {
+        if (ki[k].count >= 4) {
             double sc = (double)ki[k].gap_min * (double)(ki[k].count - 1);
             best = sc > best ? sc : best;
         }
     size_t pick = SIZE_MAX;
     for (size_t k = 0; k < n_keys && best > 0; k++) {
-        if (ki[k].count < 3 || (double)ki[k].gap_min * (double)(ki[k].count - 1) < 0.9 * best)
+        if (ki[k].count < 4 || (double)ki[k].gap_min * (double)(ki[k].count - 1) < 0.9 * best)
             continue;
         if (pick == SIZE_MAX || ki[k].count > ki[pick].count ||
             (ki[k].count == ki[pick].count && ki[k].first < ki[pick].first))
@@ -189,6 +199,20 @@ static int from_pattern(const od_snapshot *s, const od_device_trace *tr, bounds 
     for (size_t i = ki[pick].first; i < n && b->n < ki[pick].count; i++)
         if (e[i].action == OD_ACT_ALLOC && e[i].stack && (((uint64_t)e[i].stack << 40) ^ e[i].size) == want)
             b->t[b->n++] = i;
+    double alloc_b = 0, freed_b = 0;
+    for (size_t i = b->n ? b->t[0] : n; i < b->t[b->n - 1]; i++) {
+        if (e[i].action == OD_ACT_ALLOC)
+            alloc_b += (double)e[i].size;
+        else if (e[i].action == OD_ACT_FREE_COMPLETED)
+            freed_b += (double)e[i].size;
+    }
+    if (freed_b < 0.6 * alloc_b) {
+        free(b->t);
+        b->t = NULL;
+        b->n = 0;
+        ok = 1;
+        goto out;
+    }
     char site[400];
     int64_t sf, wf;
     od_stack_site(s, e[ki[pick].first].stack, &sf, &wf);
