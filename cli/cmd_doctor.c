@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "../lib/diagnose.h"
+#include "../lib/estimate.h"
+#include "../lib/hfconfig.h"
 #include "../lib/trend.h"
 #include "../lib/triage.h"
 #include "../lib/units.h"
@@ -26,6 +28,10 @@ typedef struct {
     od_input_kind kind;
     od_triage *tri;       /* OD_INPUT_LOG */
     od_snapshot *snap;    /* OD_INPUT_SNAPSHOT */
+    od_model model;       /* OD_INPUT_CONFIG */
+    int have_model;
+    od_estimate estimate; /* OD_INPUT_CONFIG, when a snapshot is there to compare with */
+    int have_estimate;
     od_series *series;    /* OD_INPUT_SERIES */
     od_trend_fit fit;
     int have_fit;
@@ -33,7 +39,7 @@ typedef struct {
 
 static void usage(void)
 {
-    printf("Usage: oomdoc doctor FILE... [--fail-on VERDICT,...] [--json]\n\n"
+    printf("Usage: oomdoc doctor FILE... [--config config.json [plan flags]] [--fail-on VERDICT,...] [--json]\n\n"
            "One diagnosis from whatever you have after an OOM: the error log or traceback,\n"
            "a per-step memory log (CSV/JSON Lines), an NVML series (time_s,used_bytes),\n"
            "memory_summary() or memory_stats() output, nvidia-smi output. Each input's kind\n"
@@ -46,14 +52,25 @@ static void usage(void)
            "(one per rank) are compared. A leak outranks the OOM it causes.\n\n"
            "Options:\n"
            "  --fail-on LIST  exit 1 when the verdict is in LIST (comma-separated), for CI\n"
+           "  --config FILE   the model's config.json, to compare the plan with snapshots\n"
+           "  --batch N       plan: micro-batch per GPU (default 1)\n"
+           "  --seq N         plan: sequence length (default 1024)\n"
+           "  --precision P   plan: fp32, amp-bf16 (default), amp-fp16, bf16\n"
+           "  --optimizer O   plan: adamw (default), adamw-fused, sgd, sgd-nomom, adafactor, adam8bit\n"
+           "  --attention A   plan: sdpa (default), eager, flash\n"
+           "  --checkpointing C  plan: none (default), full, selective\n"
            "  --json          machine-readable output (schema_version 1, sizes in bytes)\n"
            "  --help          this text\n\n"
            "Example:\n"
            "  oomdoc doctor tests/data/extracted/train_oom_log.txt\n"
            "  oomdoc doctor tests/data/extracted/leak_eval_no_grad_steps.csv --fail-on leak\n"
            "  oomdoc doctor tests/data/snapshots/leak_eval_no_grad.pickle --json\n\n"
-           "config.json is recognized; comparing it with a snapshot is not in this build yet\n"
-           "(use oomdoc plan).\n\n" OD_EXIT_CODES_HELP);
+           "With a snapshot and a model's config.json (an input, or --config) the plan of the\n"
+           "workload (flags as for oomdoc plan, training) is compared with the snapshot's peak\n"
+           "per category, naming the category that exceeds its expectation the most:\n"
+           "  oomdoc doctor tests/data/snapshots/snap_train_default.pickle \\\n"
+           "    --config tests/data/extracted/snap_train_default_config.json --batch 8 --seq 512\n\n"
+           OD_EXIT_CODES_HELP);
 }
 
 /* ---------- detection ---------- */
@@ -90,8 +107,9 @@ static int load_input(input *in)
         return in->snap ? 0 : rc;
     }
     if (looks_like_config(text, len)) {
-        /* TODO(plan): estimate from config.json and compare with a snapshot per category. */
         in->kind = OD_INPUT_CONFIG;
+        /* A config plan cannot read (an unknown model_type) is still a config: listed only. */
+        in->have_model = od_hfconfig_parse(text, len, &in->model, &err) == OD_OK;
         free(text);
         return 0;
     }
@@ -197,6 +215,22 @@ static json_t *snapshots_json(const od_diagnosis *d, const input *ins)
                                                     "max_reserved_bytes", (json_int_t)f->max_reserved_bytes));
         else
             json_object_set_new(o, "oom", json_null());
+        if (f->have_expected) {
+            json_t *x = json_object(), *by = json_object();
+            json_object_set_new(x, "peak_bytes", json_integer((json_int_t)f->expected_peak_bytes));
+            for (int k = 0; k < OD_CAT_COUNT; k++)
+                json_object_set_new(by, od_category_name((od_category)k), json_integer((json_int_t)f->expected_bytes[k]));
+            json_object_set_new(x, "by_category", by);
+            json_object_set_new(x, "worst_category",
+                                f->worst_category < 0 ? json_null()
+                                : f->worst_category == OD_CAT_COUNT
+                                    ? json_string("gradients+activations+logits_and_loss")
+                                    : json_string(od_category_name((od_category)f->worst_category)));
+            json_object_set_new(x, "excess_bytes", f->worst_category < 0 ? json_null() : json_integer((json_int_t)f->worst_excess_bytes));
+            json_object_set_new(o, "expected", x);
+        } else {
+            json_object_set_new(o, "expected", json_null());
+        }
         json_array_append_new(arr, o);
     }
     return arr;
@@ -281,6 +315,20 @@ static void print_text(const od_diagnosis *d)
     printf("\n%sverify%s\n  %s\n", od_c_bold, od_c_reset, d->verify);
 }
 
+/* Index of a plan flag's value among the estimate module's names, or -1. */
+static int name_index(int opt, const char *text)
+{
+    for (int k = 0; k < 16; k++) {
+        const char *nm = opt == 'P' ? od_precision_name((od_precision)k) : opt == 'O' ? od_optimizer_name((od_optimizer)k)
+                         : opt == 'A' ? od_attention_name((od_attention)k) : od_ckpt_name((od_ckpt)k);
+        if (strcmp(nm, "?") == 0)
+            return -1;
+        if (strcmp(nm, text) == 0)
+            return k;
+    }
+    return -1;
+}
+
 static int parse_fail_on(const char *list, int *fail_on)
 {
     char buf[256];
@@ -301,11 +349,22 @@ int od_cmd_doctor(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"fail-on", required_argument, NULL, 'f'},
+        {"config", required_argument, NULL, 'C'},
+        {"batch", required_argument, NULL, 'B'},
+        {"seq", required_argument, NULL, 'S'},
+        {"precision", required_argument, NULL, 'P'},
+        {"optimizer", required_argument, NULL, 'O'},
+        {"attention", required_argument, NULL, 'A'},
+        {"checkpointing", required_argument, NULL, 'K'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int json = 0, c, fail_on[OD_VERDICT_COUNT] = {0};
+    int json = 0, c, fail_on[OD_VERDICT_COUNT] = {0}, plan_flags = 0;
+    const char *config = NULL;
+    od_workload w;
+    od_workload_defaults(&w);
+    long v;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -314,23 +373,77 @@ int od_cmd_doctor(int argc, char **argv)
             if (parse_fail_on(optarg, fail_on))
                 return OD_EXIT_USAGE;
             break;
+        case 'C': config = optarg; break;
+        case 'B':
+            if (od_cli_parse_int_opt("doctor", "--batch", optarg, 1, 1L << 20, &v))
+                return OD_EXIT_USAGE;
+            w.batch = (uint64_t)v, plan_flags = 1;
+            break;
+        case 'S':
+            if (od_cli_parse_int_opt("doctor", "--seq", optarg, 1, 1L << 24, &v))
+                return OD_EXIT_USAGE;
+            w.seq = (uint64_t)v, plan_flags = 1;
+            break;
+        case 'P': case 'O': case 'A': case 'K': {
+            int k = name_index(c, optarg);
+            if (k < 0)
+                return od_cli_usage_error("doctor", "--%s: '%s' is not a known value (see --help)",
+                                          c == 'P' ? "precision" : c == 'O' ? "optimizer" : c == 'A' ? "attention" : "checkpointing",
+                                          optarg);
+            if (c == 'P') w.precision = (od_precision)k;
+            else if (c == 'O') w.optimizer = (od_optimizer)k;
+            else if (c == 'A') w.attention = (od_attention)k;
+            else w.ckpt = (od_ckpt)k;
+            plan_flags = 1;
+            break;
+        }
         case 'j': json = 1; break;
         case 'h': usage(); return OD_EXIT_OK;
         case ':': return od_cli_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
         default: return od_cli_usage_error("doctor", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    size_t n = (size_t)(argc - optind);
-    if (n == 0)
+    size_t n_files = (size_t)(argc - optind), n = n_files + (config != NULL);
+    if (n_files == 0)
         return od_cli_usage_error("doctor", "expected at least one FILE");
     input *ins = calloc(n, sizeof *ins);
     if (!ins)
         return OD_EXIT_INTERNAL;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        ins[i].path = argv[optind + (int)i];
+        ins[i].path = i < n_files ? argv[optind + (int)i] : config;
         ins[i].name = strcmp(ins[i].path, "-") == 0 ? "<stdin>" : ins[i].path;
         rc = load_input(&ins[i]);
+        if (!rc && i == n_files && ins[i].kind != OD_INPUT_CONFIG) {
+            od_error e;
+            od_fail(&e, OD_ERR_FORMAT, "--config: not a model config.json (no model_type and hidden size)");
+            rc = od_cli_report_error(ins[i].path, &e);
+        }
+    }
+    /* The plan of the workload, for each config, when there is a snapshot to compare. */
+    int any_snap = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        any_snap |= ins[i].kind == OD_INPUT_SNAPSHOT;
+    for (size_t i = 0; i < n && !rc && any_snap; i++) {
+        if (ins[i].kind != OD_INPUT_CONFIG)
+            continue;
+        od_error e;
+        od_error_clear(&e);
+        if (!ins[i].have_model) {
+            od_fail(&e, OD_ERR_FORMAT, "the planner cannot read this config.json");
+            rc = od_cli_report_error(ins[i].path, &e);
+        } else if (od_estimate_compute(&ins[i].model, &w, &ins[i].estimate, &e) != OD_OK) {
+            rc = e.status == OD_ERR_ARG ? od_cli_usage_error("doctor", "%s", e.msg) : od_cli_report_error(ins[i].path, &e);
+        } else {
+            ins[i].have_estimate = 1;
+        }
+    }
+    if (!rc && plan_flags && !config) {
+        int have_cfg = 0;
+        for (size_t i = 0; i < n; i++)
+            have_cfg |= ins[i].kind == OD_INPUT_CONFIG;
+        if (!have_cfg)
+            rc = od_cli_usage_error("doctor", "plan flags (--batch, --seq, ...) need a config.json (--config FILE)");
     }
     od_diag_input *di = rc ? NULL : calloc(n, sizeof *di);
     if (!rc && !di)
@@ -340,7 +453,8 @@ int od_cmd_doctor(int argc, char **argv)
         for (size_t i = 0; i < n; i++) {
             all_nothing &= ins[i].kind == OD_INPUT_NOTHING;
             di[i] = (od_diag_input){ins[i].name, ins[i].kind, ins[i].tri, ins[i].series,
-                                    ins[i].have_fit ? &ins[i].fit : NULL, ins[i].snap};
+                                    ins[i].have_fit ? &ins[i].fit : NULL, ins[i].snap,
+                                    ins[i].have_estimate ? &ins[i].estimate : NULL};
         }
         od_diagnosis *d = NULL;
         od_error err;

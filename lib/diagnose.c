@@ -398,6 +398,96 @@ static uint64_t findings_peak(const od_snapshot_findings *f)
     return f->figures->allocated_bytes;
 }
 
+/* Expected (plan) vs actual per category: the category that exceeds its expectation the
+ * most is the place where the framework did something the plan did not foresee. The
+ * autograd engine allocates without Python frames, so the snapshot cannot tell parameter
+ * gradients from activation or logits gradients: gradients, activations and
+ * logits_and_loss are judged as one group; the other categories one by one. */
+static void expected_vs_actual(od_diagnosis *d, const od_diag_input *ins, size_t n)
+{
+    const od_estimate *e = NULL;
+    size_t from = OD_NO_INPUT;
+    for (size_t i = 0; i < n && !e; i++)
+        if (ins[i].kind == OD_INPUT_CONFIG && ins[i].expected) {
+            e = ins[i].expected;
+            from = i;
+        }
+    if (!e)
+        return;
+    for (size_t k = 0; k < d->n_snapshots; k++) {
+        od_snapshot_findings *f = &d->snapshots[k];
+        if (!f->categories || !f->categories->total_bytes)
+            continue;
+        const od_breakdown *b = &e->at_peak;
+        f->have_expected = 1;
+        f->expected_bytes[OD_CAT_PARAMETERS] = b->parameters;
+        f->expected_bytes[OD_CAT_GRADIENTS] = b->gradients;
+        f->expected_bytes[OD_CAT_OPTIMIZER_STATES] = b->optimizer_states;
+        f->expected_bytes[OD_CAT_ACTIVATIONS] = b->activations;
+        f->expected_bytes[OD_CAT_LOGITS_AND_LOSS] = b->logits_and_loss;
+        f->expected_bytes[OD_CAT_KV_CACHE] = b->kv_cache;
+        f->expected_bytes[OD_CAT_TEMPORARIES] = b->temporaries;
+        f->expected_peak_bytes = e->peak_allocated_bytes;
+        f->worst_category = -1;
+        char buf[700], a[32], c[32], g[32];
+        size_t o = 0;
+        for (int cat = 0; cat < OD_CAT_COUNT; cat++) {
+            uint64_t act = f->categories->bytes[cat], exp = f->expected_bytes[cat];
+            if ((act || exp) && o < sizeof buf - 100)
+                o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %s vs %s", o ? ", " : "",
+                                      od_category_name((od_category)cat), iec(act, a, sizeof a), iec(exp, c, sizeof c));
+        }
+        /* Candidates: each category, the backward group pooled instead of its members. */
+        for (int cat = 0; cat <= OD_CAT_COUNT; cat++) {
+            if (cat == OD_CAT_GRADIENTS || cat == OD_CAT_ACTIVATIONS || cat == OD_CAT_LOGITS_AND_LOSS)
+                continue;
+            uint64_t act = 0, exp = 0;
+            if (cat == OD_CAT_COUNT) {
+                const int grp[3] = {OD_CAT_GRADIENTS, OD_CAT_ACTIVATIONS, OD_CAT_LOGITS_AND_LOSS};
+                for (int g3 = 0; g3 < 3; g3++) {
+                    act += f->categories->bytes[grp[g3]];
+                    exp += f->expected_bytes[grp[g3]];
+                }
+            } else {
+                act = f->categories->bytes[cat];
+                exp = f->expected_bytes[cat];
+            }
+            int64_t ex = (int64_t)(act > INT64_MAX ? INT64_MAX : act) - (int64_t)(exp > INT64_MAX ? INT64_MAX : exp);
+            if (ex > 0 && (f->worst_category < 0 || ex > f->worst_excess_bytes)) {
+                f->worst_category = cat;
+                f->worst_excess_bytes = ex;
+            }
+        }
+        evid(d, f->input, "expected_peak_bytes", (double)e->peak_allocated_bytes,
+             "%s: actual vs expected (plan of %s) at the peak: %s in all vs %s; %s", ins[f->input].name,
+             ins[from].name, iec(f->categories->total_bytes, a, sizeof a), iec(e->peak_allocated_bytes, c, sizeof c),
+             buf);
+        /* Small excesses are the plan's error, not a surprise: 2% of the peak. */
+        if (f->worst_category >= 0 && (double)f->worst_excess_bytes >= 0.02 * (double)e->peak_allocated_bytes) {
+            int w = f->worst_category;
+            uint64_t base = 0;
+            const char *name = w == OD_CAT_COUNT ? "gradients + activations + logits_and_loss (the backward pass)"
+                                                 : od_category_name((od_category)w);
+            const char *site = w == OD_CAT_COUNT ? f->categories->top_site[OD_CAT_ACTIVATIONS] : f->categories->top_site[w];
+            if (w == OD_CAT_COUNT)
+                base = f->expected_bytes[OD_CAT_GRADIENTS] + f->expected_bytes[OD_CAT_ACTIVATIONS] +
+                       f->expected_bytes[OD_CAT_LOGITS_AND_LOSS];
+            else
+                base = f->expected_bytes[w];
+            char pct[48] = "";
+            if (base > 0)
+                snprintf(pct, sizeof pct, " (+%.0f%%)", 100.0 * (double)f->worst_excess_bytes / (double)base);
+            evid(d, f->input, "excess_bytes", (double)f->worst_excess_bytes,
+                 "%s: %s exceed the plan the most: %s more than expected%s, mostly from %s", ins[f->input].name, name,
+                 iec((uint64_t)f->worst_excess_bytes, g, sizeof g), pct, site[0] ? site : "unknown sites");
+        } else {
+            evid(d, f->input, "excess_bytes", f->worst_category >= 0 ? (double)f->worst_excess_bytes : 0,
+                 "%s: no category exceeds the plan by more than 2%% of the expected peak (%s)", ins[f->input].name,
+                 iec(e->peak_allocated_bytes, g, sizeof g));
+        }
+    }
+}
+
 /* Several snapshots (one per rank): which peaks highest, and the purpose that makes the
  * difference against the lowest one. */
 static void compare_snapshots(od_diagnosis *d, const od_diag_input *ins)
@@ -760,15 +850,16 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
                 }
             break;
         case OD_INPUT_CONFIG:
-            /* TODO(plan): with a snapshot, expected (od_plan_compute's at_peak breakdown) vs
-             * actual (od_categorize) per category. */
-            evid(d, i, NULL, 0, "%s: a model config.json: estimate with oomdoc plan %s", in->name, in->name);
+            if (!in->expected || !d->n_snapshots)
+                evid(d, i, NULL, 0, "%s: a model config.json: estimate with oomdoc plan %s%s", in->name, in->name,
+                     d->n_snapshots ? "" : " (with a snapshot, doctor compares the plan with it)");
             break;
         case OD_INPUT_NOTHING:
             evid(d, i, NULL, 0, "%s: no OOM report, memory log or GPU listing recognized", in->name);
             break;
         }
     }
+    expected_vs_actual(d, ins, n);
     compare_snapshots(d, ins);
     if (!decided && any_data) {
         /* No OOM and no leak: healthy when the data shows no OOM either. */

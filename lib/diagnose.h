@@ -14,6 +14,7 @@
 #define OD_DIAGNOSE_H
 
 #include "categorize.h"
+#include "estimate.h"
 #include "iterations.h"
 #include "od.h"
 #include "snapshot.h"
@@ -48,6 +49,8 @@ typedef struct {
     const od_series *series;      /* OD_INPUT_SERIES */
     const od_trend_fit *fit;      /* OD_INPUT_SERIES; NULL when too short for a trend */
     const od_snapshot *snapshot;  /* OD_INPUT_SNAPSHOT */
+    const od_estimate *expected;  /* OD_INPUT_CONFIG: plan's estimate of the workload the
+                                     snapshots ran (od_estimate_compute), or NULL */
 } od_diag_input;
 
 #define OD_NO_INPUT ((size_t)-1)
@@ -81,6 +84,15 @@ typedef struct {
     uint64_t oom_allocated_bytes;      /* live (requests rounded) when it failed */
     uint64_t oom_reserved_bytes;       /* from segment events; 0 when not traced */
     uint64_t max_reserved_bytes;       /* highest reserve seen in the trace */
+    /* Expected (plan, from a config input's estimate) vs actual (categories) at the peak. */
+    int have_expected;
+    uint64_t expected_bytes[OD_CAT_COUNT]; /* plan's keys; workspace and unknown stay 0 */
+    uint64_t expected_peak_bytes;
+    int worst_category;                /* the category most above its expectation, or -1;
+                                          OD_CAT_COUNT: gradients + activations +
+                                          logits_and_loss together (backward allocations
+                                          carry no frames that tell them apart) */
+    int64_t worst_excess_bytes;        /* actual - expected for it */
 } od_snapshot_findings;
 
 typedef struct {
