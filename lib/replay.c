@@ -562,7 +562,18 @@ od_status od_replay_snapshot(const od_snapshot *snap, const od_replay_opts *opts
         return od_fail(err, st, "out of memory");
     }
     res->approximate = !complete;
-    if (!complete) od_allocsim_reset_peaks(sim);
+    if (!complete) {
+        od_allocsim_stats st0;
+        od_allocsim_get_stats(sim, &st0);
+        if (opts->cfg.allowed_bytes && st0.reserved_bytes > opts->cfg.allowed_bytes) {
+            finish(&c, sim);
+            return od_fail(err, OD_ERR_ARG, "the cap of %llu bytes is below the %llu bytes "
+                           "already reserved when the trace begins",
+                           (unsigned long long)opts->cfg.allowed_bytes,
+                           (unsigned long long)st0.reserved_bytes);
+        }
+        od_allocsim_reset_peaks(sim);
+    }
     st = run(sim, &c, err);
     finish(&c, sim);
     for (size_t s = 0; s < snap->n_segments; s++) {
