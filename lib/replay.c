@@ -281,12 +281,16 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
         }
         case OD_ACT_FREE_REQUESTED:
         case OD_ACT_FREE_COMPLETED: {
-            if (!amap_get(&m, t->addr, &a)) {
-                if (t->action == OD_ACT_FREE_COMPLETED) r->unknown_frees++;
-                r->events_replayed++;
-                break;
-            }
             r->events_replayed++;
+            if (!amap_get(&m, t->addr, &a)) {
+                /* a block live before the trace began (seeded at its own address);
+                 * in a complete trace an unknown address is just that */
+                if (!c->res->approximate || !t->addr) {
+                    if (t->action == OD_ACT_FREE_COMPLETED) r->unknown_frees++;
+                    break;
+                }
+                a = t->addr;
+            }
             if (a == 0) { /* the model failed this allocation: nothing to free */
                 if (t->action == OD_ACT_FREE_COMPLETED) amap_del(&m, t->addr);
                 break;
