@@ -263,7 +263,13 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
             if (status) break;
             if (oom) note_oom(sim, r, i, t->size, 0);
             else if (a != t->addr) r->alloc_addr_mismatches++;
-            if (t->addr && amap_put(&m, t->addr, a)) status = OD_ERR_NOMEM;
+            /* only addresses where the model differs from the recording need mapping
+             * (a recorded address can be reused: drop any stale mapping) */
+            if (t->addr && a != t->addr) {
+                if (amap_put(&m, t->addr, a)) status = OD_ERR_NOMEM;
+            } else if (t->addr && m.n) {
+                amap_del(&m, t->addr);
+            }
             break;
         case OD_ACT_OOM: {
             r->events_replayed++;
@@ -282,14 +288,12 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
         case OD_ACT_FREE_REQUESTED:
         case OD_ACT_FREE_COMPLETED: {
             r->events_replayed++;
-            if (!amap_get(&m, t->addr, &a)) {
-                /* a block live before the trace began (seeded at its own address);
-                 * in a complete trace an unknown address is just that */
-                if (!c->res->approximate || !t->addr) {
-                    if (t->action == OD_ACT_FREE_COMPLETED) r->unknown_frees++;
-                    break;
-                }
+            int mapped = m.n && amap_get(&m, t->addr, &a);
+            if (!mapped) {
+                /* the model's block sits at the recorded address, or (wrapped trace)
+                 * was seeded there; otherwise the address is unknown */
                 a = t->addr;
+                if (!a) break;
             }
             if (a == 0) { /* the model failed this allocation: nothing to free */
                 if (t->action == OD_ACT_FREE_COMPLETED) amap_del(&m, t->addr);
@@ -303,14 +307,14 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
                 if (status == OD_ERR_ARG) { r->unknown_frees++; status = OD_OK; }
                 if (immediate) {
                     r->events_replayed++;
-                    amap_del(&m, t->addr);
+                    if (mapped) amap_del(&m, t->addr);
                     i++;
                 }
             } else {
                 int ignored;
                 status = od_allocsim_free_complete(sim, a, &ignored);
                 if (status == OD_ERR_ARG) { r->unknown_frees++; status = OD_OK; }
-                amap_del(&m, t->addr);
+                if (mapped) amap_del(&m, t->addr);
             }
             break;
         }
@@ -427,7 +431,7 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const od_tr
     uint64_t *orphans = NULL, *orphan_sz = NULL;
     size_t norph = 0, caporph = 0;
     memset(&ever, 0, sizeof ever);
-    if (amap_init(&live, 4096) || amap_init(&created, 256) || amap_init(&ever, 4096)) {
+    if (amap_init(&live, 4096) || amap_init(&created, 256) || amap_init(&ever, 256)) {
         amap_free(&live);
         amap_free(&created);
         amap_free(&ever);
@@ -445,16 +449,30 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const od_tr
         }                                                                    \
         (arr)[(cnt)++] = (val);                                              \
     } while (0)
+    /* blocks allocated at the end: were they allocated inside the trace? (value 1) */
+    for (size_t s = 0; s < snap->n_segments; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device != dev || g->is_expandable) continue;
+        for (size_t b = 0; b < g->n_blocks; b++) {
+            const od_block *k = &snap->blocks[g->first_block + b];
+            if ((k->state == OD_BLOCK_ACTIVE_ALLOCATED || k->state == OD_BLOCK_ACTIVE_PENDING_FREE) &&
+                k->address && amap_put(&ever, k->address, 0)) {
+                st = OD_ERR_NOMEM;
+                goto out;
+            }
+        }
+    }
     size_t capsz = 0;
     for (size_t i = 0; i < n; i++) {
         const od_trace_entry *t = &e[i];
         uint64_t v;
         switch (t->action) {
         case OD_ACT_ALLOC:
-            if (t->addr && (amap_put(&live, t->addr, 1) || amap_put(&ever, t->addr, 1))) {
+            if (t->addr && amap_put(&live, t->addr, 1)) {
                 st = OD_ERR_NOMEM;
                 goto out;
             }
+            if (ever.n && amap_get(&ever, t->addr, &v)) amap_put(&ever, t->addr, 1);
             break;
         case OD_ACT_FREE_REQUESTED:
         case OD_ACT_FREE_COMPLETED:
@@ -522,7 +540,7 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const od_tr
             const od_block *k = &snap->blocks[g->first_block + b];
             uint64_t v;
             if (k->state != OD_BLOCK_ACTIVE_ALLOCATED && k->state != OD_BLOCK_ACTIVE_PENDING_FREE) continue;
-            if (amap_get(&ever, k->address, &v)) continue;
+            if (!amap_get(&ever, k->address, &v) || v == 1) continue;
             if (od_allocsim_seed_block(sim, k->address, k->size) == OD_OK)
                 r->seeded_blocks++;
         }
