@@ -421,9 +421,51 @@ static int seed_cmp(const void *a, const void *b)
 /* A trace is complete when it explains everything: every free has its alloc and every
  * final segment was created inside the trace. Otherwise the ring buffer wrapped (or
  * recording began late) and the starting state has to be rebuilt. */
+/* Cheap completeness test for traces without expandable segments: a block live before
+ * the trace began lives in a segment that existed before it, and that segment is either
+ * still there at the end or released inside the trace; so the trace is complete exactly
+ * when every released and every final segment was created inside it. Returns 1 when
+ * complete, 0 when not or when expandable segments need the full test. */
+static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_entry *e, size_t n)
+{
+    for (size_t s = 0; s < snap->n_segments; s++)
+        if (snap->segments[s].device == dev && snap->segments[s].is_expandable) return 0;
+    amap created;
+    if (amap_init(&created, 256)) return 0;
+    int ok = 1;
+    uint64_t v;
+    for (size_t i = 0; i < n && ok; i++) {
+        switch (e[i].action) {
+        case OD_ACT_SEGMENT_ALLOC:
+            if (amap_put(&created, e[i].addr, 1)) ok = 0;
+            break;
+        case OD_ACT_SEGMENT_FREE:
+            if (amap_get(&created, e[i].addr, &v)) amap_del(&created, e[i].addr);
+            else ok = 0;
+            break;
+        case OD_ACT_SEGMENT_MAP:
+        case OD_ACT_SEGMENT_UNMAP:
+            ok = 0;
+            break;
+        default:
+            break;
+        }
+    }
+    for (size_t s = 0; s < snap->n_segments && ok; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device == dev && !amap_get(&created, g->address, &v)) ok = 0;
+    }
+    amap_free(&created);
+    return ok;
+}
+
 static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const od_trace_entry *e,
                                size_t n, od_allocsim *sim, od_replay_result *r, int *complete)
 {
+    if (quick_complete(snap, dev, e, n)) {
+        *complete = 1;
+        return OD_OK;
+    }
     amap live, created, ever;
     od_status st = OD_OK;
     seed_seg *segs = NULL;
