@@ -5,7 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#define RAW_CHUNK (256u * 1024u)
+#define RAW_CHUNK (64u * 1024u)
 
 struct od_input {
     FILE *file;                 /* NULL for memory input */

@@ -28,7 +28,7 @@ enum { B_I64, B_U64, B_F64, B_BIG };
 #define SMALL_MIN (-((int64_t)1 << 60))
 #define SMALL_MAX (((int64_t)1 << 60) - 1)
 #define ARENA_CHUNK (1u << 17)        /* values per arena chunk (1 MiB) */
-#define BUF_SIZE (1u << 20)
+#define BUF_SIZE (1u << 16)          /* input window; longer strings go through tmp */
 #define MAX_SHAPES 65535u
 #define MAX_SHAPE_KEYS 64u
 #define MEMO_GAP (1u << 20)           /* how far past the memo's end BINPUT may write */
@@ -116,7 +116,9 @@ static od_pv *arena_alloc(od_ptree *t, size_t n)
 {
     chunk *c = t->arena;
     if (!c || c->cap - c->used < n) {
-        size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+        /* Chunks grow geometrically so small pickles stay small. */
+        size_t want = c ? (c->cap * 2 < ARENA_CHUNK ? c->cap * 2 : ARENA_CHUNK) : 512;
+        size_t cap = n > want ? n : want;
         if (cap > (SIZE_MAX - sizeof(chunk)) / sizeof(od_pv))
             return NULL;
         chunk *nc = malloc(sizeof(chunk) + cap * sizeof(od_pv));
@@ -125,7 +127,7 @@ static od_pv *arena_alloc(od_ptree *t, size_t n)
         nc->used = 0;
         nc->cap = cap;
         /* A one-off big chunk goes behind the current one so the current stays the tail. */
-        if (c && n > ARENA_CHUNK && c->cap - c->used > 64) {
+        if (c && n > want && c->cap - c->used > 64) {
             nc->next = c->next;
             c->next = nc;
             nc->used = n;
@@ -1160,7 +1162,20 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
     }
     m.p = m.end = m.buf;
     m.t->root = V_NONE;
-    od_status st = run(&m);
+    od_status st;
+    /* Protocols 2-5 always open with PROTO: anything else is not a pickle we read. */
+    if (!fill(&m, 2))
+        st = m.end == m.p && input_failed(&m) == OD_OK
+                 ? od_fail_at(err, OD_ERR_FORMAT, 0, "empty input: expected a pickle")
+             : m.end > m.p && m.p[0] != 0x80 ? OD_ERR_FORMAT : truncated(&m, "the PROTO header");
+    else
+        st = OD_OK;
+    if (m.end > m.p && m.p[0] != 0x80)
+        st = od_fail_at(err, OD_ERR_FORMAT, 0,
+                        "not a pickle: protocol 2-5 pickles start with byte 0x80, found 0x%02x%s", m.p[0],
+                        m.p[0] >= 0x20 && m.p[0] < 0x7f ? " (this looks like text)" : "");
+    else if (st == OD_OK)
+        st = run(&m);
     free(m.buf);
     free(m.stack);
     free(m.marks);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "pickle.h"
+#include "u64map.h"
 
 /* Sizes beyond this are not memory any GPU has: refused rather than summed. */
 #define MAX_SANE_BYTES ((uint64_t)1 << 52)
@@ -44,70 +45,6 @@ static const char *const action_names[] = {
 
 static const char *const state_names[] = {"inactive", "active_allocated", "active_pending_free"};
 
-/* A small open-addressing map from 64-bit keys to 32-bit values. */
-typedef struct {
-    uint64_t *keys;
-    uint32_t *vals;
-    size_t cap, n;
-} map;
-
-static int map_get(const map *m, uint64_t key, uint32_t *val)
-{
-    if (!m->cap)
-        return 0;
-    size_t mask = m->cap - 1;
-    for (size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask; m->keys[j]; j = (j + 1) & mask) {
-        if (m->keys[j] == key + 1) {
-            *val = m->vals[j];
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int map_put(map *m, uint64_t key, uint32_t val)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 256;
-        uint64_t *nk = calloc(nc, sizeof *nk);
-        uint32_t *nv = calloc(nc, sizeof *nv);
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
-            return 0;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->keys[i])
-                continue;
-            size_t j = (size_t)(((m->keys[i] - 1) * 0x9e3779b97f4a7c15ull) >> 20) & (nc - 1);
-            while (nk[j])
-                j = (j + 1) & (nc - 1);
-            nk[j] = m->keys[i];
-            nv[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = nk;
-        m->vals = nv;
-        m->cap = nc;
-    }
-    size_t mask = m->cap - 1;
-    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 20) & mask;
-    while (m->keys[j] && m->keys[j] != key + 1)
-        j = (j + 1) & mask;
-    if (!m->keys[j])
-        m->n++;
-    m->keys[j] = key + 1;
-    m->vals[j] = val;
-    return 1;
-}
-
-static void map_free(map *m)
-{
-    free(m->keys);
-    free(m->vals);
-}
-
 static int grow(void **p, size_t *cap, size_t need, size_t elem)
 {
     if (need <= *cap)
@@ -132,7 +69,7 @@ typedef struct strchunk {
 /* Storage owned by the snapshot (od_snapshot.priv). */
 typedef struct {
     strchunk *strings;
-    map str_copies;        /* pickle str value -> index into copies */
+    od_u64map str_copies;        /* pickle str value -> index into copies */
     const char **copies;
     size_t n_copies, cap_copies;
     od_trace_entry *entries; /* every absorbed trace entry, in document order */
@@ -145,10 +82,10 @@ typedef struct {
     storage *st;
     uint8_t *fields;       /* by pickle string id: field + 1, or F_NONE */
     size_t fields_cap;
-    map actions;           /* action str value -> od_action */
-    map states;            /* state str value -> od_block_state */
-    map stacks;            /* frames list identity -> stack index */
-    map frames;            /* frame dict identity -> frame index */
+    od_u64map actions;           /* action str value -> od_action */
+    od_u64map states;            /* state str value -> od_block_state */
+    od_u64map stacks;            /* frames list identity -> stack index */
+    od_u64map frames;            /* frame dict identity -> frame index */
     size_t cap_frames, cap_stack_frames, cap_stacks;
     od_trace_entry *entries;
     size_t n_entries, cap_entries;
@@ -167,7 +104,7 @@ typedef struct {
 static const char *copy_str(loader *L, const od_ptree *t, od_pv v)
 {
     uint32_t idx;
-    if (map_get(&L->st->str_copies, v, &idx))
+    if (od_u64map_get(&L->st->str_copies, v, &idx))
         return L->st->copies[idx];
     size_t len;
     const char *s = od_pv_str(t, v, &len);
@@ -188,7 +125,7 @@ static const char *copy_str(loader *L, const od_ptree *t, od_pv v)
     memcpy(copy, s, len + 1);
     c->used += len + 1;
     if (!grow((void **)&L->st->copies, &L->st->cap_copies, L->st->n_copies + 1, sizeof(char *)) ||
-        !map_put(&L->st->str_copies, v, (uint32_t)L->st->n_copies))
+        !od_u64map_put(&L->st->str_copies, v, (uint32_t)L->st->n_copies))
         return NULL;
     L->st->copies[L->st->n_copies++] = copy;
     return copy;
@@ -246,7 +183,7 @@ static int get_size(const od_ptree *t, od_pv v, const char *what, int f, uint64_
 static int frame_index(loader *L, const od_ptree *t, od_pv fd, uint32_t *out, od_error *err)
 {
     uint32_t id = od_pv_identity(t, fd);
-    if (id != UINT32_MAX && map_get(&L->frames, id, out))
+    if (id != UINT32_MAX && od_u64map_get(&L->frames, id, out))
         return 0;
     if (od_pv_typeof(t, fd) != OD_PV_DICT)
         return bad(err, "stack frame", "frames[]", "a dict", t, fd);
@@ -283,7 +220,7 @@ static int frame_index(loader *L, const od_ptree *t, od_pv fd, uint32_t *out, od
         goto nomem;
     *out = (uint32_t)s->n_frames;
     s->frames[s->n_frames++] = fr;
-    if (id != UINT32_MAX && !map_put(&L->frames, id, *out))
+    if (id != UINT32_MAX && !od_u64map_put(&L->frames, id, *out))
         goto nomem;
     return 0;
 nomem:
@@ -307,7 +244,7 @@ static int stack_index(loader *L, const od_ptree *t, od_pv list, uint32_t *out, 
         return 0;
     }
     uint32_t id = od_pv_identity(t, list);
-    if (map_get(&L->stacks, id, out))
+    if (od_u64map_get(&L->stacks, id, out))
         return 0;
     od_snapshot *s = L->snap;
     size_t first = s->n_stacks ? s->stacks[s->n_stacks - 1].first + s->stacks[s->n_stacks - 1].count : 0;
@@ -325,7 +262,7 @@ static int stack_index(loader *L, const od_ptree *t, od_pv list, uint32_t *out, 
         goto nomem;
     *out = (uint32_t)s->n_stacks;
     s->stacks[s->n_stacks++] = (od_stack){(uint32_t)first, (uint32_t)n};
-    if (!map_put(&L->stacks, id, *out))
+    if (!od_u64map_put(&L->stacks, id, *out))
         goto nomem;
     return 0;
 nomem:
@@ -333,11 +270,11 @@ nomem:
     return -1;
 }
 
-static int enum_of(loader *L, map *cache, const char *const *names, int n_names, int other,
+static int enum_of(loader *L, od_u64map *cache, const char *const *names, int n_names, int other,
                    const od_ptree *t, od_pv v, const char *what, const char *field, od_error *err)
 {
     uint32_t e;
-    if (map_get(cache, v, &e))
+    if (od_u64map_get(cache, v, &e))
         return (int)e;
     const char *s = od_pv_str(t, v, NULL);
     if (!s || od_pv_typeof(t, v) != OD_PV_STR)
@@ -346,7 +283,7 @@ static int enum_of(loader *L, map *cache, const char *const *names, int n_names,
     for (int i = 0; i < n_names; i++)
         if (strcmp(s, names[i]) == 0)
             e = (uint32_t)i;
-    if (!map_put(cache, v, e)) {
+    if (!od_u64map_put(cache, v, e)) {
         od_fail(err, OD_ERR_NOMEM, "out of memory");
         return -1;
     }
@@ -456,15 +393,15 @@ static int absorb_block(loader *L, const od_ptree *t, const od_pv *kv, const uin
                 return -1;
             break;
         case F_HISTORY: {
-            /* torch 1.13: the block's allocation history, the current one first (as
-             * torch's own _memory_viz reads it). */
+            /* torch 1.13: the block's allocation history, oldest first; the last entry is
+             * the current allocation (as torch's own _memory_viz reads it). */
             if (od_pv_typeof(t, v) != OD_PV_LIST)
                 return bad(err, "block", "history", "a list", t, v);
             if (od_pv_len(t, v) == 0)
                 break;
-            od_pv h = od_pv_item(t, v, 0);
+            od_pv h = od_pv_item(t, v, od_pv_len(t, v) - 1);
             if (od_pv_typeof(t, h) != OD_PV_DICT)
-                return bad(err, "block", "history[0]", "a dict", t, h);
+                return bad(err, "block", "history[-1]", "a dict", t, h);
             for (size_t k = 0; k < od_pv_len(t, h); k++) {
                 od_pv hv = od_pv_dict_value(t, h, k);
                 int hf = field_of(L, t, od_pv_dict_key(t, h, k));
@@ -838,10 +775,10 @@ static od_status take_annotations(loader *L, const od_ptree *t, od_pv list, od_e
 static void loader_free(loader *L)
 {
     free(L->fields);
-    map_free(&L->actions);
-    map_free(&L->states);
-    map_free(&L->stacks);
-    map_free(&L->frames);
+    od_u64map_free(&L->actions);
+    od_u64map_free(&L->states);
+    od_u64map_free(&L->stacks);
+    od_u64map_free(&L->frames);
     free(L->blocks);
     free(L->segs);
     free(L->seg_blocks);
@@ -923,7 +860,7 @@ void od_snapshot_free(od_snapshot *s)
         if (st->traces_copied)
             for (size_t d = 0; d < s->n_traces; d++)
                 free(s->traces[d].entries);
-        map_free(&st->str_copies);
+        od_u64map_free(&st->str_copies);
         free(st->copies);
         free(st->entries);
         free(st);

@@ -1,5 +1,5 @@
 #!/bin/sh
-# replay.sh - build and run the allocator-model replay benchmark on the long fixture.
+# bench_replay.sh [OOMDOC] - build and run the allocator-model replay benchmark on the long fixture.
 set -e
 B=build/rel
 make --no-print-directory $B/liboomdoc.a >/dev/null

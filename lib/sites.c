@@ -1,0 +1,61 @@
+/* sites.c - classifying stack frames into user code, libraries and torch. */
+#include "sites.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int has_package_dir(const char *f)
+{
+    return strstr(f, "/site-packages/") || strstr(f, "/dist-packages/") ||
+           strstr(f, "\\site-packages\\") || strstr(f, "\\dist-packages\\");
+}
+
+od_frame_kind od_frame_classify(const char *f)
+{
+    if (!f || !f[0] || f[0] == '<')
+        return OD_FRAME_SPECIAL;
+    if (has_package_dir(f)) {
+        if (strstr(f, "-packages/torch/") || strstr(f, "-packages\\torch\\"))
+            return OD_FRAME_TORCH;
+        return OD_FRAME_PACKAGE;
+    }
+    /* The standard library: .../lib/python3.12/x.py, .../lib64/python3.11/..., Windows' Lib\ */
+    const char *p = strstr(f, "/lib/python");
+    if (!p)
+        p = strstr(f, "/lib64/python");
+    if (p || strstr(f, "\\Lib\\"))
+        return OD_FRAME_STDLIB;
+    return OD_FRAME_USER;
+}
+
+void od_stack_site(const od_snapshot *snap, uint32_t stack, int64_t *site_frame, int64_t *where_frame)
+{
+    uint32_t n;
+    const uint32_t *fr = od_snapshot_stack(snap, stack, &n);
+    *site_frame = -1;
+    *where_frame = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        od_frame_kind k = od_frame_classify(snap->frames[fr[i]].filename);
+        if (*where_frame < 0 && (k == OD_FRAME_USER || k == OD_FRAME_PACKAGE))
+            *where_frame = fr[i];
+        if (k == OD_FRAME_USER) {
+            *site_frame = fr[i];
+            break;
+        }
+    }
+    if (n && *where_frame < 0)
+        *where_frame = fr[0];
+    if (*site_frame < 0)
+        *site_frame = *where_frame;
+}
+
+char *od_frame_format(const od_snapshot *snap, int64_t frame, char *buf, size_t size)
+{
+    if (frame < 0 || (size_t)frame >= snap->n_frames) {
+        snprintf(buf, size, "%s", OD_SITE_NO_FRAMES);
+        return buf;
+    }
+    const od_frame *f = &snap->frames[frame];
+    snprintf(buf, size, "%s:%lld:%s", f->filename, (long long)f->line, f->name);
+    return buf;
+}

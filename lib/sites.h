@@ -1,0 +1,35 @@
+/* sites.h - which source line an allocation belongs to.
+ *
+ * A stack's "site" is its innermost frame in the user's own code (not the Python
+ * standard library, not an installed package under site-packages/dist-packages, not
+ * <frozen ...> or other <...> pseudo-files); its "where" is the innermost frame outside
+ * torch itself (e.g. the transformers layer that called torch). Both are shown as
+ * "file:line:function". Strings written by these functions are the caller's. */
+#ifndef OD_SITES_H
+#define OD_SITES_H
+
+#include "snapshot.h"
+
+typedef enum {
+    OD_FRAME_USER,     /* the user's own code */
+    OD_FRAME_STDLIB,   /* .../lib/pythonX.Y/... outside site-packages */
+    OD_FRAME_PACKAGE,  /* an installed package (site-packages, dist-packages) */
+    OD_FRAME_TORCH,    /* torch itself (an installed package too) */
+    OD_FRAME_SPECIAL   /* <frozen importlib._bootstrap>, <string>, ... */
+} od_frame_kind;
+
+/* Bucket names for allocations without a site. */
+#define OD_SITE_NO_FRAMES "<no python frames>"
+#define OD_SITE_BEFORE_TRACE "<before trace>"
+
+od_frame_kind od_frame_classify(const char *filename);
+
+/* Frame indices (into snap->frames) of a stack's site and where; -1 when the stack is
+ * empty. "where" skips torch, the standard library and pseudo-files; with no user frame
+ * the site falls back to the where frame, and both to the innermost frame. */
+void od_stack_site(const od_snapshot *snap, uint32_t stack, int64_t *site_frame, int64_t *where_frame);
+
+/* Format frame i as "file:line:function" into buf; returns buf. */
+char *od_frame_format(const od_snapshot *snap, int64_t frame, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,1 @@
+$OOMDOC help snapshot | head -n 1

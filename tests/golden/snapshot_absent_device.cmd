@@ -1,0 +1,1 @@
+$OOMDOC snapshot --device 3 examples/snap_train_oom.pickle

@@ -1,0 +1,1 @@
+$OOMDOC snapshot --top -1 examples/snap_train_oom.pickle

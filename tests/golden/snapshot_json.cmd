@@ -1,0 +1,1 @@
+$OOMDOC snapshot --json --top 3 examples/snap_train_oom.pickle

@@ -1,0 +1,1 @@
+$OOMDOC snapshot tests/data/messages/jax.txt

@@ -1,0 +1,1 @@
+$OOMDOC snapshot tests/data/bad/refuse_global.pickle

@@ -1,0 +1,1 @@
+$OOMDOC snapshot examples/snap_train_oom.pickle

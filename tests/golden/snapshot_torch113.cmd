@@ -1,0 +1,1 @@
+$OOMDOC snapshot --top 2 tests/data/extra/torch113_layout.pickle

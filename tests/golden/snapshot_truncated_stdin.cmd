@@ -1,0 +1,1 @@
+head -c 5000 examples/snap_train_oom.pickle | $OOMDOC snapshot -

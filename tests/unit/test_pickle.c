@@ -1,0 +1,329 @@
+/* test_pickle.c - the pickle reader against bytes written by Python's own pickle module,
+ * hostile inputs, and the real snapshot fixtures. Run from the repository root. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pickle.h"
+#include "snapshot.h"
+
+#include "pickle_samples.h"
+
+static od_status parse(const void *data, size_t len, od_ptree **t, od_error *err)
+{
+    od_input *in;
+    assert_int_equal(od_input_open_memory(data, len, &in, err), OD_OK);
+    od_status st = od_pickle_load(in, NULL, t, err);
+    od_input_close(in);
+    return st;
+}
+
+static int64_t geti(const od_ptree *t, od_pv v)
+{
+    int64_t i = 0;
+    assert_true(od_pv_get_i64(t, v, &i));
+    return i;
+}
+
+static void check_plain(const od_ptree *t, int full)
+{
+    od_pv root = od_ptree_root(t);
+    assert_int_equal(od_pv_typeof(t, root), OD_PV_DICT);
+    od_pv a = od_pv_dict_gets(t, root, "a");
+    assert_int_equal(od_pv_typeof(t, a), OD_PV_LIST);
+    assert_int_equal(od_pv_len(t, a), 12);
+    assert_int_equal(geti(t, od_pv_item(t, a, 0)), 1);
+    assert_int_equal(geti(t, od_pv_item(t, a, 1)), -2);
+    assert_true(geti(t, od_pv_item(t, a, 2)) == ((int64_t)1 << 40));
+    /* -(2**70) does not fit 64 bits: an int, readable as a float only */
+    double d;
+    int64_t i;
+    assert_int_equal(od_pv_typeof(t, od_pv_item(t, a, 3)), OD_PV_INT);
+    assert_false(od_pv_get_i64(t, od_pv_item(t, a, 3), &i));
+    assert_true(od_pv_get_f64(t, od_pv_item(t, a, 3), &d));
+    assert_true(d == -1180591620717411303424.0);
+    uint64_t u;
+    assert_true(od_pv_get_u64(t, od_pv_item(t, a, 4), &u));
+    assert_true(u == UINT64_MAX);
+    assert_true(od_pv_get_f64(t, od_pv_item(t, a, 5), &d));
+    assert_true(d == 1.5);
+    assert_int_equal(od_pv_typeof(t, od_pv_item(t, a, 6)), OD_PV_BOOL);
+    assert_int_equal(od_pv_typeof(t, od_pv_item(t, a, 7)), OD_PV_NONE);
+    assert_string_equal(od_pv_str(t, od_pv_item(t, a, 8), NULL), "h\xc3\xa9llo");
+    od_pv tup = od_pv_item(t, a, 9);
+    assert_int_equal(od_pv_typeof(t, tup), OD_PV_TUPLE);
+    assert_int_equal(geti(t, od_pv_item(t, tup, 1)), 2);
+    assert_int_equal(od_pv_len(t, od_pv_item(t, a, 10)), 0);
+    od_pv dd = od_pv_item(t, a, 11);
+    assert_int_equal(od_pv_typeof(t, dd), OD_PV_DICT);
+    assert_string_equal(od_pv_str(t, od_pv_dict_value(t, dd, 0), NULL), "x");
+    assert_int_equal(geti(t, od_pv_dict_key(t, dd, 0)), 7);
+    size_t len;
+    const char *big = od_pv_str(t, od_pv_dict_gets(t, root, "big"), &len);
+    assert_int_equal(len, 300);
+    assert_int_equal(big[299], 'x');
+    if (full) {
+        od_pv b = od_pv_dict_gets(t, root, "b");
+        assert_int_equal(od_pv_typeof(t, b), OD_PV_BYTES);
+        assert_memory_equal(od_pv_str(t, b, &len), "\x00\xff", 2);
+        od_pv s = od_pv_dict_gets(t, root, "s");
+        assert_int_equal(od_pv_typeof(t, s), OD_PV_SET);
+        assert_int_equal(geti(t, od_pv_item(t, s, 0)), 3);
+    }
+}
+
+static void reads_protocols_2_to_5(void **state)
+{
+    (void)state;
+    struct { const unsigned char *data; size_t len; int full; } cases[] = {
+        {plain_p2, sizeof plain_p2, 0}, {plain_p3, sizeof plain_p3, 0},
+        {full_p4, sizeof full_p4, 1}, {full_p5, sizeof full_p5, 1},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        od_ptree *t;
+        od_error err;
+        assert_int_equal(parse(cases[i].data, cases[i].len, &t, &err), OD_OK);
+        check_plain(t, cases[i].full);
+        assert_int_equal(od_ptree_input_bytes(t), cases[i].len);
+        od_ptree_free(t);
+    }
+}
+
+static void refuses_global_with_offset(void **state)
+{
+    (void)state;
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(bytes_p2, sizeof bytes_p2, &t, &err), OD_ERR_REFUSED);
+    assert_null(t);
+    assert_true(err.has_offset);
+    assert_int_equal(err.offset, BYTES_P2_GLOBAL_OFFSET);
+    assert_non_null(strstr(err.msg, "GLOBAL"));
+}
+
+static void refuses_every_code_opcode(void **state)
+{
+    (void)state;
+    /* PROTO 4, then the opcode under test at byte 2. */
+    const unsigned char ops[] = {'c', 0x93, 'R', 'b', 'i', 'o', 0x81, 0x92, 'P', 'Q', 0x82, 0x97};
+    for (size_t i = 0; i < sizeof ops; i++) {
+        unsigned char buf[] = {0x80, 4, ops[i], 0, 0, 0, 0, 0, 0, 0, '.'};
+        od_ptree *t;
+        od_error err;
+        assert_int_equal(parse(buf, sizeof buf, &t, &err), OD_ERR_REFUSED);
+        assert_int_equal(err.offset, 2);
+        assert_non_null(strstr(err.msg, "refused"));
+    }
+    unsigned char unknown[] = {0x80, 4, 0xff, '.'};
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(unknown, sizeof unknown, &t, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "0xff"));
+}
+
+static void every_truncation_fails_cleanly(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n < sizeof full_p4; n++) {
+        od_ptree *t;
+        od_error err;
+        od_status st = parse(full_p4, n, &t, &err);
+        assert_int_not_equal(st, OD_OK);
+        assert_null(t);
+        assert_true(err.has_offset);
+        assert_true(err.offset <= n);
+    }
+}
+
+static void absurd_lengths_cost_nothing(void **state)
+{
+    (void)state;
+    od_ptree *t;
+    od_error err;
+    /* BINUNICODE8 claiming 2^40 bytes: over the limit */
+    unsigned char huge[] = {0x80, 4, 0x8d, 0, 0, 0, 0, 0, 1, 0, 0, 'x', '.'};
+    assert_int_equal(parse(huge, sizeof huge, &t, &err), OD_ERR_LIMIT);
+    assert_int_equal(err.offset, 2);
+    /* BINUNICODE claiming 100 MB with 3 bytes present: truncated where the input ends */
+    unsigned char trunc[] = {0x80, 4, 'X', 0x00, 0xe1, 0xf5, 0x05, 'a', 'b', 'c'};
+    assert_int_equal(parse(trunc, sizeof trunc, &t, &err), OD_ERR_FORMAT);
+    assert_int_equal(err.offset, sizeof trunc);
+    assert_non_null(strstr(err.msg, "truncated"));
+    /* memo index far beyond the memo */
+    unsigned char memo[] = {0x80, 4, 'N', 'r', 0xff, 0xff, 0xff, 0xff, '.'};
+    assert_int_equal(parse(memo, sizeof memo, &t, &err), OD_ERR_LIMIT);
+    assert_int_equal(err.offset, 3);
+    /* memo lookup of nothing */
+    unsigned char get[] = {0x80, 4, 'h', 5, '.'};
+    assert_int_equal(parse(get, sizeof get, &t, &err), OD_ERR_FORMAT);
+    /* STOP with an empty stack, APPENDS without MARK, odd SETITEMS */
+    unsigned char empty[] = {0x80, 4, '.'};
+    assert_int_equal(parse(empty, sizeof empty, &t, &err), OD_ERR_FORMAT);
+    unsigned char nomark[] = {0x80, 4, ']', 'K', 1, 'e', '.'};
+    assert_int_equal(parse(nomark, sizeof nomark, &t, &err), OD_ERR_FORMAT);
+    assert_int_equal(err.offset, 5);
+    unsigned char odd[] = {0x80, 4, '}', '(', 'K', 1, 'u', '.'};
+    assert_int_equal(parse(odd, sizeof odd, &t, &err), OD_ERR_FORMAT);
+}
+
+static void shares_equal_lists(void **state)
+{
+    (void)state;
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(shared_lists, sizeof shared_lists, &t, &err), OD_OK);
+    od_pv root = od_ptree_root(t);
+    assert_int_equal(od_pv_len(t, root), 3);
+    uint32_t a = od_pv_identity(t, od_pv_item(t, root, 0));
+    uint32_t b = od_pv_identity(t, od_pv_item(t, root, 1));
+    uint32_t c = od_pv_identity(t, od_pv_item(t, root, 2));
+    assert_int_equal(a, b);
+    assert_int_not_equal(a, c);
+    assert_string_equal(od_pv_str(t, od_pv_item(t, od_pv_item(t, root, 2), 1), NULL), "h");
+    od_ptree_free(t);
+}
+
+static void grows_long_lists(void **state)
+{
+    (void)state;
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(long_list, sizeof long_list, &t, &err), OD_OK);
+    od_pv root = od_ptree_root(t);
+    assert_int_equal(od_pv_len(t, root), 2500);
+    for (size_t i = 0; i < 2500; i++)
+        assert_int_equal(geti(t, od_pv_item(t, root, i)), (int64_t)i);
+    od_ptree_free(t);
+}
+
+static void refuses_modifying_a_placed_list(void **state)
+{
+    (void)state;
+    /* l = []; outer = [l]; then l gets appended to through the memo */
+    unsigned char buf[] = {0x80, 4, ']', 0x94, ']', 'h', 0, 'a', 'h', 0, 'K', 1, 'a', '.'};
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(buf, sizeof buf, &t, &err), OD_ERR_FORMAT);
+    assert_int_equal(err.offset, 12);
+}
+
+static void deep_nesting_does_not_recurse(void **state)
+{
+    (void)state;
+    size_t depth = 200000;
+    unsigned char *buf = malloc(depth * 2 + 8);
+    size_t n = 0;
+    buf[n++] = 0x80;
+    buf[n++] = 4;
+    for (size_t i = 0; i < depth; i++)
+        buf[n++] = ']';
+    for (size_t i = 0; i + 1 < depth; i++)
+        buf[n++] = 'a';
+    buf[n++] = '.';
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(buf, n, &t, &err), OD_OK);
+    od_ptree_free(t);
+    free(buf);
+}
+
+static od_snapshot *load_file(const char *path, od_error *err, od_status *st)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    od_input *in;
+    assert_int_equal(od_input_open_file(f, &in, err), OD_OK);
+    od_snapshot *s = NULL;
+    *st = od_snapshot_load(in, &s, err);
+    od_input_close(in);
+    fclose(f);
+    return s;
+}
+
+static void loads_real_snapshots(void **state)
+{
+    (void)state;
+    od_error err;
+    od_status st;
+    /* snap_train_oom: 635 trace entries with one oom (per Python's pickle.load of the file) */
+    od_snapshot *s = load_file("tests/data/snapshots/snap_train_oom.pickle", &err, &st);
+    assert_int_equal(st, OD_OK);
+    assert_int_equal(s->torch_major, 2);
+    assert_int_equal(s->n_traces, 1);
+    assert_int_equal(s->traces[0].n_entries, 635);
+    size_t ooms = 0;
+    for (size_t i = 0; i < s->traces[0].n_entries; i++)
+        if (s->traces[0].entries[i].action == OD_ACT_OOM) {
+            ooms++;
+            assert_true(s->traces[0].entries[i].size == 134217728);
+            assert_true(s->traces[0].entries[i].device_free == 135794262016ull);
+        }
+    assert_int_equal(ooms, 1);
+    assert_int_equal(s->n_segments, 91);
+    od_snapshot_free(s);
+    /* gzip, expandable settings recorded */
+    s = load_file("tests/data/snapshots/snap_train_big.pickle.gz", &err, &st);
+    assert_int_equal(st, OD_OK);
+    assert_true(s->traces[0].n_entries > 0);
+    od_snapshot_free(s);
+    s = load_file("tests/data/snapshots/frag_expandable.pickle", &err, &st);
+    assert_int_equal(st, OD_OK);
+    assert_true(s->settings.expandable_segments);
+    assert_string_equal(s->settings.alloc_conf, "expandable_segments:True");
+    for (size_t i = 0; i < s->n_segments; i++)
+        assert_true(s->segments[i].is_expandable);
+    od_snapshot_free(s);
+    s = load_file("tests/data/snapshots/snap_train_maxsplit.pickle", &err, &st);
+    assert_int_equal(st, OD_OK);
+    assert_true(s->settings.max_split_size == 64ll << 20);
+    od_snapshot_free(s);
+}
+
+static void rejects_non_snapshots(void **state)
+{
+    (void)state;
+    od_input *in;
+    od_error err;
+    od_snapshot *s;
+    /* a valid pickle of a list of ints is not a snapshot */
+    unsigned char ints[] = {0x80, 4, ']', '(', 'K', 1, 'K', 2, 'e', '.'};
+    assert_int_equal(od_input_open_memory(ints, sizeof ints, &in, &err), OD_OK);
+    assert_int_equal(od_snapshot_load(in, &s, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "segments"));
+    od_input_close(in);
+    /* a dict without segments */
+    unsigned char d[] = {0x80, 4, '}', '.'};
+    assert_int_equal(od_input_open_memory(d, sizeof d, &in, &err), OD_OK);
+    assert_int_equal(od_snapshot_load(in, &s, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "'segments'"));
+    od_input_close(in);
+    /* gzip magic followed by garbage */
+    unsigned char gz[] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xde, 0xad, 0xbe, 0xef};
+    assert_int_equal(od_input_open_memory(gz, sizeof gz, &in, &err), OD_OK);
+    assert_int_equal(od_snapshot_load(in, &s, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "gzip"));
+    od_input_close(in);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(reads_protocols_2_to_5),
+        cmocka_unit_test(refuses_global_with_offset),
+        cmocka_unit_test(refuses_every_code_opcode),
+        cmocka_unit_test(every_truncation_fails_cleanly),
+        cmocka_unit_test(absurd_lengths_cost_nothing),
+        cmocka_unit_test(shares_equal_lists),
+        cmocka_unit_test(grows_long_lists),
+        cmocka_unit_test(refuses_modifying_a_placed_list),
+        cmocka_unit_test(deep_nesting_does_not_recurse),
+        cmocka_unit_test(loads_real_snapshots),
+        cmocka_unit_test(rejects_non_snapshots),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
