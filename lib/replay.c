@@ -373,12 +373,19 @@ static od_status prepare(rctx *c, const od_trace_entry *e, size_t n, const od_re
     c->n = n;
     c->res = res;
     c->cfg = &o->cfg;
-    size_t nrec = 0;
-    for (size_t i = 0; i < n; i++) nrec += is_seg(e[i].action);
-    c->rec = malloc((nrec ? nrec : 1) * sizeof *c->rec);
+    size_t cap = 64;
+    c->rec = malloc(cap * sizeof *c->rec);
     if (!c->rec) return od_fail(err, OD_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        if (is_seg(e[i].action)) c->rec[c->n_rec++] = i;
+    for (size_t i = 0; i < n; i++) {
+        if (!is_seg(e[i].action)) continue;
+        if (c->n_rec == cap) {
+            size_t *v = realloc(c->rec, cap * 2 * sizeof *v);
+            if (!v) { free(c->rec); return od_fail(err, OD_ERR_NOMEM, "out of memory"); }
+            c->rec = v;
+            cap *= 2;
+        }
+        c->rec[c->n_rec++] = i;
+    }
     od_status st = od_allocsim_create(&o->cfg, sim, err);
     if (st) { free(c->rec); return st; }
     od_allocsim_set_hooks(*sim, on_addr, on_event, c);
@@ -426,7 +433,8 @@ static int seed_cmp(const void *a, const void *b)
  * still there at the end or released inside the trace; so the trace is complete exactly
  * when every released and every final segment was created inside it. Returns 1 when
  * complete, 0 when not or when expandable segments need the full test. */
-static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_entry *e, size_t n)
+static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_entry *e,
+                          const size_t *rec, size_t n_rec)
 {
     for (size_t s = 0; s < snap->n_segments; s++)
         if (snap->segments[s].device == dev && snap->segments[s].is_expandable) return 0;
@@ -434,13 +442,14 @@ static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_e
     if (amap_init(&created, 256)) return 0;
     int ok = 1;
     uint64_t v;
-    for (size_t i = 0; i < n && ok; i++) {
-        switch (e[i].action) {
+    for (size_t k = 0; k < n_rec && ok; k++) {
+        const od_trace_entry *t = &e[rec[k]];
+        switch (t->action) {
         case OD_ACT_SEGMENT_ALLOC:
-            if (amap_put(&created, e[i].addr, 1)) ok = 0;
+            if (amap_put(&created, t->addr, 1)) ok = 0;
             break;
         case OD_ACT_SEGMENT_FREE:
-            if (amap_get(&created, e[i].addr, &v)) amap_del(&created, e[i].addr);
+            if (amap_get(&created, t->addr, &v)) amap_del(&created, t->addr);
             else ok = 0;
             break;
         case OD_ACT_SEGMENT_MAP:
@@ -459,10 +468,12 @@ static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_e
     return ok;
 }
 
-static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const od_trace_entry *e,
-                               size_t n, od_allocsim *sim, od_replay_result *r, int *complete)
+static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const rctx *c,
+                               od_allocsim *sim, od_replay_result *r, int *complete)
 {
-    if (quick_complete(snap, dev, e, n)) {
+    const od_trace_entry *e = c->e;
+    size_t n = c->n;
+    if (quick_complete(snap, dev, e, c->rec, c->n_rec)) {
         *complete = 1;
         return OD_OK;
     }
@@ -620,7 +631,7 @@ od_status od_replay_snapshot(const od_snapshot *snap, const od_replay_opts *opts
     od_status st = prepare(&c, tr->entries, tr->n_entries, opts, res, &sim, err);
     if (st) return st;
     int complete = 1;
-    st = rebuild_start(snap, tr->device, tr->entries, tr->n_entries, sim, res, &complete);
+    st = rebuild_start(snap, tr->device, &c, sim, res, &complete);
     if (st) {
         finish(&c, sim);
         return od_fail(err, st, "out of memory");
