@@ -18,15 +18,19 @@ typedef struct blk blk;
 typedef struct pool pool;
 typedef struct xseg xseg;
 
+/* The fields a tree walk touches come first, and blocks are cache-line aligned, so a
+ * walk step costs one line. */
 struct blk {
-    uint64_t addr, size, requested, stream;
-    blk *prev, *next;     /* neighbours inside the segment */
+    _Alignas(64) uint64_t stream;
+    uint64_t size, addr;
     blk *l, *r;           /* treap children */
+    uint32_t prio;
+    uint8_t allocated, pending, mapped;
+    blk *prev, *next;     /* neighbours inside the segment */
     pool *pool;
     xseg *es;             /* expandable segment, or NULL */
     int64_t gc_base;      /* pool's get_free_block count when the block was cached */
-    uint32_t prio;
-    uint8_t allocated, pending, mapped;
+    uint64_t requested;
 };
 
 struct pool {
@@ -90,7 +94,7 @@ static blk *blk_new(od_allocsim *s)
             s->chunks = c;
             s->cap_chunks = nc;
         }
-        blk *arr = malloc(N * sizeof *arr);
+        blk *arr = aligned_alloc(64, N * sizeof *arr);
         if (!arr) { s->nomem = 1; return NULL; }
         s->chunks[s->n_chunks++] = arr;
         for (size_t i = 0; i < N; i++) {
