@@ -673,9 +673,12 @@ static od_pv vm_new_cont(vm *m, int kind)
  * list/tuple already exists. */
 static od_pv consume_cont(vm *m, od_pv v);
 
-static inline od_pv consume(vm *m, od_pv v)
+static inline __attribute__((always_inline)) od_pv consume(vm *m, od_pv v)
 {
-    return TAG(v) == TAG_CONT ? consume_cont(m, v) : v;
+    /* Most containers placed are already frozen (shared frames): nothing to do. */
+    if (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN))
+        return consume_cont(m, v);
+    return v;
 }
 
 static od_pv consume_cont(vm *m, od_pv v)
