@@ -263,6 +263,86 @@ static od_verdict snapshot_verdict(const od_snapshot_findings *f)
     return OD_VERDICT_CAPACITY;
 }
 
+/* Replay the trace under the run's setting and a few others, with the cap the run had:
+ * the OOM message's "allowed" figure when a log says it, else the most the process ever
+ * reserved (the cap was at least that). The run's own setting must fail where the run
+ * failed, or the model (or the cap guess) does not describe the run and nothing counts. */
+static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, const od_diag_input *ins, size_t n,
+                             od_error *err)
+{
+    static const char *const settings[] = {
+        "expandable_segments:True",
+        "max_split_size_mb:128",
+        "garbage_collection_threshold:0.8",
+        "expandable_segments:True,garbage_collection_threshold:0.8",
+    };
+    if (!f->have_oom || (f->verdict != OD_VERDICT_FRAGMENTATION && f->verdict != OD_VERDICT_CAP_LIMIT))
+        return OD_OK;
+    uint64_t cap = 0;
+    for (size_t i = n; i-- > 0 && !cap;) {
+        const od_triage *t = ins[i].kind == OD_INPUT_LOG ? ins[i].triage : NULL;
+        for (size_t k = t ? t->n_reports : 0; k-- > 0 && !cap;) {
+            const od_oom_report *r = &t->reports[k];
+            if ((r->have & OD_HAVE_ALLOWED) && r->allowed_bytes &&
+                (!(r->have & OD_HAVE_DEVICE) || r->device == f->device))
+                cap = r->allowed_bytes;
+        }
+    }
+    f->whatif_cap_source = cap ? "the OOM message" : "the most ever reserved (a lower bound)";
+    if (!cap)
+        cap = f->max_reserved_bytes;
+    if (!cap)
+        return OD_OK;
+    f->whatif_cap_bytes = cap;
+    od_replay_opts base;
+    memset(&base, 0, sizeof base);
+    od_replay_config_from_snapshot(s, &base.cfg);
+    base.cfg.allowed_bytes = cap;
+    base.device = f->device;
+    size_t recorded = f->figures->ooms[f->figures->n_ooms - 1].index;
+    od_replay_result *res = malloc(sizeof *res);
+    if (!res)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k <= sizeof settings / sizeof settings[0] && k < OD_MAX_WHATIFS; k++) {
+        od_replay_opts o = base;
+        if (k > 0) {
+            od_error e2;
+            if (od_allocsim_config_parse(&o.cfg, settings[k - 1], &e2) != OD_OK)
+                continue;
+        }
+        od_error e3;
+        od_status st = od_replay_snapshot(s, &o, res, &e3);
+        if (st == OD_ERR_NOMEM) {
+            free(res);
+            return od_fail(err, OD_ERR_NOMEM, "out of memory");
+        }
+        if (st != OD_OK)
+            break;
+        od_whatif *w = &f->whatifs[f->n_whatifs++];
+        snprintf(w->setting, sizeof w->setting, "%s", k ? settings[k - 1] : "");
+        w->oom = res->oom.happened;
+        w->oom_entry = res->oom.event_index;
+        w->peak_reserved_bytes = res->stats.peak_reserved_bytes;
+        w->stranded_at_peak_bytes = res->stats.stranded_at_peak_bytes;
+        if (k == 0) {
+            f->whatif_reproduces = w->oom && w->oom_entry == recorded;
+            if (!f->whatif_reproduces)
+                break;
+        }
+    }
+    free(res);
+    return OD_OK;
+}
+
+/* The first setting that avoided the OOM, or NULL. */
+static const od_whatif *whatif_fix(const od_snapshot_findings *f)
+{
+    for (size_t k = 1; f->whatif_reproduces && k < f->n_whatifs; k++)
+        if (!f->whatifs[k].oom)
+            return &f->whatifs[k];
+    return NULL;
+}
+
 static const char *short_name(const char *path)
 {
     const char *p = strrchr(path, '/');
@@ -362,10 +442,34 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
             break;
         }
     }
+    if (f->n_whatifs) {
+        if (!f->whatif_reproduces) {
+            evid(d, idx, NULL, 0,
+                 "%s: replayed under a cap of %s (%s), the run's own allocator setting does not fail where the run "
+                 "did: no what-if is measured",
+                 in->name, iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source);
+        } else {
+            char buf[600];
+            size_t o = 0;
+            for (size_t k = 1; k < f->n_whatifs && o < sizeof buf - 160; k++) {
+                const od_whatif *w = &f->whatifs[k];
+                if (w->oom)
+                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: still OOM (at entry %zu)", o ? "; " : "",
+                                          w->setting, w->oom_entry);
+                else
+                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: no OOM, peak reserved %s", o ? "; " : "",
+                                          w->setting, iec(w->peak_reserved_bytes, b, sizeof b));
+            }
+            evid(d, idx, "whatif_cap_bytes", (double)f->whatif_cap_bytes,
+                 "%s: replayed under a cap of %s (%s), the run's setting fails at entry %zu as recorded; %s", in->name,
+                 iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source, f->whatifs[0].oom_entry, buf);
+        }
+    }
 }
 
-static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *in, size_t idx, od_error *err)
+static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, size_t n, size_t idx, od_error *err)
 {
+    const od_diag_input *in = &ins[idx];
     od_summary *sum = NULL;
     od_status rc = od_summarize(in->snapshot, &sum, err);
     if (rc != OD_OK)
@@ -387,6 +491,8 @@ static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *in, size
             return rc;
         oom_state(in->snapshot, f);
         f->verdict = snapshot_verdict(f);
+        if ((rc = run_whatifs(in->snapshot, f, ins, n, err)) != OD_OK)
+            return rc;
     }
     return OD_OK;
 }
@@ -598,6 +704,33 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins)
             sf = &d->snapshots[i];
     int rocm = r && r->framework == OD_FW_PYTORCH_ROCM;
     const char *conf = rocm ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
+    /* Allocator what-ifs measured on a snapshot outrank advice by rule. */
+    const od_snapshot_findings *wf = NULL;
+    for (size_t i = 0; i < d->n_snapshots && !wf; i++)
+        if (d->snapshots[i].whatif_reproduces)
+            wf = &d->snapshots[i];
+    if (wf && (d->verdict == OD_VERDICT_FRAGMENTATION || d->verdict == OD_VERDICT_CAP_LIMIT)) {
+        const od_whatif *fix = whatif_fix(wf);
+        char eff[480], c[32];
+        if (fix) {
+            snprintf(buf, sizeof buf, "set %s=%s", conf, fix->setting);
+            snprintf(eff, sizeof eff,
+                     "measured by replaying the trace under the %s cap: no OOM, peak reserved %s (the run's setting "
+                     "fails at entry %zu)",
+                     iec(wf->whatif_cap_bytes, a, sizeof a), iec(fix->peak_reserved_bytes, b, sizeof b),
+                     wf->whatifs[0].oom_entry);
+            now(d, buf, eff);
+        } else {
+            snprintf(buf, sizeof buf,
+                     "lower the peak instead of tuning the allocator: no setting tried avoids this OOM (replayed: "
+                     "expandable_segments, max_split_size_mb:128, garbage_collection_threshold:0.8)");
+            snprintf(eff, sizeof eff,
+                     "the %s request needs room under the %s cap: free or shrink what is live before it "
+                     "(smaller batch, activation checkpointing, del tensors before the large request)",
+                     iec(wf->oom_request_bytes, c, sizeof c), iec(wf->whatif_cap_bytes, a, sizeof a));
+            now(d, buf, eff);
+        }
+    }
     switch (d->verdict) {
     case OD_VERDICT_LEAK: {
         const char *per = d->have_growth_per_step ? "step" : "second";
@@ -636,7 +769,9 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins)
     }
     case OD_VERDICT_FRAGMENTATION:
         snprintf(buf, sizeof buf, "set %s=expandable_segments:True", conf);
-        if (r) {
+        if (wf) {
+            /* Measured above: settings are advised only as the replay found them. */
+        } else if (r) {
             char effect[480], c[32];
             snprintf(effect, sizeof effect,
                      "segments grow instead of stranding free blocks: the %s request fits in the %s "
@@ -656,7 +791,8 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins)
             now(d, buf, "free blocks are no longer stranded in fixed-size segments");
         }
         snprintf(buf, sizeof buf, "or %s=max_split_size_mb:128,garbage_collection_threshold:0.8", conf);
-        now(d, buf, "large cached blocks are not split for small requests and are reclaimed earlier");
+        if (!wf)
+            now(d, buf, "large cached blocks are not split for small requests and are reclaimed earlier");
         now(d, "call torch.cuda.empty_cache() between phases (e.g. after evaluation), never per step",
             "cached blocks of the finished phase return to the device");
         later(d, "allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes)",
@@ -664,7 +800,13 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins)
         later(d, "use CUDA graphs or a static memory plan for the steady state", "no allocation churn at all");
         /* TODO(replay): measure these settings on the snapshot's trace (oomdoc replay) and
          * rank them by the peak reserve each one reaches. */
-        if (snap)
+        if (wf && whatif_fix(wf))
+            snprintf(d->verify, sizeof d->verify, "oomdoc replay %s --capacity %llu --compare '%s'   (then rerun with "
+                     "it and oomdoc doctor NEW.pickle)", ins[wf->input].name, (unsigned long long)wf->whatif_cap_bytes,
+                     whatif_fix(wf)->setting);
+        else if (wf)
+            snprintf(d->verify, sizeof d->verify, "after lowering the peak: oomdoc doctor NEW.pickle   (expect no OOM)");
+        else if (snap)
             snprintf(d->verify, sizeof d->verify,
                      "%s=expandable_segments:True python train.py; then oomdoc doctor NEW.pickle", conf);
         else
@@ -776,7 +918,7 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
     d->decided_by = OD_NO_INPUT;
     for (size_t i = 0; i < n; i++) {
         if (ins[i].kind == OD_INPUT_SNAPSHOT && ins[i].snapshot) {
-            od_status rc = analyze_snapshot(d, &ins[i], i, err);
+            od_status rc = analyze_snapshot(d, ins, n, i, err);
             if (rc != OD_OK) {
                 od_diagnosis_free(d);
                 return rc;

@@ -17,6 +17,7 @@
 #include "estimate.h"
 #include "iterations.h"
 #include "od.h"
+#include "replay.h"
 #include "snapshot.h"
 #include "summary.h"
 #include "trend.h"
@@ -69,6 +70,17 @@ typedef struct {
     char effect[480];
 } od_remedy;
 
+/* One allocator setting replayed on a snapshot's trace (replay.h) under the run's cap. */
+typedef struct {
+    char setting[80];              /* PYTORCH_CUDA_ALLOC_CONF text; "" = as the run had it */
+    int oom;                       /* the model failed a request */
+    size_t oom_entry;              /* trace index of the first failed request */
+    uint64_t peak_reserved_bytes;
+    uint64_t stranded_at_peak_bytes;
+} od_whatif;
+
+#define OD_MAX_WHATIFS 6
+
 /* What a snapshot input showed, per device that has memory in it. */
 typedef struct {
     size_t input;                      /* index into the inputs */
@@ -93,6 +105,13 @@ typedef struct {
                                           logits_and_loss together (backward allocations
                                           carry no frames that tell them apart) */
     int64_t worst_excess_bytes;        /* actual - expected for it */
+    /* Allocator what-ifs for an OOM, measured by replaying the trace (whatifs[0] is the
+     * run's own setting: it must fail where the run failed for the others to count). */
+    size_t n_whatifs;
+    od_whatif whatifs[OD_MAX_WHATIFS];
+    uint64_t whatif_cap_bytes;         /* the cap replayed under */
+    const char *whatif_cap_source;     /* "the OOM message" or "the most ever reserved (a lower bound)" */
+    int whatif_reproduces;             /* whatifs[0] failed at the recorded OOM */
 } od_snapshot_findings;
 
 typedef struct {

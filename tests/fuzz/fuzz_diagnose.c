@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         od_iterations_free(it);
     }
-    od_diag_input di = {"fuzz", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, snap};
+    od_diag_input di = {"fuzz", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, snap, NULL};
     od_diagnosis *d = NULL;
     if (od_diagnose(&di, 1, &d, &err) == OD_OK) {
         if (d->verdict >= OD_VERDICT_COUNT)

@@ -147,7 +147,7 @@ static void test_categories_model_state(void **state)
 
 static od_diagnosis *diagnose1(od_snapshot *s)
 {
-    od_diag_input in = {"x.pickle", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s};
+    od_diag_input in = {"x.pickle", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL};
     od_diagnosis *d = NULL;
     od_error err;
     assert_int_equal(od_diagnose(&in, 1, &d, &err), OD_OK);
@@ -226,6 +226,41 @@ static void test_diff(void **state)
     od_snapshot_free(b);
 }
 
+/* frag_default with its real OOM message: the message's verdict (fragmentation) decides,
+ * the replay of the trace under the message's 2.00 GiB cap fails at the recorded OOM entry
+ * (the run's own setting), and the what-ifs are measured against it. */
+static void test_message_and_snapshot(void **state)
+{
+    (void)state;
+    FILE *f = fopen("tests/data/extracted/frag_default_oom.txt", "rb");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text, f);
+    fclose(f);
+    od_triage *t = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(text, len, &t, &err), OD_OK);
+    assert_int_equal(t->n_reports, 1);
+    od_snapshot *s = load("frag_default.pickle");
+    od_diag_input in[2] = {
+        {"frag_default.pickle", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL},
+        {"frag_default_oom.txt", OD_INPUT_LOG, t, NULL, NULL, NULL, NULL},
+    };
+    od_diagnosis *d = NULL;
+    assert_int_equal(od_diagnose(in, 2, &d, &err), OD_OK);
+    assert_int_equal(d->verdict, OD_VERDICT_FRAGMENTATION);
+    assert_int_equal(d->decided_by, 1);
+    assert_int_equal(d->n_snapshots, 1);
+    const od_snapshot_findings *sf = &d->snapshots[0];
+    assert_int_equal(sf->whatif_cap_bytes, 2ull << 30); /* "2.00 GiB allowed" */
+    assert_true(sf->whatif_reproduces);
+    assert_int_equal(sf->whatifs[0].oom_entry, sf->figures->ooms[0].index);
+    assert_true(sf->n_whatifs >= 2);
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+    od_triage_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_message_and_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
