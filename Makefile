@@ -83,3 +83,18 @@ clean:
 	rm -rf build oomdoc
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+
+# ---------------------------------------------------------------------------------------
+# Test-only: fake libnvidia-ml.so.1 that plays back a script (tests/fakenvml/script.h),
+# built twice (a current driver's API and an old one's), so that NVML code is tested on a
+# machine without a GPU. `check` builds them; tests select them with --nvml-lib or
+# OOMDOC_NVML_LIB.
+FAKENVML_SRC := tests/fakenvml/fakenvml.c tests/fakenvml/script.c
+FAKENVML_LIBS := $(BUILD)/tests/fakenvml/libnvidia-ml.so.1 $(BUILD)/tests/fakenvml-old/libnvidia-ml.so.1
+$(BUILD)/tests/fakenvml/libnvidia-ml.so.1: $(FAKENVML_SRC) tests/fakenvml/script.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) $(EXTRA_CFLAGS) -fPIC -shared -fvisibility=hidden -o $@ $(FAKENVML_SRC) -lm
+$(BUILD)/tests/fakenvml-old/libnvidia-ml.so.1: $(FAKENVML_SRC) tests/fakenvml/script.h
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(DEFS) $(CFLAGS) $(EXTRA_CFLAGS) -DFAKE_OLD_DRIVER -fPIC -shared -fvisibility=hidden -o $@ $(FAKENVML_SRC) -lm
+check: $(FAKENVML_LIBS)

@@ -582,7 +582,7 @@ static const char *read_bytes(vm *m, uint64_t len, od_status *st)
     return m->tmp;
 }
 
-static inline int push(vm *m, od_pv v)
+static inline __attribute__((always_inline)) int push(vm *m, od_pv v)
 {
     if (__builtin_expect(m->sp == m->stack_cap, 0) &&
         !grow((void **)&m->stack, &m->stack_cap, m->sp + 1, sizeof(od_pv)))
@@ -971,7 +971,7 @@ static od_status memo_put(vm *m, uint64_t idx)
     return OD_OK;
 }
 
-static inline od_status memo_get(vm *m, uint64_t idx)
+static inline __attribute__((always_inline)) od_status memo_get(vm *m, uint64_t idx)
 {
     if (idx >= m->n_memo || m->memo[idx] == V_UNSET)
         return fail(m, OD_ERR_FORMAT, "memo lookup of an index never stored%s", "");

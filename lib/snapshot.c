@@ -728,6 +728,29 @@ static od_status take_settings(loader *L, const od_ptree *t, od_pv d, od_error *
         if (od_pv_get_i64(t, od_pv_item(t, v, i), &div) && div >= 0 && div <= 1 << 20)
             a->roundup_power2_divisions[i] = (uint32_t)div;
     }
+    /* torch 2.x writes a dict {"1": d, "2": d, ..., "32768": d} keyed by the interval
+     * start in MiB: the key's log2 is the table index. */
+    if (od_pv_typeof(t, v) == OD_PV_DICT) {
+        for (size_t i = 0; i < od_pv_len(t, v); i++) {
+            size_t klen = 0;
+            const char *k = od_pv_str(t, od_pv_dict_key(t, v, i), &klen);
+            int64_t div;
+            if (!k || klen == 0 || klen > 6 ||
+                !od_pv_get_i64(t, od_pv_dict_value(t, v, i), &div) || div < 0 || div > 1 << 20)
+                continue;
+            uint64_t mb = 0;
+            size_t j = 0;
+            while (j < klen && k[j] >= '0' && k[j] <= '9')
+                mb = mb * 10 + (uint64_t)(k[j++] - '0');
+            if (j != klen || mb == 0 || (mb & (mb - 1)))
+                continue;
+            unsigned idx = 0;
+            while ((1ull << idx) < mb)
+                idx++;
+            if (idx < 16)
+                a->roundup_power2_divisions[idx] = (uint32_t)div;
+        }
+    }
     (void)err;
     return OD_OK;
 }

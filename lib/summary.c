@@ -289,15 +289,23 @@ typedef struct {
     uint32_t slot; /* stack id or bucket slot */
 } live_item;
 
+typedef struct {
+    size_t index;
+    uint64_t addr, size;
+} early_free;
+
+/* The trace's figures. *seen receives every address the trace allocates, mapped to the
+ * stack of its last alloc (end_sites uses it too). */
 static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, od_device_summary *d,
-                               const site_names *nm, acc *a, od_error *err)
+                               const site_names *nm, acc *a, od_u64map *seen, od_error *err)
 {
     const od_trace_entry *e = tr->entries;
     size_t n = tr->n_entries;
-    od_u64map seen = {0};     /* addresses allocated in the trace -> last alloc's stack */
     od_u64map live = {0};     /* address -> index into items */
     live_item *items = NULL;
     size_t n_items = 0, cap_items = 0;
+    early_free *early = NULL; /* frees of addresses the trace had not allocated yet */
+    size_t n_early = 0, cap_early = 0;
     tally *t = NULL;
     od_status rc = OD_ERR_NOMEM;
     uint64_t start = 0;
@@ -308,15 +316,24 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
         d->first_time_us = e[0].time_us;
         d->last_time_us = e[n - 1].time_us;
     }
-    /* Start value: frees of addresses the trace never allocated ... */
+    /* Start value: frees of addresses the trace never allocated before them ... */
     size_t n_oom = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t dummy;
         if (e[i].action == OD_ACT_ALLOC) {
-            if (!od_u64map_put(&seen, e[i].addr, e[i].stack))
+            if (!od_u64map_put(seen, e[i].addr, e[i].stack))
                 goto out;
-        } else if (e[i].action == OD_ACT_FREE_COMPLETED && !od_u64map_get(&seen, e[i].addr, &dummy)) {
+        } else if (e[i].action == OD_ACT_FREE_COMPLETED && !od_u64map_get(seen, e[i].addr, &dummy)) {
             start = add(a, start, e[i].size);
+            if (n_early == cap_early) {
+                size_t nc = cap_early ? cap_early * 2 : 64;
+                early_free *ne = realloc(early, nc * sizeof *ne);
+                if (!ne)
+                    goto out;
+                early = ne;
+                cap_early = nc;
+            }
+            early[n_early++] = (early_free){i, e[i].addr, e[i].size};
         } else if (e[i].action == OD_ACT_OOM) {
             n_oom++;
         }
@@ -329,7 +346,7 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
         for (size_t k = 0; k < seg->n_blocks; k++) {
             const od_block *b = &s->blocks[seg->first_block + k];
             uint32_t dummy;
-            if (is_live(b) && !od_u64map_get(&seen, b->address, &dummy))
+            if (is_live(b) && !od_u64map_get(seen, b->address, &dummy))
                 start = add(a, start, b->requested_size);
         }
     }
@@ -372,7 +389,8 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
             goto out;
     }
 
-    /* Live set at the peak: what was live before the trace, then the trace up to the peak. */
+    /* Live set at the peak: what was live before the trace and is not freed by then, then
+     * the trace up to the peak. */
 #define ADD_ITEM(addr_, bytes_, req_, slot_)                                                   \
     do {                                                                                       \
         if (n_items == cap_items) {                                                            \
@@ -388,6 +406,7 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
             goto out;                                                                          \
         n_items++;                                                                             \
     } while (0)
+    size_t stop = d->has_peak_entry ? d->peak_index + 1 : 0;
     for (size_t i = 0; i < s->n_segments; i++) {
         const od_segment *seg = &s->segments[i];
         if (seg->device != d->device)
@@ -395,56 +414,22 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
         for (size_t k = 0; k < seg->n_blocks; k++) {
             const od_block *b = &s->blocks[seg->first_block + k];
             uint32_t dummy;
-            if (is_live(b) && !od_u64map_get(&seen, b->address, &dummy))
+            if (is_live(b) && !od_u64map_get(seen, b->address, &dummy))
                 ADD_ITEM(b->address, b->size, b->requested_size, bucket_slot(s, BUCKET_BEFORE));
         }
     }
-    od_u64map_free(&seen);
-    {
-        od_u64map allocated = {0};
-        size_t stop = d->has_peak_entry ? d->peak_index + 1 : 0;
-        /* Frees of never-allocated addresses were live at the start too. */
-        for (size_t i = 0; i < n; i++) {
-            uint32_t dummy;
-            if (e[i].action == OD_ACT_ALLOC) {
-                if (!od_u64map_put(&allocated, e[i].addr, 0)) {
-                    od_u64map_free(&allocated);
-                    goto out;
-                }
-            } else if (e[i].action == OD_ACT_FREE_COMPLETED && !od_u64map_get(&allocated, e[i].addr, &dummy) &&
-                       !od_u64map_get(&live, e[i].addr, &dummy)) {
-                if (i >= stop) {
-                    if (n_items == cap_items) {
-                        size_t nc = cap_items ? cap_items * 2 : 1024;
-                        live_item *ni = realloc(items, nc * sizeof *items);
-                        if (!ni) {
-                            od_u64map_free(&allocated);
-                            goto out;
-                        }
-                        items = ni;
-                        cap_items = nc;
-                    }
-                    items[n_items] = (live_item){od_round_request(e[i].size), e[i].size,
-                                                 (uint32_t)bucket_slot(s, BUCKET_BEFORE)};
-                    if (!od_u64map_put(&live, e[i].addr, (uint32_t)n_items)) {
-                        od_u64map_free(&allocated);
-                        goto out;
-                    }
-                    n_items++;
-                }
-            }
-        }
-        od_u64map_free(&allocated);
-        for (size_t i = 0; i < stop; i++) {
-            if (e[i].action == OD_ACT_ALLOC) {
-                ADD_ITEM(e[i].addr, od_round_request(e[i].size), e[i].size,
-                         e[i].stack ? e[i].stack : bucket_slot(s, BUCKET_NO_FRAMES));
-            } else if (e[i].action == OD_ACT_FREE_COMPLETED) {
-                uint32_t idx;
-                if (od_u64map_get(&live, e[i].addr, &idx)) {
-                    items[idx].bytes = items[idx].requested = 0;
-                    od_u64map_del(&live, e[i].addr);
-                }
+    for (size_t k = 0; k < n_early; k++)
+        if (early[k].index >= stop)
+            ADD_ITEM(early[k].addr, od_round_request(early[k].size), early[k].size, bucket_slot(s, BUCKET_BEFORE));
+    for (size_t i = 0; i < stop; i++) {
+        if (e[i].action == OD_ACT_ALLOC) {
+            ADD_ITEM(e[i].addr, od_round_request(e[i].size), e[i].size,
+                     e[i].stack ? e[i].stack : bucket_slot(s, BUCKET_NO_FRAMES));
+        } else if (e[i].action == OD_ACT_FREE_COMPLETED) {
+            uint32_t idx;
+            if (od_u64map_get(&live, e[i].addr, &idx)) {
+                items[idx].bytes = items[idx].requested = 0;
+                od_u64map_del(&live, e[i].addr);
             }
         }
     }
@@ -471,30 +456,23 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
         goto out;
     rc = OD_OK;
 out:
-    od_u64map_free(&seen);
     od_u64map_free(&live);
     free(items);
+    free(early);
     free(t);
     if (rc != OD_OK)
         od_fail(err, rc, "out of memory");
     return rc;
 }
 
-/* Live at the end, by site: active_allocated blocks. */
-static od_status end_sites(const od_snapshot *s, const od_device_trace *tr, od_device_summary *d,
+/* Live at the end, by site: active_allocated blocks. last_alloc maps each address the
+ * trace allocated to its last alloc's stack (NULL without a trace). */
+static od_status end_sites(const od_snapshot *s, const od_u64map *last_alloc, od_device_summary *d,
                            const site_names *nm, acc *a, od_error *err)
 {
-    od_u64map last_alloc = {0}; /* address -> stack of its last alloc in the trace */
     tally *t = calloc(nm->n, sizeof *t);
     if (!t)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; tr && i < tr->n_entries; i++)
-        if (tr->entries[i].action == OD_ACT_ALLOC &&
-            !od_u64map_put(&last_alloc, tr->entries[i].addr, tr->entries[i].stack)) {
-            free(t);
-            od_u64map_free(&last_alloc);
-            return od_fail(err, OD_ERR_NOMEM, "out of memory");
-        }
     for (size_t i = 0; i < s->n_segments; i++) {
         const od_segment *seg = &s->segments[i];
         if (seg->device != d->device)
@@ -507,9 +485,9 @@ static od_status end_sites(const od_snapshot *s, const od_device_trace *tr, od_d
             uint32_t st;
             if (b->stack)
                 slot = b->stack;
-            else if (od_u64map_get(&last_alloc, b->address, &st))
+            else if (last_alloc && od_u64map_get(last_alloc, b->address, &st))
                 slot = st ? st : bucket_slot(s, BUCKET_NO_FRAMES);
-            else if (tr)
+            else if (last_alloc)
                 slot = bucket_slot(s, BUCKET_BEFORE);
             else
                 slot = bucket_slot(s, BUCKET_NO_FRAMES);
@@ -518,7 +496,6 @@ static od_status end_sites(const od_snapshot *s, const od_device_trace *tr, od_d
             t[slot].count++;
         }
     }
-    od_u64map_free(&last_alloc);
     int ok = group_sites(nm, t, &d->top_sites);
     free(t);
     return ok ? OD_OK : od_fail(err, OD_ERR_NOMEM, "out of memory");
@@ -563,12 +540,14 @@ od_status od_summarize(const od_snapshot *s, od_summary **out, od_error *err)
             rc = od_fail(err, OD_ERR_NOMEM, "out of memory");
             break;
         }
+        od_u64map seen = {0};
         if (s->has_traces && tr)
-            rc = trace_figures(s, tr, d, &nm, &a, err);
+            rc = trace_figures(s, tr, d, &nm, &a, &seen, err);
         else if (s->has_traces)
             d->has_trace = 1, d->complete = 1;
         if (rc == OD_OK)
-            rc = end_sites(s, s->has_traces ? tr : NULL, d, &nm, &a, err);
+            rc = end_sites(s, s->has_traces ? &seen : NULL, d, &nm, &a, err);
+        od_u64map_free(&seen);
     }
     names_free(&nm);
     if (rc == OD_OK && a.overflow)

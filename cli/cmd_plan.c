@@ -1,0 +1,468 @@
+/* cmd_plan.c - `oomdoc plan`: will it fit, the largest batch, and the cheapest changes
+ * that make it fit. Argument parsing and formatting only; the model is lib/estimate. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "output.h"
+#include "../lib/hfconfig.h"
+#include "../lib/plan.h"
+#include "../lib/units.h"
+
+#define CMD "plan"
+#define MAX_CONFIG_BYTES (16u << 20)
+
+static const char USAGE[] =
+    "usage: oomdoc plan (--config config.json | --layers L --hidden H [--params N] ...)\n"
+    "                   [training or inference flags] [--gpu NAME | --memory SIZE]\n"
+    "                   [--json] [--fail-if-not-fits]\n"
+    "\n"
+    "Estimate the peak GPU memory of a training step or a generate() call from a Hugging\n"
+    "Face config.json, say whether it fits, find the largest batch that does, and rank the\n"
+    "changes that make it fit, cheapest compute first.\n"
+    "\n"
+    "Model:\n"
+    "  --config FILE          Hugging Face config.json (gpt2, llama, mistral, qwen2, qwen3,\n"
+    "                         gemma, gemma2, gemma3_text, phi3, falcon, gpt_neox, mixtral,\n"
+    "                         qwen2_moe, qwen3_moe)\n"
+    "  --layers L --hidden H  a Llama-style model without a config; --params N (6.7e9, 7B)\n"
+    "                         solves the MLP width to match N parameters\n"
+    "  --params N --heads A --kv-heads G --intermediate I --vocab V  (optional)\n"
+    "Training (--task train, the default):\n"
+    "  --batch B              micro-batch per GPU (default 1)\n"
+    "  --seq S                sequence length (default 1024)\n"
+    "  --precision P          fp32, amp-bf16 (default), amp-fp16, bf16\n"
+    "  --optimizer O          adamw (default), adamw-fused, sgd, sgd-nomom, adafactor, adam8bit\n"
+    "  --attention A          sdpa (default), eager, flash\n"
+    "  --checkpointing C      none (default), full, selective\n"
+    "  --grad-accum K         micro-batches per optimizer step (default 1)\n"
+    "  --zero Z --dp N        ZeRO/FSDP stage 0-3 across N data-parallel GPUs\n"
+    "  --tp N --pp N          tensor / pipeline parallel degrees\n"
+    "  --lora-rank R          LoRA on all linear layers instead of full fine-tuning\n"
+    "  --chunked-loss         loss computed in chunks (no full fp32 logits)\n"
+    "  --offload              optimizer state and step on the CPU\n"
+    "Inference (--task infer): peak during generate(), weights included:\n"
+    "  --batch B --prompt P --new-tokens N\n"
+    "  --weights W            bf16 (default), fp16, fp32, int8, int4\n"
+    "  --kv-cache K           none (default: what the measured runs did, use_cache off),\n"
+    "                         dynamic (transformers' DynamicCache), static, paged\n"
+    "  --kv-dtype D           bf16, fp16, fp32, fp8, int8 (default: the weights' dtype)\n"
+    "  --paged-block N        paged KV cache with N-token blocks (implies --kv-cache paged)\n"
+    "Target:\n"
+    "  --gpu NAME             a100-40, a100-80, h100-80 (default), h200, l4, l40s, rtx3090,\n"
+    "                         rtx4090, Apple m1-16 .. m2-ultra-192 (number = RAM in GB)\n"
+    "  --memory SIZE          any device: usable memory, e.g. 80GiB\n"
+    "Output:\n"
+    "  --json                 JSON (schema_version 1, sizes in bytes)\n"
+    "  --fail-if-not-fits     exit 1 when the workload does not fit (for CI)\n"
+    "  -h, --help             this help\n"
+    "\n"
+    "Example:\n"
+    "  oomdoc plan --config examples/configs/llama-160m.json --batch 8 --seq 2048 \\\n"
+    "              --precision amp-bf16 --optimizer adamw --gpu h200\n"
+    "\n" OD_EXIT_CODES_HELP;
+
+enum {
+    O_CONFIG = 256, O_PARAMS, O_LAYERS, O_HIDDEN, O_HEADS, O_KVHEADS, O_INTER, O_VOCAB,
+    O_TASK, O_BATCH, O_SEQ, O_PREC, O_OPT, O_ATTN, O_CKPT, O_ACCUM, O_ZERO, O_DP, O_TP,
+    O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
+    O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL
+};
+
+static const struct option OPTS[] = {
+    {"config", required_argument, 0, O_CONFIG}, {"params", required_argument, 0, O_PARAMS},
+    {"layers", required_argument, 0, O_LAYERS}, {"hidden", required_argument, 0, O_HIDDEN},
+    {"heads", required_argument, 0, O_HEADS}, {"kv-heads", required_argument, 0, O_KVHEADS},
+    {"intermediate", required_argument, 0, O_INTER}, {"vocab", required_argument, 0, O_VOCAB},
+    {"task", required_argument, 0, O_TASK}, {"batch", required_argument, 0, O_BATCH},
+    {"seq", required_argument, 0, O_SEQ}, {"precision", required_argument, 0, O_PREC},
+    {"optimizer", required_argument, 0, O_OPT}, {"attention", required_argument, 0, O_ATTN},
+    {"checkpointing", required_argument, 0, O_CKPT},
+    {"grad-accum", required_argument, 0, O_ACCUM}, {"zero", required_argument, 0, O_ZERO},
+    {"dp", required_argument, 0, O_DP}, {"tp", required_argument, 0, O_TP},
+    {"pp", required_argument, 0, O_PP}, {"lora-rank", required_argument, 0, O_LORA},
+    {"chunked-loss", no_argument, 0, O_CHUNKED}, {"offload", no_argument, 0, O_OFFLOAD},
+    {"prompt", required_argument, 0, O_PROMPT}, {"new-tokens", required_argument, 0, O_NEW},
+    {"weights", required_argument, 0, O_WEIGHTS}, {"kv-cache", required_argument, 0, O_KVCACHE},
+    {"kv-dtype", required_argument, 0, O_KVDTYPE},
+    {"paged-block", required_argument, 0, O_PAGED}, {"gpu", required_argument, 0, O_GPU},
+    {"memory", required_argument, 0, O_MEMORY}, {"json", no_argument, 0, O_JSON},
+    {"fail-if-not-fits", no_argument, 0, O_FAIL}, {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0}};
+
+/* Index of text in the NULL-terminated names, or -1. */
+static int pick(const char *text, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(text, names[i]))
+            return i;
+    return -1;
+}
+
+static int choice(const char *opt, const char *text, const char *const *names, int *out)
+{
+    int i = pick(text, names);
+    if (i < 0) {
+        char list[160] = "";
+        for (int j = 0; names[j]; j++) {
+            strncat(list, j ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, names[j], sizeof list - strlen(list) - 1);
+        }
+        return od_cli_usage_error(CMD, "%s: '%s' is not one of %s", opt, text, list);
+    }
+    *out = i;
+    return 0;
+}
+
+static int read_config(const char *path, od_model *m)
+{
+    int rc;
+    FILE *f = od_cli_open(path, &rc);
+    if (!f)
+        return rc;
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            if (cap >= MAX_CONFIG_BYTES) {
+                free(buf);
+                od_cli_close(f);
+                od_error e;
+                od_fail(&e, OD_ERR_LIMIT, "a config.json is not larger than 16 MiB");
+                return od_cli_report_error(path, &e);
+            }
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    od_cli_close(f);
+    od_error err;
+    if (!buf) {
+        od_fail(&err, OD_ERR_NOMEM, "out of memory reading the config");
+        return od_cli_report_error(path, &err);
+    }
+    od_status st = od_hfconfig_parse(buf, len, m, &err);
+    free(buf);
+    if (st != OD_OK)
+        return od_cli_report_error(path, &err);
+    return 0;
+}
+
+static const char *iec(uint64_t b, char *buf) { return od_format_iec(b, buf, 32); }
+
+static json_t *breakdown_json(const od_breakdown *b)
+{
+    return json_pack("{sI sI sI sI sI sI sI}", "parameters", (json_int_t)b->parameters,
+                     "gradients", (json_int_t)b->gradients, "optimizer_states",
+                     (json_int_t)b->optimizer_states, "activations", (json_int_t)b->activations,
+                     "logits_and_loss", (json_int_t)b->logits_and_loss, "kv_cache",
+                     (json_int_t)b->kv_cache, "temporaries", (json_int_t)b->temporaries);
+}
+
+static json_t *workload_json(const od_workload *w)
+{
+    if (w->task == OD_TASK_INFER)
+        return json_pack("{sI sI sI ss ss si sI sI sI}", "batch", (json_int_t)w->batch, "prompt",
+                         (json_int_t)w->prompt, "new_tokens", (json_int_t)w->new_tokens,
+                         "weights", od_weights_name(w->weights), "kv_cache",
+                         od_kv_cache_name(w->kv_cache), "kv_bytes_per_element", w->kv_bytes,
+                         "paged_block", (json_int_t)w->paged_block, "tp", (json_int_t)w->tp,
+                         "workspace_bytes", (json_int_t)w->workspace_bytes);
+    json_t *j = json_pack("{sI sI ss ss ss ss sI si sI sI sI sI sb sb sI}", "batch",
+                          (json_int_t)w->batch, "seq", (json_int_t)w->seq, "precision",
+                          od_precision_name(w->precision), "optimizer",
+                          od_optimizer_name(w->optimizer), "attention",
+                          od_attention_name(w->attention), "checkpointing", od_ckpt_name(w->ckpt),
+                          "grad_accum", (json_int_t)w->grad_accum, "zero", w->zero, "dp",
+                          (json_int_t)w->dp, "tp", (json_int_t)w->tp, "pp", (json_int_t)w->pp,
+                          "lora_rank", (json_int_t)w->lora_rank, "chunked_loss",
+                          w->chunked_loss, "offload", w->offload_optimizer, "workspace_bytes",
+                          (json_int_t)w->workspace_bytes);
+    return j;
+}
+
+static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu,
+                      const od_plan *p)
+{
+    const od_estimate *e = &p->estimate;
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema_version", json_integer(1));
+    json_object_set_new(doc, "task", json_string(w->task == OD_TASK_TRAIN ? "train" : "infer"));
+    json_object_set_new(doc, "model",
+                        json_pack("{ss sI sI sI sI sI sI sI sI sI}", "model_type", m->model_type,
+                                  "layers", (json_int_t)m->layers, "hidden",
+                                  (json_int_t)m->hidden, "heads", (json_int_t)m->heads,
+                                  "kv_heads", (json_int_t)m->kv_heads, "head_dim",
+                                  (json_int_t)m->head_dim, "intermediate",
+                                  (json_int_t)m->intermediate, "vocab", (json_int_t)m->vocab,
+                                  "experts", (json_int_t)m->experts, "experts_per_token",
+                                  (json_int_t)m->experts_per_token));
+    json_object_set_new(doc, "workload", workload_json(w));
+    json_object_set_new(doc, "params", json_integer((json_int_t)e->params));
+    json_object_set_new(doc, "attention_kernel", json_string(e->attention_kernel));
+    json_object_set_new(doc, "peak_phase", json_string(e->peak_phase));
+    json_object_set_new(doc, "breakdown_bytes", breakdown_json(&e->at_peak));
+    json_object_set_new(doc, "peak_allocated_bytes", json_integer((json_int_t)e->peak_allocated_bytes));
+    json_object_set_new(doc, "phases",
+                        json_pack("{sI sI sI}", "forward_peak_bytes",
+                                  (json_int_t)e->forward_peak_bytes, "backward_peak_bytes",
+                                  (json_int_t)e->backward_peak_bytes, "optimizer_peak_bytes",
+                                  (json_int_t)e->optimizer_peak_bytes));
+    if (w->task == OD_TASK_TRAIN)
+        json_object_set_new(doc, "first_step_peak_bytes",
+                            json_integer((json_int_t)e->first_step_peak_bytes));
+    json_object_set_new(doc, "peak_reserved_bytes", json_integer((json_int_t)e->peak_reserved_bytes));
+    json_object_set_new(doc, "cuda_context_bytes", json_integer((json_int_t)p->cuda_context_bytes));
+    json_object_set_new(doc, "device_memory_bytes", json_integer((json_int_t)p->device_memory_bytes));
+    json_t *t = json_pack("{ss ss sI sb}", "name", gpu->name, "description", gpu->description,
+                          "memory_bytes", (json_int_t)gpu->memory_bytes, "unified_memory",
+                          gpu->unified);
+    if (gpu->unified) {
+        json_object_set_new(t, "ram_bytes", json_integer((json_int_t)gpu->ram_bytes));
+        json_object_set_new(t, "note", json_string(od_gpu_unified_note()));
+    }
+    json_object_set_new(doc, "target", t);
+    json_object_set_new(doc, "fits", json_boolean(p->fits));
+    json_object_set_new(doc, "max_batch", json_integer((json_int_t)p->max_batch));
+    json_t *ms = json_array();
+    for (size_t i = 0; i < p->n_mitigations; i++) {
+        const od_mitigation *x = &p->mitigations[i];
+        json_array_append_new(
+            ms, json_pack("{ss ss ss sf ss ss ss ss sI sI sb}", "key", x->key, "change", x->title,
+                          "flags", x->flags, "compute_overhead_pct", x->overhead_pct,
+                          "compute_overhead", x->overhead, "accuracy_risk", x->accuracy_risk,
+                          "needs", x->needs, "communication", x->communication,
+                          "peak_allocated_bytes", (json_int_t)x->peak_allocated_bytes,
+                          "device_memory_bytes", (json_int_t)x->device_memory_bytes, "fits",
+                          x->fits));
+    }
+    json_object_set_new(doc, "mitigations", ms);
+    return od_cli_print_json(doc);
+}
+
+static void print_text(const od_model *m, const od_workload *w, const od_gpu *gpu,
+                       const od_plan *p)
+{
+    const od_estimate *e = &p->estimate;
+    const od_breakdown *b = &e->at_peak;
+    char x[32], y[32], z[32];
+    od_cli_color_init();
+    printf("%smodel%s %s: %llu parameters, %llu layers, hidden %llu, %llu/%llu heads, vocab %llu",
+           od_c_bold, od_c_reset, m->model_type, (unsigned long long)e->params,
+           (unsigned long long)m->layers, (unsigned long long)m->hidden,
+           (unsigned long long)m->heads, (unsigned long long)m->kv_heads,
+           (unsigned long long)m->vocab);
+    if (m->experts)
+        printf(", %llu experts (top %llu)", (unsigned long long)m->experts,
+               (unsigned long long)m->experts_per_token);
+    printf("\n");
+    if (w->task == OD_TASK_TRAIN)
+        printf("%straining%s batch %llu x seq %llu, %s, %s, attention %s (%s kernel), "
+               "checkpointing %s, grad-accum %llu\n", od_c_bold, od_c_reset,
+               (unsigned long long)w->batch, (unsigned long long)w->seq,
+               od_precision_name(w->precision), od_optimizer_name(w->optimizer),
+               od_attention_name(w->attention), e->attention_kernel, od_ckpt_name(w->ckpt),
+               (unsigned long long)w->grad_accum);
+    else
+        printf("%sgenerate%s batch %llu, prompt %llu + %llu new tokens, %s weights, KV cache %s\n",
+               od_c_bold, od_c_reset, (unsigned long long)w->batch,
+               (unsigned long long)w->prompt, (unsigned long long)w->new_tokens,
+               od_weights_name(w->weights), od_kv_cache_name(w->kv_cache));
+    printf("\npeak allocated %s (in %s)\n", iec(e->peak_allocated_bytes, x), e->peak_phase);
+    struct { const char *k; uint64_t v; } rows[] = {
+        {"parameters", b->parameters}, {"gradients", b->gradients},
+        {"optimizer states", b->optimizer_states}, {"activations", b->activations},
+        {"logits and loss", b->logits_and_loss}, {"KV cache", b->kv_cache},
+        {"temporaries", b->temporaries}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (rows[i].v)
+            printf("  %-18s %12s\n", rows[i].k, iec(rows[i].v, x));
+    if (w->task == OD_TASK_TRAIN)
+        printf("phases: forward %s, backward %s, optimizer %s; first step %s\n",
+               iec(e->forward_peak_bytes, x), iec(e->backward_peak_bytes, y),
+               iec(e->optimizer_peak_bytes, z), iec(e->first_step_peak_bytes, x));
+    printf("reserved %s + CUDA context %s = device memory %s\n",
+           iec(e->peak_reserved_bytes, x), iec(p->cuda_context_bytes, y),
+           iec(p->device_memory_bytes, z));
+    printf("target %s (%s): %s usable", gpu->name, gpu->description, iec(gpu->memory_bytes, x));
+    if (gpu->unified)
+        printf(" of %s RAM\n  %s", iec(gpu->ram_bytes, y), od_gpu_unified_note());
+    printf("\n%s%s%s; largest batch that fits: %llu\n", p->fits ? od_c_green : od_c_red,
+           p->fits ? "fits" : "does NOT fit", od_c_reset, (unsigned long long)p->max_batch);
+    if (w->task == OD_TASK_INFER && w->kv_cache == OD_KV_NONE)
+        printf("note: no KV cache (generate with use_cache off re-runs the sequence each step);\n"
+               "      pass --kv-cache dynamic for transformers' default cache\n");
+    if (!p->n_mitigations)
+        return;
+    printf("\nmitigations, cheapest compute first:\n");
+    for (size_t i = 0; i < p->n_mitigations; i++) {
+        const od_mitigation *mm = &p->mitigations[i];
+        printf("  %2zu. %s%s%s\n      peak %s, device %s: %s%s%s\n      compute: %s; accuracy "
+               "risk: %s", i + 1, od_c_bold, mm->title, od_c_reset,
+               iec(mm->peak_allocated_bytes, x), iec(mm->device_memory_bytes, y),
+               mm->fits ? od_c_green : od_c_yellow, mm->fits ? "fits" : "does not fit",
+               od_c_reset, mm->overhead, mm->accuracy_risk);
+        if (mm->needs[0])
+            printf("; needs %s", mm->needs);
+        if (mm->communication[0])
+            printf("\n      communication: %s", mm->communication);
+        printf("\n");
+    }
+}
+
+/* A parameter count: 124000000, 6.7e9, 7B, 350M (K/M/B/T = 1e3..1e12). */
+static int parse_count(const char *opt, const char *text, uint64_t *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    double mul = 1;
+    if (end != text && *end && !end[1]) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1e3; end++; break;
+        case 'm': case 'M': mul = 1e6; end++; break;
+        case 'b': case 'B': mul = 1e9; end++; break;
+        case 't': case 'T': mul = 1e12; end++; break;
+        }
+    }
+    v *= mul;
+    if (end == text || *end || !(v >= 1 && v < 1e15))
+        return od_cli_usage_error(CMD, "%s: '%s' is not a parameter count (e.g. 6.7e9, 7B, 350M)",
+                                  opt, text);
+    *out = (uint64_t)(v + 0.5);
+    return 0;
+}
+
+static int parse_u64(const char *opt, const char *text, long max, uint64_t *out)
+{
+    long v;
+    int rc = od_cli_parse_int_opt(CMD, opt, text, 0, max, &v);
+    if (!rc)
+        *out = (uint64_t)v;
+    return rc;
+}
+
+int od_cmd_plan(int argc, char **argv)
+{
+    static const char *const tasks[] = {"train", "infer", NULL};
+    static const char *const precs[] = {"fp32", "amp-bf16", "amp-fp16", "bf16", NULL};
+    static const char *const opts[] = {"adamw", "adamw-fused", "sgd", "sgd-nomom", "adafactor",
+                                       "adam8bit", NULL};
+    static const char *const attns[] = {"sdpa", "eager", "flash", NULL};
+    static const char *const ckpts[] = {"none", "full", "selective", NULL};
+    static const char *const weights[] = {"bf16", "fp16", "fp32", "int8", "int4", NULL};
+    static const char *const kvc[] = {"none", "dynamic", "static", "paged", NULL};
+    static const char *const kvd[] = {"bf16", "fp16", "fp32", "fp8", "int8", NULL};
+    static const int kvd_bytes[] = {2, 2, 4, 1, 1};
+    od_workload w;
+    od_workload_defaults(&w);
+    w.kv_cache = OD_KV_NONE;
+    const char *config = NULL, *gpu_name = NULL;
+    uint64_t params = 0, layers = 0, hidden = 0, heads = 0, kvh = 0, inter = 0, vocab = 0;
+    uint64_t memory = 0, zero = 0;
+    int json = 0, fail_if = 0, rc = 0, v, kv_given = 0;
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":h", OPTS, NULL)) != -1) {
+        switch (c) {
+        case 'h': fputs(USAGE, stdout); return OD_EXIT_OK;
+        case O_CONFIG: config = optarg; break;
+        case O_PARAMS: rc = parse_count("--params", optarg, &params); break;
+        case O_LAYERS: rc = parse_u64("--layers", optarg, 4096, &layers); break;
+        case O_HIDDEN: rc = parse_u64("--hidden", optarg, 1 << 22, &hidden); break;
+        case O_HEADS: rc = parse_u64("--heads", optarg, 1 << 16, &heads); break;
+        case O_KVHEADS: rc = parse_u64("--kv-heads", optarg, 1 << 16, &kvh); break;
+        case O_INTER: rc = parse_u64("--intermediate", optarg, 1 << 22, &inter); break;
+        case O_VOCAB: rc = parse_u64("--vocab", optarg, 1 << 22, &vocab); break;
+        case O_TASK: if (!(rc = choice("--task", optarg, tasks, &v))) w.task = (od_task)v; break;
+        case O_BATCH: rc = parse_u64("--batch", optarg, 1 << 24, &w.batch); break;
+        case O_SEQ: rc = parse_u64("--seq", optarg, 1 << 24, &w.seq); break;
+        case O_PREC: if (!(rc = choice("--precision", optarg, precs, &v))) w.precision = (od_precision)v; break;
+        case O_OPT: if (!(rc = choice("--optimizer", optarg, opts, &v))) w.optimizer = (od_optimizer)v; break;
+        case O_ATTN: if (!(rc = choice("--attention", optarg, attns, &v))) w.attention = (od_attention)v; break;
+        case O_CKPT: if (!(rc = choice("--checkpointing", optarg, ckpts, &v))) w.ckpt = (od_ckpt)v; break;
+        case O_ACCUM: rc = parse_u64("--grad-accum", optarg, 1 << 20, &w.grad_accum); break;
+        case O_ZERO: rc = parse_u64("--zero", optarg, 3, &zero); w.zero = (int)zero; break;
+        case O_DP: rc = parse_u64("--dp", optarg, 1 << 20, &w.dp); break;
+        case O_TP: rc = parse_u64("--tp", optarg, 1024, &w.tp); break;
+        case O_PP: rc = parse_u64("--pp", optarg, 4096, &w.pp); break;
+        case O_LORA: rc = parse_u64("--lora-rank", optarg, 65536, &w.lora_rank); break;
+        case O_CHUNKED: w.chunked_loss = 1; break;
+        case O_OFFLOAD: w.offload_optimizer = 1; break;
+        case O_PROMPT: rc = parse_u64("--prompt", optarg, 1 << 24, &w.prompt); break;
+        case O_NEW: rc = parse_u64("--new-tokens", optarg, 1 << 24, &w.new_tokens); break;
+        case O_WEIGHTS: if (!(rc = choice("--weights", optarg, weights, &v))) w.weights = (od_weights)v; break;
+        case O_KVCACHE: if (!(rc = choice("--kv-cache", optarg, kvc, &v))) { w.kv_cache = (od_kv_cache)v; kv_given = 1; } break;
+        case O_KVDTYPE: if (!(rc = choice("--kv-dtype", optarg, kvd, &v))) w.kv_bytes = kvd_bytes[v]; break;
+        case O_PAGED:
+            rc = parse_u64("--paged-block", optarg, 1 << 20, &w.paged_block);
+            if (!rc && !w.paged_block)
+                rc = od_cli_usage_error(CMD, "--paged-block must be at least 1");
+            if (!rc && !kv_given)
+                w.kv_cache = OD_KV_PAGED;
+            break;
+        case O_GPU: gpu_name = optarg; break;
+        case O_MEMORY: rc = od_cli_parse_size_opt(CMD, "--memory", optarg, &memory); break;
+        case O_JSON: json = 1; break;
+        case O_FAIL: fail_if = 1; break;
+        case ':': return od_cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
+        default: return od_cli_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+        if (rc)
+            return rc;
+    }
+    if (optind < argc)
+        return od_cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (gpu_name && memory)
+        return od_cli_usage_error(CMD, "give --gpu or --memory, not both");
+    if (!memory && gpu_name == NULL)
+        gpu_name = "h100-80";
+
+    od_model m;
+    if (config) {
+        if (layers || hidden || params)
+            return od_cli_usage_error(CMD, "--config already gives the sizes; drop --layers/--hidden/--params");
+        if ((rc = read_config(config, &m)))
+            return rc;
+    } else {
+        od_error err;
+        if (!layers || !hidden)
+            return od_cli_usage_error(CMD, "give --config FILE, or --layers and --hidden");
+        if (od_model_from_sizes(params, layers, hidden, heads, kvh, inter, vocab, &m, &err) != OD_OK)
+            return od_cli_usage_error(CMD, "%s", err.msg);
+    }
+    od_gpu gpu;
+    od_error err;
+    if (memory) {
+        od_gpu_custom(memory, &gpu);
+    } else if (od_gpu_lookup(gpu_name, &gpu, &err) != OD_OK) {
+        return od_cli_usage_error(CMD, "--gpu: %s", err.msg);
+    }
+    w.workspace_bytes = gpu.workspace_bytes;
+    od_plan *p = malloc(sizeof *p);
+    if (!p) {
+        od_fail(&err, OD_ERR_NOMEM, "out of memory");
+        return od_cli_report_error(NULL, &err);
+    }
+    if (od_plan_compute(&m, &w, &gpu, p, &err) != OD_OK) {
+        free(p);
+        return od_cli_usage_error(CMD, "%s", err.msg);
+    }
+    int out = OD_EXIT_OK;
+    if (json)
+        out = print_json(&m, &w, &gpu, p);
+    else
+        print_text(&m, &w, &gpu, p);
+    if (!out && fail_if && !p->fits)
+        out = OD_EXIT_NOTHING;
+    free(p);
+    return out;
+}

@@ -1,0 +1,390 @@
+/* cmd_replay.c - `oomdoc replay`: replay a snapshot's trace through the allocator model,
+ * under its own settings or what-if ones. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "output.h"
+#include "../lib/replay.h"
+#include "../lib/snapshot.h"
+#include "../lib/units.h"
+
+static const char usage[] =
+    "Usage: oomdoc replay FILE [options]\n"
+    "Replay a memory snapshot's allocation trace through an exact model of PyTorch's CUDA\n"
+    "caching allocator, under the run's own settings or what-if ones.\n"
+    "\n"
+    "Options:\n"
+    "  --set KEY:VAL[,KEY:VAL...]  override allocator settings (PYTORCH_CUDA_ALLOC_CONF\n"
+    "                              syntax; _mb values are MiB), e.g. expandable_segments:True\n"
+    "  --capacity SIZE             memory cap (like set_per_process_memory_fraction);\n"
+    "                              SIZE: bytes, KiB/MiB/GiB (1024), KB/MB/GB (1000)\n"
+    "  --fraction F                cap = floor(F x --device-total)\n"
+    "  --device-total SIZE         the device's total memory as torch reports it\n"
+    "  --device N                  replay device N's trace (default: the first non-empty)\n"
+    "  --verify                    check simulated segment events against the recorded ones;\n"
+    "                              exit 1 when they do not all match\n"
+    "  --compare 'CONF;CONF...'    one row per configuration (each applied on top of the\n"
+    "                              settings above): peak reserved, stranded bytes, OOM\n"
+    "  --json                      JSON output (schema_version 1, sizes in bytes)\n"
+    "  -h, --help                  this help\n"
+    "\n"
+    "Example:\n"
+    "  oomdoc replay tests/data/snapshots/frag_default.pickle --capacity 2GiB --verify\n"
+    "  oomdoc replay tests/data/snapshots/frag_default.pickle --capacity 2GiB \\\n"
+    "      --compare 'expandable_segments:True;max_split_size_mb:64'\n"
+    "\n" OD_EXIT_CODES_HELP;
+
+/* The configuration as PYTORCH_CUDA_ALLOC_CONF text ("defaults" when nothing is set). */
+static void describe(const od_allocsim_config *c, char *buf, size_t n)
+{
+    size_t at = 0;
+    buf[0] = 0;
+#define ADD(...) do { if (at < n) at += (size_t)snprintf(buf + at, n - at, __VA_ARGS__); } while (0)
+    if (c->expandable_segments) ADD("%sexpandable_segments:True", at ? "," : "");
+    if (c->max_split_size >= 0)
+        ADD("%smax_split_size_mb:%llu", at ? "," : "", (unsigned long long)(c->max_split_size >> 20));
+    if (c->max_non_split_rounding != (20ull << 20))
+        ADD("%smax_non_split_rounding_mb:%llu", at ? "," : "",
+            (unsigned long long)(c->max_non_split_rounding >> 20));
+    if (c->gc_threshold > 0) ADD("%sgarbage_collection_threshold:%g", at ? "," : "", c->gc_threshold);
+    int any = 0, same = 1;
+    for (int i = 0; i < 16; i++) {
+        if (c->roundup_power2_divisions[i] > 1) any = 1;
+        if (c->roundup_power2_divisions[i] != c->roundup_power2_divisions[0]) same = 0;
+    }
+    if (any && same) {
+        ADD("%sroundup_power2_divisions:%u", at ? "," : "", c->roundup_power2_divisions[0]);
+    } else if (any) {
+        ADD("%sroundup_power2_divisions:[", at ? "," : "");
+        for (int i = 0; i < 16; i++)
+            ADD("%s%u:%u", i ? "," : "", 1u << i, c->roundup_power2_divisions[i]);
+        ADD("]");
+    }
+    if (!at) ADD("defaults");
+#undef ADD
+}
+
+static const char *kind_name(int k)
+{
+    static const char *names[] = { "segment_alloc", "segment_free", "segment_map", "segment_unmap" };
+    return k >= 0 && k < 4 ? names[k] : "?";
+}
+
+static json_t *seg_json(const char *kind, uint64_t addr, uint64_t size)
+{
+    return json_pack("{s:s, s:I, s:I}", "kind", kind, "address", (json_int_t)addr,
+                     "size_bytes", (json_int_t)size);
+}
+
+static json_t *oom_json(const od_replay_result *r)
+{
+    if (!r->oom.happened) return json_null();
+    return json_pack("{s:I, s:I, s:b, s:I, s:I, s:I, s:I}",
+                     "event_index", (json_int_t)r->oom.event_index,
+                     "size_bytes", (json_int_t)r->oom.size_bytes,
+                     "recorded_oom", r->oom.recorded,
+                     "allocated_bytes", (json_int_t)r->oom.allocated_bytes,
+                     "reserved_bytes", (json_int_t)r->oom.reserved_bytes,
+                     "cached_free_bytes", (json_int_t)r->oom.cached_free_bytes,
+                     "largest_free_block_bytes", (json_int_t)r->oom.largest_free_bytes);
+}
+
+static json_t *segments_json(const od_snapshot *snap, const od_replay_result *r)
+{
+    json_t *mm = json_null();
+    if (r->has_mismatch) {
+        const od_trace_entry *rec = NULL;
+        for (size_t i = 0; i < snap->n_traces; i++)
+            if (snap->traces[i].device == r->device && r->mismatch_trace_index < snap->traces[i].n_entries)
+                rec = &snap->traces[i].entries[r->mismatch_trace_index];
+        mm = json_pack("{s:o, s:o, s:o}",
+                       "trace_index", rec ? json_integer((json_int_t)r->mismatch_trace_index) : json_null(),
+                       "recorded", rec ? seg_json(od_action_name((od_action)rec->action), rec->addr, rec->size) : json_null(),
+                       "simulated", r->mismatch_has_simulated
+                                        ? seg_json(kind_name(r->mismatch_simulated.kind), r->mismatch_simulated.addr,
+                                                   r->mismatch_simulated.size)
+                                        : json_null());
+    }
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o, s:b}",
+                     "recorded", (json_int_t)r->seg_recorded,
+                     "simulated", (json_int_t)r->seg_simulated,
+                     "matched", (json_int_t)r->seg_matched,
+                     "addresses_matched", (json_int_t)r->seg_addr_matched,
+                     "external_releases", (json_int_t)r->external_releases,
+                     "first_mismatch", mm,
+                     "verified", od_replay_verified(r));
+}
+
+static void print_size(const char *label, uint64_t v)
+{
+    char b[32];
+    printf("%-22s %s (%llu bytes)\n", label, od_format_iec(v, b, sizeof b), (unsigned long long)v);
+}
+
+int od_cmd_replay(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "set", required_argument, NULL, 's' },
+        { "capacity", required_argument, NULL, 'c' },
+        { "fraction", required_argument, NULL, 'f' },
+        { "device-total", required_argument, NULL, 't' },
+        { "device", required_argument, NULL, 'd' },
+        { "verify", no_argument, NULL, 'v' },
+        { "compare", required_argument, NULL, 'C' },
+        { "json", no_argument, NULL, 'j' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *cmd = "replay";
+    const char *sets[32];
+    int n_sets = 0, verify = 0, json = 0, have_cap = 0, have_frac = 0, have_total = 0;
+    uint64_t capacity = 0, total = 0;
+    double fraction = 0;
+    long device = -1;
+    const char *compare = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if (n_sets == 32) return od_cli_usage_error(cmd, "too many --set options");
+            sets[n_sets++] = optarg;
+            break;
+        case 'c':
+            if (od_cli_parse_size_opt(cmd, "--capacity", optarg, &capacity)) return OD_EXIT_USAGE;
+            if (capacity == 0) return od_cli_usage_error(cmd, "--capacity must be above 0");
+            have_cap = 1;
+            break;
+        case 'f': {
+            char *end;
+            fraction = strtod(optarg, &end);
+            if (*end || !(fraction > 0.0 && fraction <= 1.0))
+                return od_cli_usage_error(cmd, "--fraction: expected a number in (0, 1], got '%s'", optarg);
+            have_frac = 1;
+            break;
+        }
+        case 't':
+            if (od_cli_parse_size_opt(cmd, "--device-total", optarg, &total)) return OD_EXIT_USAGE;
+            if (total == 0) return od_cli_usage_error(cmd, "--device-total must be above 0");
+            have_total = 1;
+            break;
+        case 'd':
+            if (od_cli_parse_int_opt(cmd, "--device", optarg, 0, 1024, &device)) return OD_EXIT_USAGE;
+            break;
+        case 'v': verify = 1; break;
+        case 'C': compare = optarg; break;
+        case 'j': json = 1; break;
+        case 'h': fputs(usage, stdout); return OD_EXIT_OK;
+        default:
+            return od_cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return od_cli_usage_error(cmd, optind >= argc ? "expected one snapshot FILE" : "expected exactly one FILE");
+    if (have_cap && have_frac) return od_cli_usage_error(cmd, "--capacity and --fraction exclude each other");
+    if (have_frac && !have_total)
+        return od_cli_usage_error(cmd, "--fraction needs --device-total (torch's total for the device)");
+    const char *path = argv[optind];
+
+    /* validate every configuration before reading the file */
+    od_allocsim_config over;
+    od_error err;
+    od_allocsim_config_default(&over);
+    for (int i = 0; i < n_sets; i++)
+        if (od_allocsim_config_parse(&over, sets[i], &err))
+            return od_cli_usage_error(cmd, "--set: %s", err.msg);
+    char *cmp_copy = NULL;
+    const char *confs[64];
+    int n_confs = 0;
+    if (compare) {
+        cmp_copy = strdup(compare);
+        if (!cmp_copy) return OD_EXIT_INTERNAL;
+        for (char *tok = strtok(cmp_copy, ";"); tok; tok = strtok(NULL, ";")) {
+            while (*tok == ' ') tok++;
+            if (!*tok) continue;
+            if (n_confs == 64) { free(cmp_copy); return od_cli_usage_error(cmd, "--compare: at most 64 configurations"); }
+            od_allocsim_config probe;
+            od_allocsim_config_default(&probe);
+            if (od_allocsim_config_parse(&probe, tok, &err)) {
+                int rc = od_cli_usage_error(cmd, "--compare: %s", err.msg);
+                free(cmp_copy);
+                return rc;
+            }
+            confs[n_confs++] = tok;
+        }
+        if (!n_confs) { free(cmp_copy); return od_cli_usage_error(cmd, "--compare: no configuration given"); }
+    }
+
+    int rc = OD_EXIT_OK;
+    FILE *f = od_cli_open(path, &rc);
+    if (!f) { free(cmp_copy); return rc; }
+    od_input *in = NULL;
+    od_snapshot *snap = NULL;
+    od_status st = od_input_open_file(f, &in, &err);
+    if (!st) st = od_snapshot_load(in, &snap, &err);
+    od_input_close(in);
+    od_cli_close(f);
+    if (st) { free(cmp_copy); return od_cli_report_error(path, &err); }
+
+    od_replay_opts opts;
+    od_replay_config_from_snapshot(snap, &opts.cfg);
+    for (int i = 0; i < n_sets; i++) od_allocsim_config_parse(&opts.cfg, sets[i], NULL);
+    opts.device = device;
+    if (have_total) opts.cfg.device_total_bytes = total;
+    if (have_cap) opts.cfg.allowed_bytes = capacity;
+    /* set_per_process_memory_fraction: allowed = floor(fraction x total) */
+    if (have_frac) opts.cfg.allowed_bytes = (uint64_t)floor(fraction * (double)total);
+
+    od_replay_result r;
+    st = od_replay_snapshot(snap, &opts, &r, &err);
+    if (st) {
+        rc = st == OD_ERR_ARG ? od_cli_usage_error(cmd, "%s", err.msg) : od_cli_report_error(path, &err);
+        od_snapshot_free(snap);
+        free(cmp_copy);
+        return rc;
+    }
+
+    /* what-if rows */
+    od_replay_result *rows = NULL;
+    od_allocsim_config *row_cfg = NULL;
+    if (n_confs) {
+        rows = calloc((size_t)n_confs, sizeof *rows);
+        row_cfg = calloc((size_t)n_confs, sizeof *row_cfg);
+        if (!rows || !row_cfg) { rc = OD_EXIT_INTERNAL; goto done; }
+        for (int i = 0; i < n_confs; i++) {
+            od_replay_opts o = opts;
+            od_allocsim_config_parse(&o.cfg, confs[i], NULL);
+            row_cfg[i] = o.cfg;
+            st = od_replay_snapshot(snap, &o, &rows[i], &err);
+            if (st) {
+                rc = st == OD_ERR_ARG ? od_cli_usage_error(cmd, "%s", err.msg) : od_cli_report_error(path, &err);
+                goto done;
+            }
+        }
+    }
+
+    char conf[256];
+    describe(&opts.cfg, conf, sizeof conf);
+    if (json) {
+        json_t *doc = json_object();
+        json_object_set_new(doc, "schema_version", json_integer(1));
+        json_object_set_new(doc, "file", json_string(path));
+        json_object_set_new(doc, "device", json_integer(r.device));
+        json_object_set_new(doc, "settings", json_string(conf));
+        json_object_set_new(doc, "allowed_bytes", opts.cfg.allowed_bytes ? json_integer((json_int_t)opts.cfg.allowed_bytes) : json_null());
+        json_object_set_new(doc, "trace_entries", json_integer((json_int_t)r.trace_entries));
+        json_object_set_new(doc, "events_replayed", json_integer((json_int_t)r.events_replayed));
+        json_object_set_new(doc, "approximate", json_boolean(r.approximate));
+        json_object_set_new(doc, "peak_allocated_bytes", json_integer((json_int_t)r.stats.peak_allocated_bytes));
+        json_object_set_new(doc, "peak_reserved_bytes", json_integer((json_int_t)r.stats.peak_reserved_bytes));
+        json_object_set_new(doc, "stranded_at_peak_bytes", json_integer((json_int_t)r.stats.stranded_at_peak_bytes));
+        json_object_set_new(doc, "final_allocated_bytes", json_integer((json_int_t)r.stats.allocated_bytes));
+        json_object_set_new(doc, "final_reserved_bytes", json_integer((json_int_t)r.stats.reserved_bytes));
+        json_object_set_new(doc, "snapshot_final", json_pack("{s:I, s:I}",
+                            "allocated_bytes", (json_int_t)r.snapshot_allocated_bytes,
+                            "reserved_bytes", (json_int_t)r.snapshot_reserved_bytes));
+        json_object_set_new(doc, "oom", oom_json(&r));
+        json_object_set_new(doc, "ooms", json_integer((json_int_t)r.ooms));
+        json_object_set_new(doc, "recorded_ooms", json_integer((json_int_t)r.recorded_ooms));
+        json_object_set_new(doc, "num_alloc_retries", json_integer((json_int_t)r.stats.num_alloc_retries));
+        json_object_set_new(doc, "alloc_address_mismatches", json_integer((json_int_t)r.alloc_addr_mismatches));
+        if (r.approximate)
+            json_object_set_new(doc, "starting_state", json_pack("{s:I, s:I, s:I}",
+                                "seeded_segments", (json_int_t)r.seeded_segments,
+                                "seeded_blocks", (json_int_t)r.seeded_blocks,
+                                "unknown_frees", (json_int_t)r.unknown_frees));
+        if (verify) json_object_set_new(doc, "segment_events", segments_json(snap, &r));
+        if (n_confs) {
+            json_t *arr = json_array();
+            for (int i = 0; i < n_confs; i++) {
+                char cd[256];
+                describe(&row_cfg[i], cd, sizeof cd);
+                json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}",
+                                      "compare", confs[i], "settings", cd,
+                                      "peak_reserved_bytes", (json_int_t)rows[i].stats.peak_reserved_bytes,
+                                      "stranded_at_peak_bytes", (json_int_t)rows[i].stats.stranded_at_peak_bytes,
+                                      "peak_allocated_bytes", (json_int_t)rows[i].stats.peak_allocated_bytes,
+                                      "oom", oom_json(&rows[i])));
+            }
+            json_object_set_new(doc, "compare", arr);
+        }
+        rc = od_cli_print_json(doc);
+    } else {
+        od_cli_color_init();
+        char b1[32], b2[32], b3[32], b4[32];
+        printf("%sreplay%s %s: device %lld, %zu trace entries, %s\n", od_c_bold, od_c_reset, path,
+               (long long)r.device, r.trace_entries,
+               r.approximate ? "trace wrapped: starting state rebuilt, figures approximate" : "complete trace");
+        printf("%-22s %s", "settings", conf);
+        if (opts.cfg.allowed_bytes)
+            printf(", cap %s (%llu bytes)", od_format_iec(opts.cfg.allowed_bytes, b1, sizeof b1),
+                   (unsigned long long)opts.cfg.allowed_bytes);
+        printf("\n%-22s %llu\n", "events replayed", (unsigned long long)r.events_replayed);
+        print_size("peak allocated", r.stats.peak_allocated_bytes);
+        print_size("peak reserved", r.stats.peak_reserved_bytes);
+        print_size("stranded at peak", r.stats.stranded_at_peak_bytes);
+        print_size("final allocated", r.stats.allocated_bytes);
+        print_size("final reserved", r.stats.reserved_bytes);
+        printf("%-22s %s allocated, %s reserved%s\n", "snapshot final",
+               od_format_iec(r.snapshot_allocated_bytes, b1, sizeof b1),
+               od_format_iec(r.snapshot_reserved_bytes, b2, sizeof b2),
+               (r.snapshot_allocated_bytes == r.stats.allocated_bytes &&
+                r.snapshot_reserved_bytes == r.stats.reserved_bytes) ? " (model agrees)" : " (model differs)");
+        if (r.oom.happened) {
+            printf("%s%-22s event %zu: request of %s failed%s; the pool held %s reserved, %s allocated, "
+                   "largest free block %s%s\n",
+                   od_c_red, "OOM", r.oom.event_index, od_format_iec(r.oom.size_bytes, b1, sizeof b1),
+                   r.oom.recorded ? " (as recorded)" : "",
+                   od_format_iec(r.oom.reserved_bytes, b2, sizeof b2),
+                   od_format_iec(r.oom.allocated_bytes, b3, sizeof b3),
+                   od_format_iec(r.oom.largest_free_bytes, b4, sizeof b4), od_c_reset);
+            if (r.ooms > 1) printf("%-22s %llu failed requests in all\n", "", (unsigned long long)r.ooms);
+        } else {
+            printf("%s%-22s none%s%s\n", od_c_green, "OOM", r.recorded_ooms ? " (the recorded request succeeds here)" : "", od_c_reset);
+        }
+        if (verify) {
+            int ok = od_replay_verified(&r);
+            printf("%-22s recorded %llu, simulated %llu, matched %llu, external releases %llu: %s%s%s\n",
+                   "segment events", (unsigned long long)r.seg_recorded, (unsigned long long)r.seg_simulated,
+                   (unsigned long long)r.seg_matched, (unsigned long long)r.external_releases,
+                   ok ? od_c_green : od_c_red,
+                   ok ? "verified" : r.approximate ? "not verifiable (trace wrapped)" : "MISMATCH", od_c_reset);
+            if (r.has_mismatch && !r.approximate) {
+                printf("%-22s trace index %zu", "first mismatch", r.mismatch_trace_index);
+                if (r.mismatch_has_simulated)
+                    printf(", model emitted %s of %s", kind_name(r.mismatch_simulated.kind),
+                           od_format_iec(r.mismatch_simulated.size, b1, sizeof b1));
+                printf("\n");
+            }
+        }
+        if (n_confs) {
+            printf("\n%-44s %12s %12s  %s\n", "configuration", "peak resv", "stranded", "OOM");
+            char base[300];
+            snprintf(base, sizeof base, "(as above) %s", conf);
+            printf("%-44.44s %12s %12s  %s", base, od_format_iec(r.stats.peak_reserved_bytes, b1, sizeof b1),
+                   od_format_iec(r.stats.stranded_at_peak_bytes, b2, sizeof b2), r.oom.happened ? "at event " : "no");
+            if (r.oom.happened) printf("%zu", r.oom.event_index);
+            printf("\n");
+            for (int i = 0; i < n_confs; i++) {
+                printf("%-44.44s %12s %12s  %s", confs[i], od_format_iec(rows[i].stats.peak_reserved_bytes, b1, sizeof b1),
+                       od_format_iec(rows[i].stats.stranded_at_peak_bytes, b2, sizeof b2),
+                       rows[i].oom.happened ? "at event " : "no");
+                if (rows[i].oom.happened) printf("%zu", rows[i].oom.event_index);
+                printf("\n");
+            }
+        }
+        if (fflush(stdout)) rc = OD_EXIT_INTERNAL;
+    }
+    if (rc == OD_EXIT_OK && verify && !od_replay_verified(&r)) rc = OD_EXIT_NOTHING;
+done:
+    free(rows);
+    free(row_cfg);
+    free(cmp_copy);
+    od_snapshot_free(snap);
+    return rc;
+}

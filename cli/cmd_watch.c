@@ -1,0 +1,1065 @@
+/* cmd_watch.c - `oomdoc watch`: sample one GPU's memory (and its processes') through NVML,
+ * write the series `trend` reads, optionally around a command, optionally served to
+ * Prometheus; at the end the trend verdict, the peak and the projected time to OOM. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/nvml.h"
+#include "../lib/prom.h"
+#include "../lib/units.h"
+#include "../lib/watchtrend.h"
+#include "commands.h"
+#include "nvmlcli.h"
+#include "output.h"
+
+#define SERIES_CAP 8192 /* device series: 8192 points x 16 B, whatever the run's length */
+#define PROC_SERIES_CAP 512
+#define MAX_PROCS 64    /* processes followed at once (more are still sampled for --pid) */
+#define NVML_PROCS 1024
+#define CLASSIFY_EVERY_S 0.25
+#define IO_TIMEOUT_MS 1000
+
+static void usage(void)
+{
+    printf("Usage: oomdoc watch [OPTIONS] [-- COMMAND [ARGS...]]\n"
+           "\n"
+           "Sample a GPU's memory in use (and that of its processes) through NVML. Writes\n"
+           "CSV time_s,used_bytes[,process_used_bytes] (JSON Lines when --out ends in .jsonl),\n"
+           "the series `oomdoc trend` reads; time_s counts from the start on a monotonic clock.\n"
+           "On a terminal a live status line is shown on stderr. At the end: the trend verdict\n"
+           "(leak, stable, spike), the growth per second, the projected time to OOM, the peak.\n"
+           "With -- COMMAND: runs it, forwards signals to it, stops when it ends and exits\n"
+           "with its exit status.\n"
+           "\n"
+           "Options:\n"
+           "  --interval DURATION   time between samples: 100ms (default), 0.5s, 2s, 1m\n"
+           "  --device N|all        NVML index of the GPU to watch (default 0; see oomdoc gpus);\n"
+           "                        all: every GPU (one series each: --out needs {gpu})\n"
+           "  --pid PID             add process_used_bytes: the memory NVML attributes to PID\n"
+           "  --out FILE            write the series to FILE (default: stdout); *.jsonl: JSON Lines;\n"
+           "                        {gpu} in FILE is replaced by the GPU's index\n"
+           "  --capacity SIZE       memory to project OOM against (default: the GPU's total\n"
+           "                        less the driver reserve); e.g. 80GiB\n"
+           "  --alarm MINUTES       warn on stderr as soon as the projected OOM is that close\n"
+           "  --duration DURATION   stop after this long (default: until COMMAND ends, or\n"
+           "                        SIGINT/SIGTERM)\n"
+           "  --prometheus HOST:PORT  serve /metrics in Prometheus text format (port 0: any\n"
+           "                        free port; the address is printed on stderr)\n"
+           "  --json                the end summary as JSON on stdout instead of text on stderr\n"
+           "  --nvml-lib PATH       NVML library to load (default: $OOMDOC_NVML_LIB, else\n"
+           "                        libnvidia-ml.so.1 from the driver)\n"
+           "  -h, --help            this help\n"
+           "\n"
+           "Examples:\n"
+           "  oomdoc watch --out run.csv --alarm 10 -- python train.py\n"
+           "  oomdoc watch --device all --prometheus 0.0.0.0:9401 --interval 1s\n"
+           "  (with the test suite's fake NVML: OOMDOC_FAKENVML_SCRIPT=tests/golden/gpus_h200.script\n"
+           "   oomdoc watch --nvml-lib build/rel/tests/fakenvml/libnvidia-ml.so.1 --duration 1s)\n"
+           "\n"
+           "Exit status: COMMAND's when one is given (128+N if signal N ended it); otherwise\n"
+           "0 when stopped by --duration or a signal.\n" OD_EXIT_CODES_HELP);
+}
+
+/* ---- signals ---------------------------------------------------------------------- */
+
+static volatile sig_atomic_t stop_requested, child_done;
+static volatile pid_t child_pid;
+
+static void on_signal(int sig, siginfo_t *info, void *ctx)
+{
+    (void)ctx;
+    pid_t c = child_pid;
+    if (c > 0) {
+        /* A terminal's Ctrl-C already reached the command (same process group, sent by
+         * the kernel): forwarding it would deliver it twice. */
+        if (!info || info->si_code != SI_KERNEL)
+            kill(c, sig);
+        return;
+    }
+    if (sig != SIGUSR1 && sig != SIGUSR2)
+        stop_requested = 1;
+}
+
+static void on_sigchld(int sig)
+{
+    (void)sig;
+    child_done = 1;
+}
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: poll must wake up */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+        sigaction(forwarded[i], &sa, NULL);
+    struct sigaction sc;
+    memset(&sc, 0, sizeof sc);
+    sc.sa_handler = on_sigchld;
+    sc.sa_flags = SA_NOCLDSTOP;
+    sigemptyset(&sc.sa_mask);
+    sigaction(SIGCHLD, &sc, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- option values ---------------------------------------------------------------- */
+
+/* "100ms", "0.5s", "2s", "1m", or a bare number of seconds. */
+static int parse_duration(const char *opt, const char *text, double min_s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    double mult = 1;
+    if (end == text || errno)
+        goto bad;
+    if (strcmp(end, "ms") == 0)
+        mult = 1e-3;
+    else if (strcmp(end, "s") == 0 || *end == 0)
+        mult = 1;
+    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+        mult = 60;
+    else if (strcmp(end, "h") == 0)
+        mult = 3600;
+    else
+        goto bad;
+    v *= mult;
+    if (!isfinite(v) || v < min_s || v > 30 * 86400.0)
+        goto bad;
+    *out = v;
+    return 0;
+bad:
+    return od_cli_usage_error("watch", "%s: '%s' is not a duration of at least %gms (e.g. 100ms, "
+                              "0.5s, 2m)", opt, text, min_s * 1e3);
+}
+
+/* ---- the watched state ------------------------------------------------------------ */
+
+typedef struct {
+    uint32_t pid;
+    int seen;
+    od_wseries s;
+    od_wtrend tr;
+} proc_track;
+
+typedef struct {
+    unsigned index;
+    char name[96], uuid[96];
+    od_nvml_device dev;
+    uint64_t total_bytes, capacity_bytes;
+    int mem_version;
+    int up;
+    od_wseries s;
+    od_wtrend tr;
+    double classified_at;
+    proc_track procs[MAX_PROCS];
+    size_t n_procs;
+    int pid_opt; /* --pid given */
+    uint32_t pid;
+    uint64_t pid_peak, pid_last;
+    int alarm_active, alarm_raised;
+    double alarm_s, alarm_first_t;
+    int lost;
+    FILE *out;         /* the series (NULL: not written) */
+    char out_path[512];
+    int jsonl, write_failed;
+} watch_state;
+
+static void classify(watch_state *w)
+{
+    od_wtrend_classify(&w->s, w->capacity_bytes, &w->tr);
+    for (size_t i = 0; i < w->n_procs; i++) {
+        proc_track *p = &w->procs[i];
+        od_wtrend_classify(&p->s, 0, &p->tr);
+        /* A process's growth fills the device's remaining memory. */
+        if (p->tr.verdict == OD_WTREND_LEAK && p->tr.growth_bytes_per_second > 0 &&
+            w->capacity_bytes > w->s.last_bytes)
+            p->tr.projected_oom_s = (double)(w->capacity_bytes - w->s.last_bytes) /
+                                    p->tr.growth_bytes_per_second;
+    }
+}
+
+static void track_processes(watch_state *w, double t, const od_nvml_process *ps, size_t n)
+{
+    for (size_t i = 0; i < w->n_procs; i++)
+        w->procs[i].seen = 0;
+    uint64_t pid_bytes = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t b = ps[k].used_bytes == OD_NVML_BYTES_UNKNOWN ? 0 : ps[k].used_bytes;
+        if (w->pid_opt && ps[k].pid == w->pid)
+            pid_bytes += b;
+        proc_track *p = NULL;
+        for (size_t i = 0; i < w->n_procs; i++)
+            if (w->procs[i].pid == ps[k].pid)
+                p = &w->procs[i];
+        if (!p && w->n_procs < MAX_PROCS) {
+            p = &w->procs[w->n_procs];
+            memset(p, 0, sizeof *p);
+            if (od_wseries_init(&p->s, PROC_SERIES_CAP, NULL) != OD_OK)
+                continue;
+            p->pid = ps[k].pid;
+            w->n_procs++;
+        }
+        if (!p)
+            continue;
+        if (p->seen) { /* the same PID listed twice (MIG): add up */
+            p->s.last_bytes += b;
+            continue;
+        }
+        p->seen = 1;
+        od_wseries_add(&p->s, t, b);
+    }
+    /* A process that ended leaves the table: its PID may be reused. */
+    size_t j = 0;
+    for (size_t i = 0; i < w->n_procs; i++) {
+        if (w->procs[i].seen)
+            w->procs[j++] = w->procs[i];
+        else
+            od_wseries_free(&w->procs[i].s);
+    }
+    w->n_procs = j;
+    if (w->pid_opt) {
+        w->pid_last = pid_bytes;
+        if (pid_bytes > w->pid_peak)
+            w->pid_peak = pid_bytes;
+    }
+}
+
+/* ---- Prometheus -------------------------------------------------------------------- */
+
+static double m_up(const watch_state *w) { return w->up; }
+static double m_total(const watch_state *w) { return (double)w->total_bytes; }
+static double m_capacity(const watch_state *w) { return (double)w->capacity_bytes; }
+static double m_used(const watch_state *w) { return (double)w->s.last_bytes; }
+static double m_peak(const watch_state *w) { return (double)w->s.peak_bytes; }
+static double m_growth(const watch_state *w) { return w->tr.growth_bytes_per_second; }
+static double m_oom(const watch_state *w) { return w->tr.projected_oom_s >= 0 ? w->tr.projected_oom_s : INFINITY; }
+static double m_leak(const watch_state *w) { return w->tr.verdict == OD_WTREND_LEAK; }
+static double m_samples(const watch_state *w) { return (double)w->s.samples; }
+static double p_used(const proc_track *p) { return (double)p->s.last_bytes; }
+static double p_peak(const proc_track *p) { return (double)p->s.peak_bytes; }
+static double p_growth(const proc_track *p) { return p->tr.growth_bytes_per_second; }
+static double p_oom(const proc_track *p) { return p->tr.projected_oom_s >= 0 ? p->tr.projected_oom_s : INFINITY; }
+
+static const struct {
+    const char *name, *help, *type;
+    double (*value)(const watch_state *);
+} dev_metrics[] = {
+    {"oomdoc_gpu_up", "1 while NVML answers for this GPU, 0 once it is lost.", "gauge", m_up},
+    {"oomdoc_gpu_memory_total_bytes", "Total memory of the GPU (NVML).", "gauge", m_total},
+    {"oomdoc_gpu_memory_capacity_bytes", "Memory the OOM projection counts against.", "gauge", m_capacity},
+    {"oomdoc_gpu_memory_used_bytes", "Memory in use at the last sample (NVML).", "gauge", m_used},
+    {"oomdoc_gpu_memory_peak_bytes", "Highest memory in use since the watch started.", "gauge", m_peak},
+    {"oomdoc_gpu_memory_growth_bytes_per_second",
+     "Growth of memory in use in the current regime (robust slope).", "gauge", m_growth},
+    {"oomdoc_gpu_memory_projected_oom_seconds",
+     "Seconds until memory in use reaches capacity at the current growth; +Inf when not leaking.", "gauge", m_oom},
+    {"oomdoc_gpu_memory_leak", "1 when the trend of memory in use is a leak.", "gauge", m_leak},
+    {"oomdoc_watch_samples_total", "Samples taken of this GPU.", "counter", m_samples},
+};
+
+static const struct {
+    const char *name, *help;
+    double (*value)(const proc_track *);
+} proc_metrics[] = {
+    {"oomdoc_process_memory_used_bytes", "Memory NVML attributes to the process.", p_used},
+    {"oomdoc_process_memory_peak_bytes", "Highest memory of the process since it was first seen.", p_peak},
+    {"oomdoc_process_memory_growth_bytes_per_second", "Growth of the process's memory (robust slope).", p_growth},
+    {"oomdoc_process_memory_projected_oom_seconds",
+     "Seconds until the GPU is full at this process's growth; +Inf when not leaking.", p_oom},
+};
+
+/* The exposition format wants each family's samples together: family by family, then
+ * GPU by GPU (and process by process). */
+static void render_metrics(watch_state *const *ws, size_t n, od_promtext *p)
+{
+    size_t procs = 0;
+    for (size_t d = 0; d < n; d++)
+        procs += ws[d]->n_procs;
+    for (size_t m = 0; m < sizeof dev_metrics / sizeof *dev_metrics; m++) {
+        od_prom_family(p, dev_metrics[m].name, dev_metrics[m].help, dev_metrics[m].type);
+        for (size_t d = 0; d < n; d++) {
+            char gpu[16];
+            snprintf(gpu, sizeof gpu, "%u", ws[d]->index);
+            const char *dl[] = {"gpu", gpu, "uuid", ws[d]->uuid};
+            od_prom_sample(p, dev_metrics[m].name, dl, 2, dev_metrics[m].value(ws[d]));
+        }
+    }
+    for (size_t m = 0; procs && m < sizeof proc_metrics / sizeof *proc_metrics; m++) {
+        od_prom_family(p, proc_metrics[m].name, proc_metrics[m].help, "gauge");
+        for (size_t d = 0; d < n; d++) {
+            char gpu[16];
+            snprintf(gpu, sizeof gpu, "%u", ws[d]->index);
+            for (size_t i = 0; i < ws[d]->n_procs; i++) {
+                char pid[16];
+                snprintf(pid, sizeof pid, "%u", (unsigned)ws[d]->procs[i].pid);
+                const char *pl[] = {"gpu", gpu, "uuid", ws[d]->uuid, "pid", pid};
+                od_prom_sample(p, proc_metrics[m].name, pl, 3, proc_metrics[m].value(&ws[d]->procs[i]));
+            }
+        }
+    }
+}
+
+static int listen_on(const char *hostport, char *shown, size_t shown_size)
+{
+    char host[256];
+    const char *colon = strrchr(hostport, ':');
+    if (!colon || colon == hostport + strlen(hostport) - 1 || (size_t)(colon - hostport) >= sizeof host)
+        return od_cli_usage_error("watch", "--prometheus: expected HOST:PORT, got '%s'", hostport), -2;
+    memcpy(host, hostport, (size_t)(colon - hostport));
+    host[colon - hostport] = 0;
+    if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1]:9400 */
+        memmove(host, host + 1, strlen(host));
+        host[strlen(host) - 1] = 0;
+    }
+    const char *port = colon + 1;
+    char *end;
+    long pv = strtol(port, &end, 10);
+    if (*end || pv < 0 || pv > 65535)
+        return od_cli_usage_error("watch", "--prometheus: bad port '%s'", port), -2;
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int gr = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+    if (gr != 0) {
+        fprintf(stderr, "oomdoc: watch: --prometheus %s: %s\n", hostport, gai_strerror(gr));
+        return -1;
+    }
+    int fd = -1;
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 16) == 0) {
+            struct sockaddr_storage ss;
+            socklen_t sl = sizeof ss;
+            char h[128] = "?", pt[16] = "?";
+            if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+                getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, pt, sizeof pt, NI_NUMERICHOST | NI_NUMERICSERV);
+            snprintf(shown, shown_size, strchr(h, ':') ? "http://[%s]:%s/metrics" : "http://%s:%s/metrics", h, pt);
+            break;
+        }
+        close(fd);
+        fd = -1;
+    }
+    int saved = errno;
+    freeaddrinfo(res);
+    if (fd < 0)
+        fprintf(stderr, "oomdoc: watch: --prometheus %s: cannot listen: %s\n", hostport, strerror(saved));
+    return fd;
+}
+
+/* Write all of buf, waiting at most until deadline. */
+static int send_all(int fd, const char *buf, size_t len, double deadline)
+{
+    while (len) {
+        ssize_t k = send(fd, buf, len, MSG_NOSIGNAL);
+        if (k > 0) {
+            buf += k;
+            len -= (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return -1;
+        double left = deadline - mono_s();
+        if (left <= 0)
+            return -1;
+        struct pollfd pf = {fd, POLLOUT, 0};
+        poll(&pf, 1, (int)(left * 1000) + 1);
+    }
+    return 0;
+}
+
+static void respond(int fd, int code, const char *reason, const char *ctype, const char *body,
+                    size_t body_len, int head_only, double deadline)
+{
+    char hdr[256];
+    int n = snprintf(hdr, sizeof hdr,
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                     "Connection: close\r\n\r\n", code, reason, ctype, body_len);
+    if (send_all(fd, hdr, (size_t)n, deadline) == 0 && !head_only)
+        send_all(fd, body, body_len, deadline);
+}
+
+/* One scrape: read the request head (bounded in size and time), answer, close. */
+static void serve_one(int fd, watch_state *const *ws, size_t n)
+{
+    double deadline = mono_s() + IO_TIMEOUT_MS / 1000.0;
+    char buf[OD_HTTP_MAX_HEAD];
+    size_t len = 0;
+    od_http_request req;
+    od_error err;
+    int complete = 0;
+    for (;;) {
+        if (od_http_parse_request(buf, len, &req, &complete, &err) != OD_OK) {
+            static const char msg[] = "bad request\n";
+            respond(fd, 400, "Bad Request", "text/plain", msg, sizeof msg - 1, 0, deadline);
+            close(fd);
+            return;
+        }
+        if (complete)
+            break;
+        double left = deadline - mono_s();
+        if (left <= 0 || len == sizeof buf) {
+            close(fd); /* too slow or too long: drop it, the sampler must go on */
+            return;
+        }
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, (int)(left * 1000) + 1) <= 0)
+            continue;
+        ssize_t k = recv(fd, buf + len, sizeof buf - len, 0);
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+            close(fd);
+            return;
+        }
+        if (k > 0)
+            len += (size_t)k;
+    }
+    int head = strcmp(req.method, "HEAD") == 0;
+    if (!head && strcmp(req.method, "GET") != 0) {
+        static const char msg[] = "only GET and HEAD\n";
+        respond(fd, 405, "Method Not Allowed", "text/plain", msg, sizeof msg - 1, 0, deadline);
+    } else if (strcmp(req.path, "/metrics") == 0) {
+        for (size_t d = 0; d < n; d++)
+            classify(ws[d]);
+        od_promtext p;
+        od_promtext_init(&p);
+        render_metrics(ws, n, &p);
+        if (p.oom) {
+            static const char msg[] = "out of memory\n";
+            respond(fd, 500, "Internal Server Error", "text/plain", msg, sizeof msg - 1, head, deadline);
+        } else {
+            respond(fd, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", p.data, p.len, head, deadline);
+        }
+        od_promtext_free(&p);
+    } else if (strcmp(req.path, "/") == 0) {
+        static const char msg[] = "oomdoc watch: metrics at /metrics\n";
+        respond(fd, 200, "OK", "text/plain; charset=utf-8", msg, sizeof msg - 1, head, deadline);
+    } else {
+        static const char msg[] = "not found: try /metrics\n";
+        respond(fd, 404, "Not Found", "text/plain", msg, sizeof msg - 1, head, deadline);
+    }
+    close(fd);
+}
+
+static void accept_all(int lfd, watch_state *const *ws, size_t n)
+{
+    for (int i = 0; i < 16; i++) {
+        int fd = accept(lfd, NULL, NULL);
+        if (fd < 0)
+            return;
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        serve_one(fd, ws, n);
+    }
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static void fmt_rate(double bps, char *buf, size_t size)
+{
+    char b[32];
+    od_format_iec((uint64_t)fabs(bps), b, sizeof b);
+    snprintf(buf, size, "%s%s/s", bps < 0 ? "-" : "+", b);
+}
+
+static void fmt_secs(double s, char *buf, size_t size)
+{
+    if (s < 120)
+        snprintf(buf, size, "%.1f s", s);
+    else if (s < 7200)
+        snprintf(buf, size, "%.1f min", s / 60);
+    else
+        snprintf(buf, size, "%.1f h", s / 3600);
+}
+
+static void check_alarm(watch_state *w)
+{
+    if (w->alarm_s <= 0)
+        return;
+    int now = w->tr.verdict == OD_WTREND_LEAK && w->tr.projected_oom_s >= 0 &&
+              w->tr.projected_oom_s <= w->alarm_s;
+    if (now && !w->alarm_active) {
+        char r[48], s[32], u[32], c[32];
+        fmt_rate(w->tr.growth_bytes_per_second, r, sizeof r);
+        fmt_secs(w->tr.projected_oom_s, s, sizeof s);
+        fprintf(stderr, "%soomdoc: watch: ALARM: GPU %u: projected OOM in %s (growing %s; %s of %s in use)\n",
+                od_cli_color(stderr) ? "\r\033[K" : "", w->index, s, r,
+                od_format_iec(w->s.last_bytes, u, sizeof u), od_format_iec(w->capacity_bytes, c, sizeof c));
+        if (!w->alarm_raised)
+            w->alarm_first_t = w->s.last_t_s;
+        w->alarm_raised = 1;
+    }
+    w->alarm_active = now;
+}
+
+static void status_line(watch_state *const *ws, size_t n)
+{
+    double t = 0;
+    for (size_t d = 0; d < n; d++)
+        if (ws[d]->s.last_t_s > t)
+            t = ws[d]->s.last_t_s;
+    fprintf(stderr, "\r[oomdoc watch] %.1fs", t);
+    for (size_t d = 0; d < n; d++) {
+        const watch_state *w = ws[d];
+        char u[32], p[32], extra[96] = "";
+        if (w->tr.verdict == OD_WTREND_LEAK) {
+            char r[48], s[32] = "?";
+            fmt_rate(w->tr.growth_bytes_per_second, r, sizeof r);
+            if (w->tr.projected_oom_s >= 0)
+                fmt_secs(w->tr.projected_oom_s, s, sizeof s);
+            snprintf(extra, sizeof extra, " leak %s, OOM in %s", r, s);
+        } else if (w->tr.verdict != OD_WTREND_UNKNOWN) {
+            snprintf(extra, sizeof extra, " %s", od_wtrend_name(w->tr.verdict));
+        }
+        od_format_iec(w->s.last_bytes, u, sizeof u);
+        if (!w->up)
+            snprintf(extra, sizeof extra, " lost");
+        if (n == 1)
+            fprintf(stderr, " GPU %u used %s peak %s%s", w->index, u,
+                    od_format_iec(w->s.peak_bytes, p, sizeof p), extra);
+        else
+            fprintf(stderr, "%s GPU %u %s%s", d ? " |" : "", w->index, u, extra);
+    }
+    fputs("\033[K", stderr);
+    fflush(stderr);
+}
+
+static json_t *num_or_null(double v, int ok)
+{
+    return ok ? json_real(v) : json_null();
+}
+
+/* One GPU's part of the summary. */
+static json_t *device_json(watch_state *w, double duration)
+{
+    json_t *d = json_object();
+    int lost = w->lost;
+    json_t *dev = json_object();
+    json_object_set_new(dev, "index", json_integer(w->index));
+    json_object_set_new(dev, "name", json_string(w->name));
+    json_object_set_new(dev, "uuid", json_string(w->uuid));
+    json_object_set_new(dev, "total_bytes", json_integer((json_int_t)w->total_bytes));
+    json_object_set_new(dev, "capacity_bytes", json_integer((json_int_t)w->capacity_bytes));
+    json_object_set_new(dev, "memory_info_version", json_integer(w->mem_version));
+    json_object_set_new(d, "device", dev);
+    json_object_set_new(d, "samples", json_integer((json_int_t)w->s.samples));
+    json_object_set_new(d, "duration_s", json_real(duration));
+    json_object_set_new(d, "device_lost", json_boolean(lost));
+    json_object_set_new(d, "peak_bytes", json_integer((json_int_t)w->s.peak_bytes));
+    json_object_set_new(d, "peak_time_s", json_real(w->s.peak_t_s));
+    json_object_set_new(d, "last_bytes", json_integer((json_int_t)w->s.last_bytes));
+    json_t *tr = json_object();
+    json_object_set_new(tr, "verdict", json_string(od_wtrend_name(w->tr.verdict)));
+    json_object_set_new(tr, "growth_bytes_per_second", json_real(w->tr.growth_bytes_per_second));
+    json_object_set_new(tr, "r2", json_real(w->tr.r2));
+    json_object_set_new(tr, "window_start_s", json_real(w->tr.window_start_s));
+    json_object_set_new(tr, "projected_oom_seconds", num_or_null(w->tr.projected_oom_s, w->tr.projected_oom_s >= 0));
+    json_object_set_new(d, "trend", tr);
+    if (w->alarm_s > 0) {
+        json_t *a = json_object();
+        json_object_set_new(a, "minutes", json_real(w->alarm_s / 60));
+        json_object_set_new(a, "raised", json_boolean(w->alarm_raised));
+        json_object_set_new(a, "first_time_s", num_or_null(w->alarm_first_t, w->alarm_raised));
+        json_object_set_new(d, "alarm", a);
+    } else {
+        json_object_set_new(d, "alarm", json_null());
+    }
+    if (w->pid_opt) {
+        json_t *p = json_object();
+        json_object_set_new(p, "pid", json_integer(w->pid));
+        json_object_set_new(p, "peak_bytes", json_integer((json_int_t)w->pid_peak));
+        json_object_set_new(p, "last_bytes", json_integer((json_int_t)w->pid_last));
+        json_object_set_new(d, "pid", p);
+    }
+    json_t *ps = json_array();
+    for (size_t i = 0; i < w->n_procs; i++) {
+        proc_track *p = &w->procs[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "pid", json_integer(p->pid));
+        json_object_set_new(o, "peak_bytes", json_integer((json_int_t)p->s.peak_bytes));
+        json_object_set_new(o, "last_bytes", json_integer((json_int_t)p->s.last_bytes));
+        json_object_set_new(o, "verdict", json_string(od_wtrend_name(p->tr.verdict)));
+        json_object_set_new(o, "growth_bytes_per_second", json_real(p->tr.growth_bytes_per_second));
+        json_object_set_new(o, "projected_oom_seconds", num_or_null(p->tr.projected_oom_s, p->tr.projected_oom_s >= 0));
+        json_array_append_new(ps, o);
+    }
+    json_object_set_new(d, "processes", ps);
+    return d;
+}
+
+/* One GPU: its fields at the top level; several: a "devices" list of them. */
+static json_t *summary_json(watch_state *const *ws, size_t n, double duration, char **cmd, int cmd_rc)
+{
+    json_t *d = json_object();
+    json_object_set_new(d, "schema_version", json_integer(1));
+    if (n == 1) {
+        json_t *one = device_json(ws[0], duration);
+        json_object_update(d, one);
+        json_decref(one);
+    } else {
+        json_t *list = json_array();
+        for (size_t i = 0; i < n; i++)
+            json_array_append_new(list, device_json(ws[i], duration));
+        json_object_set_new(d, "devices", list);
+    }
+    if (cmd) {
+        json_t *c = json_object(), *argv = json_array();
+        for (char **a = cmd; *a; a++)
+            json_array_append_new(argv, json_string(*a));
+        json_object_set_new(c, "argv", argv);
+        json_object_set_new(c, "exit_code", json_integer(cmd_rc));
+        json_object_set_new(d, "command", c);
+    } else {
+        json_object_set_new(d, "command", json_null());
+    }
+    return d;
+}
+
+static void summary_text(watch_state *w, double duration)
+{
+    int lost = w->lost;
+    char a[32], b[32], r[48], s[32];
+    fprintf(stderr, "oomdoc watch: GPU %u (%s, %s): %llu samples over %.2f s%s\n", w->index, w->name,
+            w->uuid, (unsigned long long)w->s.samples, duration, lost ? " (device lost)" : "");
+    fprintf(stderr, "  peak %s at %.2f s (capacity %s)\n", od_format_iec(w->s.peak_bytes, a, sizeof a),
+            w->s.peak_t_s, od_format_iec(w->capacity_bytes, b, sizeof b));
+    fmt_rate(w->tr.growth_bytes_per_second, r, sizeof r);
+    if (w->tr.verdict == OD_WTREND_UNKNOWN) {
+        fprintf(stderr, "  trend: unknown (too few samples)\n");
+    } else {
+        fprintf(stderr, "  trend: %s, %s since %.2f s (r2 %.2f)", od_wtrend_name(w->tr.verdict), r,
+                w->tr.window_start_s, w->tr.r2);
+        if (w->tr.projected_oom_s >= 0) {
+            fmt_secs(w->tr.projected_oom_s, s, sizeof s);
+            fprintf(stderr, "; projected OOM in %s", s);
+        }
+        fputc('\n', stderr);
+    }
+    if (w->alarm_raised)
+        fprintf(stderr, "  alarm raised at %.2f s\n", w->alarm_first_t);
+    if (w->pid_opt)
+        fprintf(stderr, "  PID %u: peak %s\n", (unsigned)w->pid, od_format_iec(w->pid_peak, a, sizeof a));
+    for (size_t i = 0; i < w->n_procs && i < 8; i++) {
+        proc_track *p = &w->procs[i];
+        fmt_rate(p->tr.growth_bytes_per_second, r, sizeof r);
+        if (p->tr.verdict == OD_WTREND_UNKNOWN)
+            r[0] = 0;
+        fprintf(stderr, "  process %u: peak %s, trend %s%s%s\n", (unsigned)p->pid,
+                od_format_iec(p->s.peak_bytes, a, sizeof a), od_wtrend_name(p->tr.verdict),
+                r[0] ? " " : "", r);
+    }
+}
+
+/* ---- the command --------------------------------------------------------------------- */
+
+static pid_t start_command(char **cmd)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "oomdoc: watch: cannot start a process: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        execvp(cmd[0], cmd);
+        int e = errno;
+        fprintf(stderr, "oomdoc: watch: cannot run '%s': %s\n", cmd[0], strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    return pid;
+}
+
+/* ---- main ------------------------------------------------------------------------------ */
+
+/* One sample of one GPU: memory, processes, the series line, trend and alarm. */
+static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs, int tty,
+                   double interval)
+{
+    od_nvml_memory mem;
+    od_error err;
+    od_error_clear(&err);
+    if (od_nvml_memory_info(nv, w->dev, &mem, &err) != OD_OK) {
+        w->up = 0;
+        w->lost = 1;
+        fprintf(stderr, "%soomdoc: watch: GPU %u: %s: sampling stops at %.2f s\n",
+                tty ? "\r\033[K" : "", w->index, err.msg, t);
+        return;
+    }
+    size_t np = 0;
+    if (od_nvml_processes(nv, w->dev, procs, NVML_PROCS, &np, NULL, &err) != OD_OK)
+        np = 0; /* a process ending mid-call, or no permission: device figures still stand */
+    od_wseries_add(&w->s, t, mem.used_bytes);
+    track_processes(w, t, procs, np);
+    if (w->out && !w->write_failed) {
+        int k;
+        unsigned long long u = mem.used_bytes, pu = w->pid_last;
+        if (w->jsonl && w->pid_opt)
+            k = fprintf(w->out, "{\"time_s\":%.3f,\"used_bytes\":%llu,\"process_used_bytes\":%llu}\n", t, u, pu);
+        else if (w->jsonl)
+            k = fprintf(w->out, "{\"time_s\":%.3f,\"used_bytes\":%llu}\n", t, u);
+        else if (w->pid_opt)
+            k = fprintf(w->out, "%.3f,%llu,%llu\n", t, u, pu);
+        else
+            k = fprintf(w->out, "%.3f,%llu\n", t, u);
+        /* Flushed per sample: the file is complete up to the moment of a crash. */
+        if (k < 0 || fflush(w->out) != 0) {
+            w->write_failed = 1;
+            fprintf(stderr, "oomdoc: watch: %s: cannot write: %s (sampling goes on)\n", w->out_path,
+                    strerror(errno));
+        }
+    }
+    if (t - w->classified_at >= CLASSIFY_EVERY_S || interval >= CLASSIFY_EVERY_S) {
+        classify(w);
+        w->classified_at = t;
+        check_alarm(w);
+    }
+}
+
+int od_cmd_watch(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"interval", required_argument, NULL, 'i'},
+        {"device", required_argument, NULL, 'd'},
+        {"pid", required_argument, NULL, 'p'},
+        {"out", required_argument, NULL, 'o'},
+        {"capacity", required_argument, NULL, 'c'},
+        {"alarm", required_argument, NULL, 'a'},
+        {"duration", required_argument, NULL, 'D'},
+        {"prometheus", required_argument, NULL, 'P'},
+        {"json", no_argument, NULL, 'j'},
+        {"nvml-lib", required_argument, NULL, 'L'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    double interval = 0.1, duration = 0, alarm_min = 0;
+    long device = 0, pid = 0;
+    uint64_t capacity = 0;
+    const char *out_path = NULL, *prom = NULL, *lib = NULL;
+    int json = 0, pid_opt = 0, all_devices = 0, c;
+    optind = 1;
+    /* '+': options end at the command (or at "--"), whose own options are its business. */
+    while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            if (parse_duration("--interval", optarg, 0.001, &interval))
+                return OD_EXIT_USAGE;
+            break;
+        case 'D':
+            if (parse_duration("--duration", optarg, 0.001, &duration))
+                return OD_EXIT_USAGE;
+            break;
+        case 'd':
+            if (strcmp(optarg, "all") == 0)
+                all_devices = 1;
+            else if (od_cli_parse_int_opt("watch", "--device", optarg, 0, 4095, &device))
+                return OD_EXIT_USAGE;
+            else
+                all_devices = 0;
+            break;
+        case 'p':
+            if (od_cli_parse_int_opt("watch", "--pid", optarg, 1, 0xffffffffL, &pid))
+                return OD_EXIT_USAGE;
+            pid_opt = 1;
+            break;
+        case 'o': out_path = optarg; break;
+        case 'c':
+            if (od_cli_parse_size_opt("watch", "--capacity", optarg, &capacity))
+                return OD_EXIT_USAGE;
+            if (capacity == 0)
+                return od_cli_usage_error("watch", "--capacity: must be more than 0 bytes");
+            break;
+        case 'a': {
+            char *end;
+            errno = 0;
+            alarm_min = strtod(optarg, &end);
+            if (end == optarg || *end || errno || !isfinite(alarm_min) || alarm_min <= 0 || alarm_min > 1e6)
+                return od_cli_usage_error("watch", "--alarm: '%s' is not a number of minutes above 0", optarg);
+            break;
+        }
+        case 'P': prom = optarg; break;
+        case 'j': json = 1; break;
+        case 'L': lib = optarg; break;
+        case 'h': usage(); return OD_EXIT_OK;
+        default: return od_cli_usage_error("watch", "unknown option");
+        }
+    }
+    char **cmd = optind < argc ? argv + optind : NULL;
+    if (cmd && optind > 0 && strcmp(argv[optind - 1], "--") != 0)
+        return od_cli_usage_error("watch", "unexpected argument '%s' (put the command after --)", argv[optind]);
+    od_cli_color_init();
+
+    int rc = OD_EXIT_OK;
+    od_nvml *nv = od_cli_nvml_open("watch", lib, &rc);
+    if (!nv)
+        return rc;
+    watch_state **ws = NULL;
+    size_t n = 0;
+    int lfd = -1, any_lost = 0, any_write_failed = 0, cmd_rc = 0, have_child = 0;
+    od_nvml_process *procs = malloc(NVML_PROCS * sizeof *procs);
+    od_error err;
+    od_error_clear(&err);
+    unsigned count = 0;
+    if (!procs) {
+        fprintf(stderr, "oomdoc: watch: out of memory\n");
+        rc = OD_EXIT_INTERNAL;
+        goto done;
+    }
+    if (od_nvml_device_count(nv, &count, &err) != OD_OK) {
+        rc = od_cli_report_error("watch", &err);
+        goto done;
+    }
+    if (count == 0) {
+        fprintf(stderr, "oomdoc: watch: NVML is loaded but sees no GPU\n");
+        rc = OD_EXIT_NODEV;
+        goto done;
+    }
+    if (!all_devices && (unsigned long)device >= count) {
+        fprintf(stderr, "oomdoc: watch: --device %ld: NVML sees %u GPU%s (0..%u)\n", device, count,
+                count == 1 ? "" : "s", count - 1);
+        rc = OD_EXIT_NODEV;
+        goto done;
+    }
+    n = all_devices ? count : 1;
+    if (n > 1 && out_path && !strstr(out_path, "{gpu}")) {
+        rc = od_cli_usage_error("watch", "--out: with several GPUs, put {gpu} in the name (run.gpu{gpu}.csv): one series per GPU");
+        goto done;
+    }
+    ws = calloc(n, sizeof *ws);
+    if (!ws) {
+        rc = OD_EXIT_INTERNAL;
+        goto done;
+    }
+    for (size_t d = 0; d < n; d++) {
+        watch_state *w = ws[d] = calloc(1, sizeof *w);
+        if (!w || od_wseries_init(&w->s, SERIES_CAP, &err) != OD_OK) {
+            fprintf(stderr, "oomdoc: watch: out of memory\n");
+            rc = OD_EXIT_INTERNAL;
+            goto done;
+        }
+        w->index = all_devices ? (unsigned)d : (unsigned)device;
+        od_nvml_memory mem;
+        if (od_nvml_device_get(nv, w->index, &w->dev, &err) != OD_OK ||
+            od_nvml_device_name(nv, w->dev, w->name, sizeof w->name, &err) != OD_OK ||
+            od_nvml_device_uuid(nv, w->dev, w->uuid, sizeof w->uuid, &err) != OD_OK ||
+            od_nvml_memory_info(nv, w->dev, &mem, &err) != OD_OK) {
+            fprintf(stderr, "oomdoc: watch: GPU %u: %s\n", w->index, err.msg);
+            rc = OD_EXIT_NODEV;
+            goto done;
+        }
+        w->up = 1;
+        w->total_bytes = mem.total_bytes;
+        w->mem_version = mem.version;
+        /* v2's used excludes the reserve: what can fill up is total less the reserve. */
+        w->capacity_bytes = capacity ? capacity : mem.total_bytes - (mem.version == 2 ? mem.reserved_bytes : 0);
+        w->pid_opt = pid_opt;
+        w->pid = (uint32_t)pid;
+        w->alarm_s = alarm_min * 60;
+        w->classified_at = -1;
+        if (!out_path || strcmp(out_path, "-") == 0) {
+            if (n == 1)
+                w->out = stdout; /* several GPUs without --out: no series, the summary only */
+            snprintf(w->out_path, sizeof w->out_path, "<stdout>");
+        } else {
+            /* {gpu} -> the NVML index */
+            char *o = w->out_path;
+            size_t room = sizeof w->out_path;
+            for (const char *q = out_path; *q && room > 1;) {
+                if (strncmp(q, "{gpu}", 5) == 0) {
+                    int k = snprintf(o, room, "%u", w->index);
+                    if (k < 0 || (size_t)k >= room)
+                        break;
+                    o += k;
+                    room -= (size_t)k;
+                    q += 5;
+                } else {
+                    *o++ = *q++;
+                    room--;
+                }
+            }
+            *o = 0;
+            size_t l = strlen(w->out_path);
+            w->jsonl = l >= 6 && strcmp(w->out_path + l - 6, ".jsonl") == 0;
+            int fd = open(w->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            w->out = fd >= 0 ? fdopen(fd, "w") : NULL;
+            if (!w->out) {
+                fprintf(stderr, "oomdoc: %s: cannot write: %s\n", w->out_path, strerror(errno));
+                if (fd >= 0)
+                    close(fd);
+                rc = OD_EXIT_INPUT;
+                goto done;
+            }
+        }
+        if (json && w->out == stdout) {
+            rc = od_cli_usage_error("watch", "--json writes the summary to stdout: give the series a file with --out");
+            goto done;
+        }
+    }
+    if (prom) {
+        char shown[200];
+        lfd = listen_on(prom, shown, sizeof shown);
+        if (lfd < 0) {
+            rc = lfd == -2 ? OD_EXIT_USAGE : OD_EXIT_INTERNAL;
+            goto done;
+        }
+        fprintf(stderr, "oomdoc: watch: serving Prometheus metrics on %s\n", shown);
+    }
+    for (size_t d = 0; d < n; d++) {
+        if (ws[d]->out && !ws[d]->jsonl)
+            fprintf(ws[d]->out, pid_opt ? "time_s,used_bytes,process_used_bytes\n" : "time_s,used_bytes\n");
+        if (ws[d]->out)
+            fflush(ws[d]->out);
+    }
+
+    install_signals();
+    if (cmd) {
+        pid_t c_pid = start_command(cmd);
+        if (c_pid < 0) {
+            rc = OD_EXIT_INTERNAL;
+            goto done;
+        }
+        child_pid = c_pid;
+        have_child = 1;
+    }
+    int tty = isatty(fileno(stderr));
+    double t0 = mono_s(), next = t0, last_status = -1;
+    for (;;) {
+        double now = mono_s();
+        int any_up = 0;
+        for (size_t d = 0; d < n; d++)
+            any_up |= ws[d]->up;
+        if (any_up && now >= next) {
+            double t = now - t0;
+            for (size_t d = 0; d < n; d++) {
+                watch_state *w = ws[d];
+                if (w->up)
+                    sample(nv, w, t, procs, tty, interval);
+                any_lost |= w->lost;
+                any_write_failed |= w->write_failed;
+            }
+            if (tty && (t - last_status >= 0.25 || last_status < 0)) {
+                status_line(ws, n);
+                last_status = t;
+            }
+            /* The next tick: on the grid, but a late tick (suspended, slow NVML) is skipped
+             * rather than caught up in a burst. */
+            next += interval;
+            if (next < now)
+                next = now + interval;
+        }
+        if (have_child && child_done) {
+            int st;
+            pid_t r = waitpid(child_pid, &st, WNOHANG);
+            if (r == child_pid) {
+                cmd_rc = WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 70;
+                child_pid = 0;
+                break;
+            }
+            child_done = 0;
+        }
+        if (stop_requested && !have_child)
+            break;
+        if (duration > 0 && mono_s() - t0 >= duration) {
+            if (have_child) {
+                /* --duration with a command: the command is asked to stop. */
+                kill(child_pid, SIGTERM);
+                duration = 0;
+            } else {
+                break;
+            }
+        }
+        any_up = 0;
+        for (size_t d = 0; d < n; d++)
+            any_up |= ws[d]->up;
+        if (!any_up && !have_child)
+            break;
+        double wait = any_up ? next - mono_s() : 0.2;
+        if (duration > 0) {
+            double left = t0 + duration - mono_s();
+            if (left < wait)
+                wait = left;
+        }
+        if (wait < 0)
+            wait = 0;
+        struct pollfd pf = {lfd, POLLIN, 0};
+        int pr = poll(lfd >= 0 ? &pf : NULL, lfd >= 0 ? 1 : 0, (int)(wait * 1000.0 + 0.999));
+        if (pr > 0 && (pf.revents & POLLIN))
+            accept_all(lfd, ws, n);
+    }
+    if (tty)
+        fputs("\r\033[K", stderr);
+    double dur = 0;
+    for (size_t d = 0; d < n; d++) {
+        classify(ws[d]);
+        if (ws[d]->s.samples && ws[d]->s.last_t_s > dur)
+            dur = ws[d]->s.last_t_s;
+    }
+    if (json) {
+        int jr = od_cli_print_json(summary_json(ws, n, dur, cmd, cmd_rc));
+        if (jr)
+            rc = jr;
+    } else {
+        for (size_t d = 0; d < n; d++)
+            summary_text(ws[d], dur);
+    }
+    if (cmd)
+        rc = cmd_rc;
+    else if (any_lost)
+        rc = OD_EXIT_NODEV;
+    else if (any_write_failed)
+        rc = OD_EXIT_INPUT;
+done:
+    if (child_pid > 0) {
+        kill(child_pid, SIGTERM);
+        waitpid(child_pid, NULL, 0);
+        child_pid = 0;
+    }
+    if (lfd >= 0)
+        close(lfd);
+    for (size_t d = 0; ws && d < n; d++) {
+        watch_state *w = ws[d];
+        if (!w)
+            continue;
+        if (w->out && w->out != stdout)
+            fclose(w->out);
+        for (size_t i = 0; i < w->n_procs; i++)
+            od_wseries_free(&w->procs[i].s);
+        od_wseries_free(&w->s);
+        free(w);
+    }
+    free(ws);
+    free(procs);
+    od_nvml_close(nv);
+    return rc;
+}

@@ -1,0 +1,140 @@
+/* allocsim.h - a policy model of PyTorch's CUDA caching allocator (torch 2.x,
+ * c10/cuda/CUDACachingAllocator.cpp), fed with requests and frees, emitting the segment
+ * events (cudaMalloc / cudaFree / expandable map / unmap) the real allocator would.
+ *
+ * Pure and deterministic: no I/O, no clock. Addresses of new segments come from a caller
+ * hook (a replay takes them from the recorded trace) or, without one, are handed out
+ * downwards from a high address the way the driver did in the recordings.
+ *
+ * od_allocsim_create returns a simulator the caller frees with od_allocsim_free_sim
+ * (NULL is fine). Events passed to the event hook are only valid during the call. */
+#ifndef OD_ALLOCSIM_H
+#define OD_ALLOCSIM_H
+
+#include "od.h"
+
+/* Policy constants of the allocator (torch 2.x); names say which constant they mirror. */
+#define OD_SIM_MIN_BLOCK      512u                  /* kMinBlockSize */
+#define OD_SIM_SMALL_SIZE     (1ull << 20)          /* kSmallSize: small pool limit */
+#define OD_SIM_SMALL_BUFFER   (2ull << 20)          /* kSmallBuffer: small segments, small pages */
+#define OD_SIM_LARGE_BUFFER   (20ull << 20)         /* kLargeBuffer: 1-10 MiB requests, large pages */
+#define OD_SIM_MIN_LARGE      (10ull << 20)         /* kMinLargeAlloc */
+#define OD_SIM_ROUND_LARGE    (2ull << 20)          /* kRoundLarge */
+
+/* The allocator configuration (PYTORCH_CUDA_ALLOC_CONF) plus the per-process cap. */
+typedef struct {
+    int64_t max_split_size;             /* bytes; -1 = unlimited (the default) */
+    uint64_t max_non_split_rounding;    /* bytes; 20 MiB by default */
+    double gc_threshold;                /* garbage_collection_threshold; 0 = off */
+    int expandable_segments;
+    uint32_t roundup_power2_divisions[16]; /* by clamp(floor(log2 size) - 20, 0, 15) */
+    uint64_t allowed_bytes;             /* per-process cap (memory fraction); 0 = none */
+    uint64_t device_total_bytes;        /* sizes an expandable reservation; 0 = 80 GiB */
+} od_allocsim_config;
+
+/* Defaults of torch: nothing set, no cap. */
+void od_allocsim_config_default(od_allocsim_config *cfg);
+
+/* Apply PYTORCH_CUDA_ALLOC_CONF text ("expandable_segments:True,max_split_size_mb:128").
+ * Fails with OD_ERR_ARG naming the key for unknown keys or impossible values (torch's own
+ * checks: max_split_size_mb > 20, 0 < garbage_collection_threshold < 1, divisions powers
+ * of two). Keys torch accepts that do not change the policy are accepted and ignored. */
+od_status od_allocsim_config_parse(od_allocsim_config *cfg, const char *conf, od_error *err);
+
+typedef enum { OD_SEG_ALLOC, OD_SEG_FREE, OD_SEG_MAP, OD_SEG_UNMAP } od_seg_kind;
+
+typedef struct {
+    uint8_t kind;        /* od_seg_kind */
+    uint64_t addr;
+    uint64_t size;
+    uint64_t stream;
+    uint64_t pool;       /* 0 = the default pools */
+} od_seg_event;
+
+/* Address of a new segment: kind OD_SEG_ALLOC for a cudaMalloc of size bytes, OD_SEG_MAP
+ * for the base of a new expandable reservation of size bytes. Return 0 to let the
+ * simulator pick a synthetic address. */
+typedef uint64_t (*od_allocsim_addr_fn)(void *ctx, od_seg_kind kind, uint64_t size,
+                                        uint64_t stream);
+typedef void (*od_allocsim_event_fn)(void *ctx, const od_seg_event *ev);
+
+typedef struct od_allocsim od_allocsim;
+
+od_status od_allocsim_create(const od_allocsim_config *cfg, od_allocsim **out, od_error *err);
+void od_allocsim_free_sim(od_allocsim *sim);
+void od_allocsim_set_hooks(od_allocsim *sim, od_allocsim_addr_fn addr_fn,
+                           od_allocsim_event_fn event_fn, void *ctx);
+
+/* The allocator's round_size (512 B minimum and multiple, roundup_power2_divisions). */
+uint64_t od_allocsim_round_size(const od_allocsim_config *cfg, uint64_t size);
+/* get_allocation_size: the segment size a request of (rounded) size would create. */
+uint64_t od_allocsim_segment_size(uint64_t rounded);
+
+/* Flags for od_allocsim_malloc. */
+#define OD_SIM_DEVICE_FULL 1u  /* every cudaMalloc / map fails (the device itself was full) */
+
+/* Serve a request of size bytes on stream from pool (0 = default pools; any other value
+ * is a private pool, as CUDA graphs and MemPools use). On success *addr receives the
+ * block address and *oom 0; when the allocator would raise OutOfMemoryError, *oom is 1
+ * and nothing is allocated. Fails only with OD_ERR_NOMEM or OD_ERR_ARG (size 0 or absurd). */
+od_status od_allocsim_malloc(od_allocsim *sim, uint64_t size, uint64_t stream, uint64_t pool,
+                             unsigned flags, uint64_t *addr, int *oom);
+
+/* The caller frees the block at addr (torch's free(): allocated bytes drop now). Unless
+ * deferred (record_stream: the block waits for events), the block returns to the cache at
+ * once; a deferred one returns at od_allocsim_free_complete. OD_ERR_ARG for an address
+ * that is not an allocated block. */
+od_status od_allocsim_free_request(od_allocsim *sim, uint64_t addr, int deferred);
+/* The events of a deferred free completed: the block becomes reusable. Freeing a block
+ * that was never requested both requests and completes it. A completion for an address
+ * the cache already took back (release drains pending frees) is ignored (returns OD_OK,
+ * *ignored = 1). OD_ERR_ARG when no block is at addr. */
+od_status od_allocsim_free_complete(od_allocsim *sim, uint64_t addr, int *ignored);
+/* Convenience: request + complete. */
+od_status od_allocsim_free(od_allocsim *sim, uint64_t addr);
+
+/* torch.cuda.empty_cache(): drain pending frees, release every unsplit cached segment
+ * (unmap free pages of expandable segments), default pools and freeable private pools. */
+void od_allocsim_empty_cache(od_allocsim *sim);
+/* A private pool's owner went away (graph destroyed): its cached segments may be released. */
+void od_allocsim_release_pool(od_allocsim *sim, uint64_t pool);
+
+/* Whether a request of size bytes would, right now, fail to find a cached block and go on
+ * to garbage collection or to releasing cached segments (a cap, or flags' device-full). */
+int od_allocsim_would_release(const od_allocsim *sim, uint64_t size, uint64_t stream,
+                              uint64_t pool, unsigned flags);
+
+/* Seed a state that existed before a trace began: a segment at addr (non-expandable),
+ * then allocated blocks inside it. OD_ERR_ARG when it overlaps or does not fit. */
+od_status od_allocsim_seed_segment(od_allocsim *sim, uint64_t addr, uint64_t size,
+                                   uint64_t stream, int small_pool);
+od_status od_allocsim_seed_block(od_allocsim *sim, uint64_t addr, uint64_t size);
+
+typedef struct {
+    uint64_t allocated_bytes;       /* memory_allocated() */
+    uint64_t reserved_bytes;        /* memory_reserved() */
+    uint64_t requested_bytes;
+    uint64_t peak_allocated_bytes;  /* max_memory_allocated() */
+    uint64_t peak_reserved_bytes;
+    uint64_t stranded_at_peak_bytes; /* reserved - allocated when reserved first peaked */
+    uint64_t inactive_split_bytes;   /* free bytes inside split segments */
+    uint64_t num_alloc_retries;
+    uint64_t num_ooms;
+    uint64_t num_device_alloc;      /* cudaMalloc + map calls */
+    uint64_t num_device_free;
+    uint64_t num_segments;          /* live non-expandable segments */
+    uint64_t largest_free_block;    /* largest cached block in any pool */
+    uint64_t cached_free_bytes;     /* reserved - allocated - pending frees */
+} od_allocsim_stats;
+
+void od_allocsim_get_stats(const od_allocsim *sim, od_allocsim_stats *st);
+/* Forget peaks (torch.cuda.reset_peak_memory_stats). */
+void od_allocsim_reset_peaks(od_allocsim *sim);
+
+/* Visit every block of every segment in address order: segment base, block, size, and
+ * state (0 free, 1 allocated, 2 pending free, 3 unmapped). */
+typedef void (*od_allocsim_block_fn)(void *ctx, uint64_t addr, uint64_t size, int state,
+                                     uint64_t stream, int small_pool);
+void od_allocsim_walk(const od_allocsim *sim, od_allocsim_block_fn fn, void *ctx);
+
+#endif

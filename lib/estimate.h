@@ -1,0 +1,97 @@
+/* estimate.h - how much GPU memory one training step or one generate() call takes, from
+ * the way PyTorch (2.x caching allocator, autograd, autocast, SDPA) and transformers
+ * really allocate: what autograd saves per op, autocast's bf16 weight copies, the fp32
+ * upcast of logits in the loss and its gradient, optimizer state and foreach
+ * temporaries, library workspaces.
+ *
+ * The figure predicted is torch.cuda.max_memory_allocated() in steady state (step 2 on:
+ * optimizer state exists). Everything here is a plain value; nothing to free. */
+#ifndef OD_ESTIMATE_H
+#define OD_ESTIMATE_H
+
+#include "models.h"
+
+typedef enum { OD_TASK_TRAIN, OD_TASK_INFER } od_task;
+typedef enum {
+    OD_PREC_FP32,       /* fp32 weights, fp32 compute */
+    OD_PREC_AMP_BF16,   /* fp32 weights under torch.autocast(bfloat16) */
+    OD_PREC_AMP_FP16,   /* fp32 weights under torch.autocast(float16) + GradScaler */
+    OD_PREC_BF16        /* weights, gradients and optimizer state in bf16 */
+} od_precision;
+typedef enum {
+    OD_OPT_ADAMW,       /* torch.optim.AdamW, default (foreach) implementation */
+    OD_OPT_ADAMW_FUSED, /* AdamW(fused=True) */
+    OD_OPT_SGD,         /* SGD with momentum */
+    OD_OPT_SGD_NOMOM,   /* plain SGD */
+    OD_OPT_ADAFACTOR,   /* torch.optim.Adafactor (factored second moment) */
+    OD_OPT_ADAM8BIT     /* bitsandbytes AdamW8bit (block-wise 8-bit states) */
+} od_optimizer;
+typedef enum { OD_ATTN_SDPA, OD_ATTN_EAGER, OD_ATTN_FLASH } od_attention;
+typedef enum { OD_CKPT_NONE, OD_CKPT_FULL, OD_CKPT_SELECTIVE } od_ckpt;
+typedef enum { OD_W_BF16, OD_W_FP16, OD_W_FP32, OD_W_INT8, OD_W_INT4 } od_weights;
+typedef enum {
+    OD_KV_NONE,         /* generate() with use_cache off: every step re-runs the sequence */
+    OD_KV_DYNAMIC,      /* transformers' DynamicCache (torch.cat per step) */
+    OD_KV_STATIC,       /* StaticCache: prompt + new tokens allocated up front */
+    OD_KV_PAGED         /* paged blocks (vLLM style), rounded up to --paged-block */
+} od_kv_cache;
+
+typedef struct {
+    od_task task;
+    uint64_t batch;             /* micro-batch per GPU (training) or sequences (inference) */
+    uint64_t seq;               /* training sequence length */
+    od_precision precision;
+    od_optimizer optimizer;
+    od_attention attention;
+    od_ckpt ckpt;
+    uint64_t grad_accum;        /* micro-steps per optimizer step (1 = none) */
+    int zero;                   /* ZeRO / FSDP stage 0..3 across dp GPUs */
+    uint64_t dp, tp, pp;        /* data, tensor, pipeline parallel degrees (1 = none) */
+    uint64_t lora_rank;         /* 0 = full fine-tuning */
+    int chunked_loss;           /* loss computed in chunks: no full fp32 logits */
+    int offload_optimizer;      /* optimizer state and step on the CPU */
+    /* inference */
+    uint64_t prompt, new_tokens;
+    od_weights weights;
+    int kv_bytes;               /* bytes per KV element; 0 = the activation dtype */
+    od_kv_cache kv_cache;
+    uint64_t paged_block;
+    /* device */
+    uint64_t workspace_bytes;   /* cuBLAS/cuBLASLt workspaces the caching allocator holds */
+} od_workload;
+
+/* Memory by purpose, at one instant. */
+typedef struct {
+    uint64_t parameters, gradients, optimizer_states, activations,
+        logits_and_loss, kv_cache, temporaries;
+} od_breakdown;
+
+typedef struct {
+    uint64_t params;                /* parameter count of the whole model */
+    od_breakdown at_peak;           /* sums to peak_allocated_bytes */
+    uint64_t peak_allocated_bytes;
+    uint64_t forward_peak_bytes, backward_peak_bytes, optimizer_peak_bytes;
+    uint64_t first_step_peak_bytes; /* step 1: optimizer state not yet created */
+    uint64_t peak_reserved_bytes;   /* caching allocator's reserve at the peak (rough) */
+    const char *peak_phase;         /* "forward", "backward", "optimizer", "prefill", "decode" */
+    const char *attention_kernel;   /* "flash", "mem_efficient", "math", "eager" */
+} od_estimate;
+
+/* Defaults: training, batch 1, seq 1024, amp-bf16, AdamW, SDPA, no checkpointing, no
+ * parallelism, bf16 inference weights, dynamic KV cache, 64 MiB workspace. */
+void od_workload_defaults(od_workload *w);
+
+/* Estimate one workload. Fails with OD_ERR_ARG when the workload is impossible
+ * (zero batch, tp not dividing heads, ...), naming the option. */
+od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estimate *out,
+                              od_error *err);
+
+/* Names for output ("amp-bf16", "adamw-fused", ...); never NULL. */
+const char *od_precision_name(od_precision p);
+const char *od_optimizer_name(od_optimizer o);
+const char *od_attention_name(od_attention a);
+const char *od_ckpt_name(od_ckpt c);
+const char *od_weights_name(od_weights w);
+const char *od_kv_cache_name(od_kv_cache k);
+
+#endif

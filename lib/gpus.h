@@ -1,0 +1,36 @@
+/* gpus.h - the built-in table of accelerators `plan` can target: how much memory
+ * PyTorch sees, what the CUDA context and library workspaces take, and for Apple
+ * silicon how much of the unified RAM the GPU may use by default.
+ *
+ * Entries are static constants: nothing to free. */
+#ifndef OD_GPUS_H
+#define OD_GPUS_H
+
+#include "od.h"
+
+typedef struct {
+    char name[48];              /* canonical name, e.g. "h100-80" */
+    char description[96];
+    uint64_t memory_bytes;      /* what torch.cuda.mem_get_info() reports as total */
+    uint64_t context_bytes;     /* CUDA context + kernels outside the caching allocator */
+    uint64_t workspace_bytes;   /* cuBLAS/cuBLASLt workspaces inside the caching allocator */
+    int unified;                /* Apple unified memory: memory_bytes is the GPU's share */
+    uint64_t ram_bytes;         /* unified: the machine's RAM */
+    int bf16;                   /* bfloat16 tensor cores */
+} od_gpu;
+
+/* Look a name up (case-insensitive; aliases like "a100", "4090", "h100" and Apple
+ * "m2-max-96" / "apple-64" = RAM in GB). Fills *out and returns OD_OK, or OD_ERR_ARG
+ * naming the known names. */
+od_status od_gpu_lookup(const char *name, od_gpu *out, od_error *err);
+
+/* A target given only by its memory (--memory): CUDA-like overheads assumed. */
+void od_gpu_custom(uint64_t memory_bytes, od_gpu *out);
+
+/* The table, for listing: *count entries. */
+const od_gpu *od_gpu_table(size_t *count);
+
+/* For unified-memory targets: how the GPU's share of RAM is set, one sentence. */
+const char *od_gpu_unified_note(void);
+
+#endif

@@ -1,0 +1,312 @@
+/* hfconfig.c - config.json -> od_model, family by family. */
+#include "hfconfig.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct {
+    json_t *root;
+    od_error *err;
+    od_status st;        /* first failure, sticky */
+    const char *text;    /* the raw bytes, to point at the offending key */
+    size_t len;
+} reader;
+
+/* Byte offset of the first "key" in the raw text (jansson keeps no positions). */
+static int key_offset(const reader *r, const char *key, uint64_t *off)
+{
+    size_t k = strlen(key);
+    for (size_t i = 0; i + k + 2 <= r->len; i++) {
+        if (r->text[i] == '"' && !memcmp(r->text + i + 1, key, k) && r->text[i + k + 1] == '"') {
+            *off = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void fail(reader *r, od_status st, const char *fmt, const char *field)
+{
+    uint64_t off;
+    if (r->st != OD_OK)
+        return;
+    if (strstr(fmt, "missing") == NULL && key_offset(r, field, &off))
+        r->st = od_fail_at(r->err, st, off, fmt, field);
+    else
+        r->st = od_fail(r->err, st, fmt, field);
+}
+
+/* An integer field: absent -> dflt (or an error when dflt < 0); null -> dflt. */
+static uint64_t get_uint(reader *r, const char *key, long long dflt)
+{
+    json_t *v = json_object_get(r->root, key);
+    if (!v || json_is_null(v)) {
+        if (dflt < 0)
+            fail(r, OD_ERR_FORMAT, "missing field \"%s\" (a positive integer)", key);
+        return dflt < 0 ? 0 : (uint64_t)dflt;
+    }
+    if (json_is_real(v)) {
+        double d = json_real_value(v);
+        if (d == floor(d) && d >= 0 && d < 9.0e15)
+            return (uint64_t)d;
+    }
+    if (!json_is_integer(v)) {
+        fail(r, OD_ERR_FORMAT, "field \"%s\" must be an integer", key);
+        return 0;
+    }
+    json_int_t i = json_integer_value(v);
+    if (i < 0) {
+        fail(r, OD_ERR_FORMAT, "field \"%s\" must not be negative", key);
+        return 0;
+    }
+    if ((unsigned long long)i > ((unsigned long long)1 << 40)) {
+        fail(r, OD_ERR_LIMIT, "field \"%s\" is absurdly large", key);
+        return 0;
+    }
+    return (uint64_t)i;
+}
+
+static double get_real(reader *r, const char *key, double dflt)
+{
+    json_t *v = json_object_get(r->root, key);
+    if (!v || json_is_null(v))
+        return dflt;
+    if (!json_is_number(v)) {
+        fail(r, OD_ERR_FORMAT, "field \"%s\" must be a number", key);
+        return dflt;
+    }
+    double d = json_number_value(v);
+    if (!(d >= 0 && d < 1)) {
+        fail(r, OD_ERR_FORMAT, "field \"%s\" must be a probability in [0, 1)", key);
+        return dflt;
+    }
+    return d;
+}
+
+static int get_bool(reader *r, const char *key, int dflt)
+{
+    json_t *v = json_object_get(r->root, key);
+    if (!v || json_is_null(v))
+        return dflt;
+    if (!json_is_boolean(v)) {
+        fail(r, OD_ERR_FORMAT, "field \"%s\" must be true or false", key);
+        return dflt;
+    }
+    return json_is_true(v);
+}
+
+static const char *get_str(reader *r, const char *key, const char *dflt)
+{
+    json_t *v = json_object_get(r->root, key);
+    if (!v || json_is_null(v))
+        return dflt;
+    if (!json_is_string(v)) {
+        fail(r, OD_ERR_FORMAT, "field \"%s\" must be a string", key);
+        return dflt;
+    }
+    return json_string_value(v);
+}
+
+/* transformers' ACT2FN: only "gelu_new" (and its aliases) runs as a chain of Python
+ * ops whose intermediates autograd keeps; everything else is one fused ATen op. */
+static od_act_kind act_kind(const char *name)
+{
+    if (!strcmp(name, "gelu_new") || !strcmp(name, "gelu_fast") || !strcmp(name, "quick_gelu"))
+        return OD_ACT_GELU_NEW;
+    return OD_ACT_FUSED;
+}
+
+/* The fields every Llama-descended config shares. */
+static void read_llama_like(reader *r, od_model *m)
+{
+    m->hidden = get_uint(r, "hidden_size", -1);
+    m->layers = get_uint(r, "num_hidden_layers", -1);
+    m->heads = get_uint(r, "num_attention_heads", -1);
+    m->kv_heads = get_uint(r, "num_key_value_heads", (long long)m->heads);
+    if (!m->kv_heads)
+        m->kv_heads = m->heads;
+    m->vocab = get_uint(r, "vocab_size", -1);
+    m->intermediate = get_uint(r, "intermediate_size", -1);
+    uint64_t hd = m->heads ? m->hidden / m->heads : 0;
+    m->head_dim = get_uint(r, "head_dim", (long long)hd);
+    if (!m->head_dim)
+        m->head_dim = hd;
+    m->gated_mlp = 1;
+    m->norm = OD_NORM_RMS;
+    m->act = act_kind(get_str(r, "hidden_act", get_str(r, "hidden_activation", "silu")));
+    m->qkv_bias = m->out_bias = get_bool(r, "attention_bias", 0);
+    m->mlp_bias = get_bool(r, "mlp_bias", 0);
+    m->attn_dropout = get_real(r, "attention_dropout", 0.0);
+    m->tied_embeddings = get_bool(r, "tie_word_embeddings", 0);
+    /* Qwen2 carries a window it does not use unless use_sliding_window is set */
+    if (get_bool(r, "use_sliding_window", 1))
+        m->sliding_window = get_uint(r, "sliding_window", 0);
+}
+
+static const char *const KNOWN =
+    "gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3, falcon, "
+    "gpt_neox, mixtral, qwen2_moe, qwen3_moe";
+
+const char *od_hfconfig_known_types(void) { return KNOWN; }
+
+static int read_family(reader *r, const char *mt, od_model *m)
+{
+    if (!strcmp(mt, "gpt2")) {
+        m->hidden = get_uint(r, "n_embd", -1);
+        m->layers = get_uint(r, "n_layer", -1);
+        m->heads = m->kv_heads = get_uint(r, "n_head", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->positions = get_uint(r, "n_positions", 1024);
+        m->intermediate = get_uint(r, "n_inner", 0);
+        if (!m->intermediate)
+            m->intermediate = 4 * m->hidden;
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->fused_qkv = 1;
+        m->qkv_bias = m->out_bias = m->mlp_bias = m->norm_bias = 1;
+        m->norm = OD_NORM_LAYER;
+        m->act = act_kind(get_str(r, "activation_function", "gelu_new"));
+        m->attn_dropout = get_real(r, "attn_pdrop", 0.1);
+        m->resid_dropout = get_real(r, "resid_pdrop", 0.1);
+        m->embd_dropout = get_real(r, "embd_pdrop", 0.1);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        return 1;
+    }
+    if (!strcmp(mt, "llama") || !strcmp(mt, "mistral") || !strcmp(mt, "qwen2") ||
+        !strcmp(mt, "qwen3")) {
+        read_llama_like(r, m);
+        if (!strcmp(mt, "qwen2"))
+            m->qkv_bias = 1, m->out_bias = 0;
+        if (!strcmp(mt, "qwen3"))
+            m->qk_norm = 1;
+        return 1;
+    }
+    if (!strcmp(mt, "gemma") || !strcmp(mt, "gemma2") || !strcmp(mt, "gemma3_text")) {
+        read_llama_like(r, m);
+        m->norm = OD_NORM_RMS_GEMMA;
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        if (strcmp(mt, "gemma")) {
+            m->sandwich_norm = 1;
+            json_t *cap = json_object_get(r->root, "final_logit_softcapping");
+            m->logit_softcap = cap && json_is_number(cap);
+        }
+        if (!strcmp(mt, "gemma3_text"))
+            m->qk_norm = 1;
+        return 1;
+    }
+    if (!strcmp(mt, "phi3")) {
+        read_llama_like(r, m);
+        m->fused_qkv = m->fused_gate_up = 1;
+        m->resid_dropout = get_real(r, "resid_pdrop", 0.0);
+        m->embd_dropout = get_real(r, "embd_pdrop", 0.0);
+        return 1;
+    }
+    if (!strcmp(mt, "mixtral") || !strcmp(mt, "qwen2_moe") || !strcmp(mt, "qwen3_moe")) {
+        read_llama_like(r, m);
+        if (!strcmp(mt, "mixtral")) {
+            m->experts = get_uint(r, "num_local_experts", -1);
+            m->experts_per_token = get_uint(r, "num_experts_per_tok", 2);
+            m->expert_intermediate = m->intermediate;
+        } else {
+            m->experts = get_uint(r, "num_experts", -1);
+            m->experts_per_token = get_uint(r, "num_experts_per_tok", -1);
+            m->expert_intermediate = get_uint(r, "moe_intermediate_size", -1);
+            m->moe_every = get_uint(r, "decoder_sparse_step", 1);
+            if (!strcmp(mt, "qwen2_moe")) {
+                m->qkv_bias = 1, m->out_bias = 0;
+                m->shared_intermediate = get_uint(r, "shared_expert_intermediate_size", 0);
+                m->shared_gate = m->shared_intermediate > 0;
+            } else {
+                m->qk_norm = 1;
+            }
+        }
+        if (!m->moe_every)
+            m->moe_every = 1;
+        return 1;
+    }
+    if (!strcmp(mt, "falcon")) {
+        m->hidden = get_uint(r, "hidden_size", -1);
+        m->layers = get_uint(r, "num_hidden_layers", -1);
+        m->heads = get_uint(r, "num_attention_heads", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        int newarch = get_bool(r, "new_decoder_architecture", 0);
+        int mq = get_bool(r, "multi_query", 1);
+        m->kv_heads = newarch ? get_uint(r, "num_kv_heads", (long long)m->heads) : (mq ? 1 : m->heads);
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->intermediate = get_uint(r, "ffn_hidden_size", 0);
+        if (!m->intermediate)
+            m->intermediate = 4 * m->hidden;
+        m->fused_qkv = 1;
+        m->qkv_bias = m->out_bias = m->mlp_bias = get_bool(r, "bias", 0);
+        m->norm = OD_NORM_LAYER;
+        m->norm_bias = 1;
+        m->act = OD_ACT_FUSED;
+        m->parallel_block = newarch ? 2 : get_bool(r, "parallel_attn", 1);
+        m->attn_dropout = get_real(r, "attention_dropout", 0.0);
+        m->resid_dropout = get_real(r, "hidden_dropout", 0.0);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        return 1;
+    }
+    if (!strcmp(mt, "gpt_neox")) {
+        m->hidden = get_uint(r, "hidden_size", -1);
+        m->layers = get_uint(r, "num_hidden_layers", -1);
+        m->heads = m->kv_heads = get_uint(r, "num_attention_heads", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->intermediate = get_uint(r, "intermediate_size", -1);
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->fused_qkv = 1;
+        m->qkv_bias = m->out_bias = m->mlp_bias = get_bool(r, "attention_bias", 1);
+        m->norm = OD_NORM_LAYER;
+        m->norm_bias = 1;
+        m->act = act_kind(get_str(r, "hidden_act", "gelu"));
+        m->parallel_block = get_bool(r, "use_parallel_residual", 1) ? 2 : 0;
+        m->attn_dropout = get_real(r, "attention_dropout", 0.0);
+        m->resid_dropout = get_real(r, "hidden_dropout", 0.0);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 0);
+        return 1;
+    }
+    return 0;
+}
+
+od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_error *err)
+{
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        /* jansson reports the bytes consumed: the last one is where it stopped */
+        return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)(jerr.position > 0 ? jerr.position - 1 : 0),
+                          "not a JSON config: %s", jerr.text);
+    if (!json_is_object(root)) {
+        json_decref(root);
+        return od_fail_at(err, OD_ERR_FORMAT, 0, "expected a JSON object (a config.json)");
+    }
+    reader r = {root, err, OD_OK, text, len};
+    od_model m;
+    memset(&m, 0, sizeof m);
+    m.moe_every = 1;
+    /* Multimodal wrappers (Gemma 3, Llama 4 ...) keep the language model in text_config. */
+    json_t *tc = json_object_get(root, "text_config");
+    if (tc && json_is_object(tc) && json_object_get(tc, "model_type"))
+        r.root = tc;
+    const char *mt = get_str(&r, "model_type", NULL);
+    if (r.st == OD_OK && !mt)
+        fail(&r, OD_ERR_FORMAT, "missing field \"%s\" (which architecture this is)", "model_type");
+    if (r.st == OD_OK && mt) {
+        snprintf(m.model_type, sizeof m.model_type, "%s", mt);
+        if (!read_family(&r, mt, &m) && r.st == OD_OK) {
+            r.st = od_fail(err, OD_ERR_FORMAT, "unknown model_type \"%s\" (known: %s)",
+                           m.model_type, KNOWN);
+        }
+    }
+    json_decref(root);
+    if (r.st != OD_OK)
+        return r.st;
+    if (m.heads && m.hidden % m.heads && m.head_dim == 0)
+        return od_fail(err, OD_ERR_FORMAT, "hidden_size must be a multiple of num_attention_heads");
+    od_status st = od_model_validate(&m, err);
+    if (st != OD_OK)
+        return st;
+    *out = m;
+    return OD_OK;
+}

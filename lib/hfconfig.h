@@ -1,0 +1,20 @@
+/* hfconfig.h - read a Hugging Face config.json into an od_model.
+ *
+ * Knows the parameter layouts of gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2,
+ * gemma3_text, phi3, falcon, gpt_neox, mixtral, qwen2_moe and qwen3_moe. Untrusted
+ * input: non-JSON, wrong types, missing or negative sizes and absurd values fail with a
+ * sentence naming the field (and a byte offset for JSON syntax errors). */
+#ifndef OD_HFCONFIG_H
+#define OD_HFCONFIG_H
+
+#include "models.h"
+
+/* Parse len bytes of config.json text. On OD_OK *out is filled (a plain value, nothing
+ * to free). Fails with OD_ERR_FORMAT (bad JSON, missing/mistyped field, unknown
+ * model_type) or OD_ERR_LIMIT (absurd sizes); *out is untouched then. */
+od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_error *err);
+
+/* The model_type values accepted, as one comma-separated string (for messages). */
+const char *od_hfconfig_known_types(void);
+
+#endif

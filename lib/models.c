@@ -1,0 +1,184 @@
+/* models.c - parameter layouts of the decoder-only families oomdoc knows. */
+#include "models.h"
+
+#include <string.h>
+
+/* Hard limits: a config past these is garbage, not a model (and keeps the uint64
+ * arithmetic of the estimator far from overflow). */
+#define MAX_DIM ((uint64_t)1 << 22)     /* hidden, intermediate, vocab, positions */
+#define MAX_LAYERS 4096
+#define MAX_EXPERTS 4096
+
+uint64_t od_model_moe_layers(const od_model *m)
+{
+    if (!m->experts)
+        return 0;
+    uint64_t every = m->moe_every ? m->moe_every : 1;
+    return m->layers / every;
+}
+
+static uint64_t norm_params(const od_model *m)
+{
+    return m->hidden * (m->norm_bias ? 2 : 1);
+}
+
+/* A gated or plain MLP of width w. */
+static uint64_t mlp_params(const od_model *m, uint64_t w, uint64_t *largest)
+{
+    uint64_t h = m->hidden, n;
+    if (m->gated_mlp) {
+        n = 3 * h * w + (m->mlp_bias ? 2 * w + h : 0);
+        uint64_t big = m->fused_gate_up ? 2 * h * w : h * w;
+        if (big > *largest)
+            *largest = big;
+    } else {
+        n = 2 * h * w + (m->mlp_bias ? w + h : 0);
+        if (h * w > *largest)
+            *largest = h * w;
+    }
+    return n;
+}
+
+void od_model_count(const od_model *m, od_param_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    uint64_t h = m->hidden, q = m->heads * m->head_dim, kv = m->kv_heads * m->head_dim;
+    uint64_t largest = m->vocab * h;
+    uint64_t attn = h * q + 2 * h * kv + q * h;
+    if (m->qkv_bias)
+        attn += q + 2 * kv;
+    if (m->out_bias)
+        attn += h;
+    if (m->fused_qkv && h * (q + 2 * kv) > largest)
+        largest = h * (q + 2 * kv);
+    uint64_t norms = norm_params(m) * (m->parallel_block == 1 ? 1 : 2) * (m->sandwich_norm ? 2 : 1);
+    if (m->qk_norm)
+        norms += 2 * m->head_dim;
+
+    uint64_t dense = mlp_params(m, m->intermediate, &largest);
+    uint64_t moe = 0, moe_active = 0, routed = 0;
+    if (m->experts) {
+        uint64_t one = mlp_params(m, m->expert_intermediate, &largest);
+        routed = m->experts * one;
+        /* stored as (E, 2I, h) and (E, h, I) tensors */
+        if (m->experts * 2 * m->expert_intermediate * h > largest)
+            largest = m->experts * 2 * m->expert_intermediate * h;
+        moe = m->experts * one + h * m->experts;                 /* experts + router */
+        moe_active = m->experts_per_token * one + h * m->experts;
+        if (m->shared_intermediate) {
+            uint64_t sh = mlp_params(m, m->shared_intermediate, &largest);
+            moe += sh + (m->shared_gate ? h : 0);
+            moe_active += sh + (m->shared_gate ? h : 0);
+        }
+    }
+    uint64_t nmoe = od_model_moe_layers(m), ndense = m->layers - nmoe;
+    uint64_t layers_total = ndense * (attn + norms + dense) + nmoe * (attn + norms + moe);
+    uint64_t layers_active = ndense * (attn + norms + dense) + nmoe * (attn + norms + moe_active);
+
+    out->embedding = m->vocab * h + m->positions * h;
+    uint64_t head = m->tied_embeddings ? 0 : m->vocab * h;
+    uint64_t final_norm = norm_params(m);
+    out->total = out->embedding + layers_total + final_norm + head;
+    out->active = out->embedding + layers_active + final_norm + head;
+    out->matmul = layers_total - m->layers * norms + m->vocab * h;
+    out->per_layer = m->layers ? layers_total / m->layers : 0;
+    out->largest_tensor = largest;
+    out->experts = nmoe * routed;
+}
+
+od_status od_model_validate(const od_model *m, od_error *err)
+{
+    struct { const char *name; uint64_t v, max; } f[] = {
+        {"vocab_size", m->vocab, MAX_DIM}, {"hidden_size", m->hidden, MAX_DIM},
+        {"num_hidden_layers", m->layers, MAX_LAYERS},
+        {"num_attention_heads", m->heads, MAX_DIM},
+        {"num_key_value_heads", m->kv_heads, MAX_DIM}, {"head_dim", m->head_dim, 65536},
+        {"intermediate_size", m->intermediate, MAX_DIM},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (f[i].v == 0)
+            return od_fail(err, OD_ERR_FORMAT, "%s must be a positive integer", f[i].name);
+        if (f[i].v > f[i].max)
+            return od_fail(err, OD_ERR_LIMIT, "%s = %llu is absurdly large (limit %llu)",
+                           f[i].name, (unsigned long long)f[i].v, (unsigned long long)f[i].max);
+    }
+    if (m->heads % m->kv_heads)
+        return od_fail(err, OD_ERR_FORMAT,
+                       "num_key_value_heads (%llu) must divide num_attention_heads (%llu)",
+                       (unsigned long long)m->kv_heads, (unsigned long long)m->heads);
+    if (m->positions > MAX_DIM)
+        return od_fail(err, OD_ERR_LIMIT, "max positions = %llu is absurdly large",
+                       (unsigned long long)m->positions);
+    if (m->experts) {
+        if (m->experts > MAX_EXPERTS)
+            return od_fail(err, OD_ERR_LIMIT, "num_experts = %llu is absurdly large",
+                           (unsigned long long)m->experts);
+        if (!m->experts_per_token || m->experts_per_token > m->experts)
+            return od_fail(err, OD_ERR_FORMAT,
+                           "num_experts_per_tok must be between 1 and the number of experts");
+        if (!m->expert_intermediate || m->expert_intermediate > MAX_DIM)
+            return od_fail(err, OD_ERR_FORMAT, "expert intermediate size must be positive");
+    }
+    if (m->shared_intermediate > MAX_DIM)
+        return od_fail(err, OD_ERR_LIMIT, "shared_expert_intermediate_size is absurdly large");
+    if (!(m->attn_dropout >= 0 && m->attn_dropout < 1) ||
+        !(m->resid_dropout >= 0 && m->resid_dropout < 1) ||
+        !(m->embd_dropout >= 0 && m->embd_dropout < 1))
+        return od_fail(err, OD_ERR_FORMAT, "dropout probabilities must be in [0, 1)");
+    return OD_OK;
+}
+
+static void llama_defaults(od_model *m)
+{
+    memset(m, 0, sizeof *m);
+    strcpy(m->model_type, "custom");
+    m->gated_mlp = 1;
+    m->norm = OD_NORM_RMS;
+    m->act = OD_ACT_FUSED;
+}
+
+od_status od_model_from_sizes(uint64_t params, uint64_t layers, uint64_t hidden,
+                              uint64_t heads, uint64_t kv_heads, uint64_t intermediate,
+                              uint64_t vocab, od_model *out, od_error *err)
+{
+    od_model m;
+    llama_defaults(&m);
+    if (!layers || !hidden)
+        return od_fail(err, OD_ERR_ARG, "--layers and --hidden are needed without --config");
+    if (hidden > MAX_DIM || layers > MAX_LAYERS)
+        return od_fail(err, OD_ERR_ARG, "--layers/--hidden are absurdly large");
+    m.layers = layers;
+    m.hidden = hidden;
+    m.vocab = vocab ? vocab : 32000;
+    m.heads = heads ? heads : (hidden >= 128 ? hidden / 128 : 1);
+    if (hidden % m.heads)
+        return od_fail(err, OD_ERR_ARG, "--heads (%llu) must divide --hidden (%llu)",
+                       (unsigned long long)m.heads, (unsigned long long)hidden);
+    m.kv_heads = kv_heads ? kv_heads : m.heads;
+    m.head_dim = hidden / m.heads;
+    if (intermediate) {
+        m.intermediate = intermediate;
+    } else if (params) {
+        /* Solve params = 2*V*h + L*(attn + 3*h*I + 2*h) + h for I. */
+        od_param_counts c;
+        m.intermediate = 1;
+        od_model_count(&m, &c);
+        uint64_t one = c.total;           /* with I = 1 */
+        if (params <= one)
+            return od_fail(err, OD_ERR_ARG,
+                           "--params %llu is too small for %llu layers of width %llu",
+                           (unsigned long long)params, (unsigned long long)layers,
+                           (unsigned long long)hidden);
+        m.intermediate = 1 + (params - one) / (3 * hidden * layers);
+        if (m.intermediate > MAX_DIM)
+            return od_fail(err, OD_ERR_ARG, "--params is too large for these sizes");
+    } else {
+        /* Llama's convention: 8/3 * h rounded up to a multiple of 256. */
+        m.intermediate = (8 * hidden / 3 + 255) / 256 * 256;
+    }
+    od_status st = od_model_validate(&m, err);
+    if (st != OD_OK)
+        return err ? (err->status = OD_ERR_ARG) : OD_ERR_ARG;
+    *out = m;
+    return OD_OK;
+}

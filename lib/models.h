@@ -1,0 +1,90 @@
+/* models.h - what a decoder-only transformer looks like to the memory estimator:
+ * its dimensions and the handful of architectural choices that change what PyTorch
+ * allocates (norm kind, gated MLP, fused projections, dropout, experts, ...).
+ *
+ * An od_model is a plain value: no heap memory, nothing to free. Fill one from a
+ * Hugging Face config.json with od_hfconfig_parse (hfconfig.h) or from bare sizes with
+ * od_model_from_sizes. */
+#ifndef OD_MODELS_H
+#define OD_MODELS_H
+
+#include "od.h"
+
+/* How the block normalizes; each saves different tensors for backward. */
+typedef enum {
+    OD_NORM_LAYER,      /* nn.LayerNorm: one fused op, saves its input + row stats */
+    OD_NORM_RMS,        /* Llama-style Python RMSNorm: upcast, pow, mean, rsqrt, mul, downcast */
+    OD_NORM_RMS_GEMMA   /* Gemma: computes in fp32, scales by (1 + weight), casts back */
+} od_norm_kind;
+
+/* The MLP activation as transformers implements it. */
+typedef enum {
+    OD_ACT_FUSED,       /* one ATen op (silu, gelu, gelu tanh, relu): saves its input */
+    OD_ACT_GELU_NEW     /* "gelu_new": 0.5*x*(1+tanh(c*(x+0.044715*x^3))) in Python ops */
+} od_act_kind;
+
+typedef struct {
+    char model_type[32];        /* config's model_type ("custom" for sizes given by hand) */
+    uint64_t vocab;
+    uint64_t hidden;
+    uint64_t layers;
+    uint64_t heads;
+    uint64_t kv_heads;          /* = heads for MHA, 1 for MQA, between for GQA */
+    uint64_t head_dim;
+    uint64_t intermediate;      /* dense MLP width (per expert width below for MoE) */
+    uint64_t positions;         /* rows of a learned position table; 0 with rotary */
+    int gated_mlp;              /* gate/up/down (SwiGLU, GeGLU) rather than fc/proj */
+    int fused_qkv;              /* one projection for q, k, v (GPT-2 c_attn, Phi-3 qkv_proj) */
+    int fused_gate_up;          /* one projection for gate and up (Phi-3) */
+    int qkv_bias, out_bias, mlp_bias, norm_bias;
+    int tied_embeddings;
+    int parallel_block;         /* attention and MLP in parallel on the block input:
+                                 * 1 = one shared norm (Falcon-7B), 2 = a norm each (NeoX) */
+    int qk_norm;                /* per-head RMSNorm on q and k (Qwen3, Gemma 3) */
+    int sandwich_norm;          /* extra post-attention / post-MLP norms (Gemma 2/3) */
+    int logit_softcap;          /* final tanh soft-capping of logits (Gemma 2) */
+    uint64_t sliding_window;    /* local attention window (0 = none): longer sequences get
+                                 * a materialized mask, which rules out flash attention */
+    od_norm_kind norm;
+    od_act_kind act;
+    double attn_dropout, resid_dropout, embd_dropout;
+    /* Mixture of experts (0 experts = dense). */
+    uint64_t experts, experts_per_token, expert_intermediate;
+    uint64_t shared_intermediate;   /* always-on shared expert width (Qwen-MoE), 0 if none */
+    int shared_gate;                /* shared expert has a sigmoid gate (Qwen2-MoE) */
+    uint64_t moe_every;             /* every n-th layer is MoE (1 = all) */
+} od_model;
+
+/* Parameter counts derived from an od_model. */
+typedef struct {
+    uint64_t total;             /* what sum(p.numel()) reports */
+    uint64_t embedding;         /* token (+ position) tables */
+    uint64_t matmul;            /* weights (and biases) consumed by linear layers,
+                                 * incl. the lm_head even when tied: autocast casts these */
+    uint64_t per_layer;         /* one dense or MoE layer, averaged */
+    uint64_t largest_tensor;    /* elements of the largest single parameter */
+    uint64_t active;            /* parameters touched per token (MoE: top-k experts) */
+    uint64_t experts;           /* routed-expert weights (3-D tensors in transformers 5,
+                                 * multiplied by grouped_mm, which autocast does not cast) */
+} od_param_counts;
+
+/* Count parameters exactly as the transformers implementation lays them out. */
+void od_model_count(const od_model *m, od_param_counts *out);
+
+/* Number of MoE layers (0 for a dense model). */
+uint64_t od_model_moe_layers(const od_model *m);
+
+/* A Llama-style model from bare sizes (--params/--layers/--hidden ...). Any of
+ * heads, kv_heads, intermediate, vocab may be 0 to take a conventional default
+ * (heads = hidden/128, kv = heads, vocab = 32000); when params > 0 and intermediate is
+ * 0 the MLP width is solved so the parameter count matches. Fails with OD_ERR_ARG on
+ * impossible combinations. */
+od_status od_model_from_sizes(uint64_t params, uint64_t layers, uint64_t hidden,
+                              uint64_t heads, uint64_t kv_heads, uint64_t intermediate,
+                              uint64_t vocab, od_model *out, od_error *err);
+
+/* Check the invariants every estimate relies on (non-zero sizes, heads dividing,
+ * nothing absurd). OD_ERR_FORMAT naming the field otherwise. */
+od_status od_model_validate(const od_model *m, od_error *err);
+
+#endif

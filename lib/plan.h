@@ -1,0 +1,48 @@
+/* plan.h - design for the memory ceiling: does a workload fit a target, what is the
+ * largest batch that fits, and which changes make it fit, cheapest compute first.
+ *
+ * od_plan_compute fills a caller-owned od_plan (a plain value; nothing to free). */
+#ifndef OD_PLAN_H
+#define OD_PLAN_H
+
+#include "estimate.h"
+#include "gpus.h"
+
+#define OD_PLAN_MAX_MITIGATIONS 24
+
+typedef struct {
+    const char *key;            /* stable id: "sdpa", "zero3-dp4", ... */
+    char title[96];             /* what to change, in words */
+    char flags[192];             /* the plan flags that describe the changed workload */
+    double overhead_pct;        /* extra compute per step, percent (negative = faster) */
+    const char *overhead;       /* the overhead explained */
+    const char *accuracy_risk;  /* "none", "small" or "validate" */
+    const char *needs;          /* what it requires ("" = nothing) */
+    const char *communication;  /* added communication per step ("" = none) */
+    uint64_t peak_allocated_bytes; /* new per-GPU peak */
+    uint64_t device_memory_bytes;
+    int fits;
+    od_workload workload;
+} od_mitigation;
+
+typedef struct {
+    od_estimate estimate;
+    uint64_t cuda_context_bytes;
+    uint64_t device_memory_bytes;   /* peak reserved + context: what nvidia-smi shows */
+    uint64_t target_bytes;
+    int fits;
+    uint64_t max_batch;             /* largest batch that fits (0: not even 1) */
+    size_t n_mitigations;
+    od_mitigation mitigations[OD_PLAN_MAX_MITIGATIONS];
+} od_plan;
+
+/* Estimate w on gpu, search the largest batch that fits, and evaluate mitigations
+ * (always listed, each with its own fit verdict). Fails like od_estimate_compute. */
+od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu *gpu,
+                          od_plan *out, od_error *err);
+
+/* Just the fit test for one workload: device memory (reserved + context) in *device. */
+od_status od_plan_fits(const od_model *m, const od_workload *w, const od_gpu *gpu,
+                       uint64_t *device, int *fits, od_error *err);
+
+#endif

@@ -1,0 +1,667 @@
+/* replay.c - drive allocsim with a recorded trace and hold the model to the recording. */
+#include "replay.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a small u64 -> u64 map (recorded address -> model address) ---- */
+
+typedef struct {
+    uint64_t *k, *v;
+    size_t mask, n;
+} amap;
+
+static size_t aslot(uint64_t a, size_t mask)
+{
+    a ^= a >> 31;
+    a *= 0x9e3779b97f4a7c15ull;
+    a ^= a >> 29;
+    return (size_t)a & mask;
+}
+
+static int amap_init(amap *m, size_t cap)
+{
+    size_t n = 1024;
+    while (n < cap * 2) n *= 2;
+    m->k = calloc(n, sizeof *m->k);
+    m->v = calloc(n, sizeof *m->v);
+    m->mask = n - 1;
+    m->n = 0;
+    return (m->k && m->v) ? 0 : -1;
+}
+
+static void amap_free(amap *m)
+{
+    free(m->k);
+    free(m->v);
+}
+
+/* keys are never 0 (no block lives at address 0); 0 marks an empty slot */
+static int amap_put(amap *m, uint64_t k, uint64_t v)
+{
+    if ((m->n + 1) * 2 > m->mask + 1) {
+        amap o = *m;
+        if (amap_init(m, (o.mask + 1))) { *m = o; return -1; }
+        for (size_t i = 0; i <= o.mask; i++)
+            if (o.k[i]) amap_put(m, o.k[i], o.v[i]);
+        amap_free(&o);
+    }
+    size_t j = aslot(k, m->mask);
+    while (m->k[j] && m->k[j] != k) j = (j + 1) & m->mask;
+    if (!m->k[j]) m->n++;
+    m->k[j] = k;
+    m->v[j] = v;
+    return 0;
+}
+
+static int amap_get(const amap *m, uint64_t k, uint64_t *v)
+{
+    size_t j = aslot(k, m->mask);
+    while (m->k[j]) {
+        if (m->k[j] == k) { *v = m->v[j]; return 1; }
+        j = (j + 1) & m->mask;
+    }
+    return 0;
+}
+
+static void amap_del(amap *m, uint64_t k)
+{
+    size_t mask = m->mask, j = aslot(k, mask);
+    while (m->k[j] && m->k[j] != k) j = (j + 1) & mask;
+    if (!m->k[j]) return;
+    m->k[j] = 0;
+    m->n--;
+    size_t i = (j + 1) & mask;
+    while (m->k[i]) {
+        size_t h = aslot(m->k[i], mask);
+        int move = (j <= i) ? (h <= j || h > i) : (h <= j && h > i);
+        if (move) {
+            m->k[j] = m->k[i];
+            m->v[j] = m->v[i];
+            m->k[i] = 0;
+            j = i;
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+/* ---- replay state ---- */
+
+typedef struct {
+    uint64_t addr, size;
+} range;
+
+typedef struct {
+    const od_trace_entry *e;
+    size_t n;
+    size_t *rec;          /* trace indices of recorded segment events */
+    size_t n_rec, rc;     /* rc: next recorded event to compare with */
+    od_replay_result *res;
+    const od_allocsim_config *cfg;
+    range *live;          /* model's live non-expandable segments, sorted by address */
+    size_t n_live, cap_live;
+    int nomem;
+} rctx;
+
+static int is_seg(uint8_t a)
+{
+    return a == OD_ACT_SEGMENT_ALLOC || a == OD_ACT_SEGMENT_FREE || a == OD_ACT_SEGMENT_MAP ||
+           a == OD_ACT_SEGMENT_UNMAP;
+}
+
+static od_seg_kind seg_kind(uint8_t a)
+{
+    switch (a) {
+    case OD_ACT_SEGMENT_ALLOC: return OD_SEG_ALLOC;
+    case OD_ACT_SEGMENT_FREE: return OD_SEG_FREE;
+    case OD_ACT_SEGMENT_MAP: return OD_SEG_MAP;
+    default: return OD_SEG_UNMAP;
+    }
+}
+
+static size_t live_find(const rctx *c, uint64_t addr)
+{
+    size_t lo = 0, hi = c->n_live;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (c->live[mid].addr < addr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int live_overlaps(const rctx *c, uint64_t addr, uint64_t size)
+{
+    size_t i = live_find(c, addr);
+    if (i < c->n_live && c->live[i].addr < addr + size) return 1;
+    if (i > 0 && c->live[i - 1].addr + c->live[i - 1].size > addr) return 1;
+    return 0;
+}
+
+static void on_event(void *vc, const od_seg_event *ev)
+{
+    rctx *c = vc;
+    od_replay_result *r = c->res;
+    r->seg_simulated++;
+    if (ev->kind == OD_SEG_ALLOC) {
+        if (c->n_live == c->cap_live) {
+            size_t nc = c->cap_live ? c->cap_live * 2 : 64;
+            range *v = realloc(c->live, nc * sizeof *v);
+            if (!v) { c->nomem = 1; return; }
+            c->live = v;
+            c->cap_live = nc;
+        }
+        size_t i = live_find(c, ev->addr);
+        memmove(c->live + i + 1, c->live + i, (c->n_live - i) * sizeof *c->live);
+        c->live[i] = (range){ ev->addr, ev->size };
+        c->n_live++;
+    } else if (ev->kind == OD_SEG_FREE) {
+        size_t i = live_find(c, ev->addr);
+        if (i < c->n_live && c->live[i].addr == ev->addr) {
+            memmove(c->live + i, c->live + i + 1, (c->n_live - i - 1) * sizeof *c->live);
+            c->n_live--;
+        }
+    }
+    /* positional comparison with the recording: kind and size, address counted apart */
+    if (c->rc < c->n_rec) {
+        const od_trace_entry *t = &c->e[c->rec[c->rc]];
+        if (seg_kind(t->action) == ev->kind && t->size == ev->size) {
+            r->seg_matched++;
+            if (t->addr == ev->addr) r->seg_addr_matched++;
+        } else if (!r->has_mismatch) {
+            r->has_mismatch = 1;
+            r->mismatch_trace_index = c->rec[c->rc];
+            r->mismatch_simulated = *ev;
+            r->mismatch_has_simulated = 1;
+        }
+        c->rc++;
+    } else if (!r->has_mismatch) {
+        r->has_mismatch = 1;
+        r->mismatch_trace_index = c->n;
+        r->mismatch_simulated = *ev;
+        r->mismatch_has_simulated = 1;
+    }
+}
+
+/* New segments take the address the recording gave the event the model is about to
+ * emit, when it is that kind of event and the range is free in the model. */
+static uint64_t on_addr(void *vc, od_seg_kind kind, uint64_t size, uint64_t stream)
+{
+    rctx *c = vc;
+    if (c->rc >= c->n_rec) return 0;
+    const od_trace_entry *t = &c->e[c->rec[c->rc]];
+    if (seg_kind(t->action) != kind || !t->addr) return 0;
+    if (kind == OD_SEG_ALLOC) {
+        if (t->size != size || live_overlaps(c, t->addr, size)) return 0;
+        return t->addr;
+    }
+    return t->addr; /* a new expandable reservation starts where its first map lands */
+}
+
+static void result_init(od_replay_result *r, size_t n, int64_t device)
+{
+    memset(r, 0, sizeof *r);
+    r->device = device;
+    r->trace_entries = n;
+}
+
+static void note_oom(od_allocsim *sim, od_replay_result *r, size_t i, uint64_t size, int recorded)
+{
+    r->ooms++;
+    if (r->oom.happened) return;
+    od_allocsim_stats st;
+    od_allocsim_get_stats(sim, &st);
+    r->oom.happened = 1;
+    r->oom.event_index = i;
+    r->oom.size_bytes = size;
+    r->oom.recorded = recorded;
+    r->oom.allocated_bytes = st.allocated_bytes;
+    r->oom.reserved_bytes = st.reserved_bytes;
+    r->oom.cached_free_bytes = st.cached_free_bytes;
+    r->oom.largest_free_bytes = st.largest_free_block;
+}
+
+/* Whether the run of recorded releases starting at i belongs to the request after it
+ * (a retry or GC inside malloc) rather than to an empty_cache() call. */
+static int releases_belong_to_request(const rctx *c, od_allocsim *sim, size_t i, size_t *run_end)
+{
+    size_t j = i;
+    while (j < c->n && (c->e[j].action == OD_ACT_SEGMENT_FREE || c->e[j].action == OD_ACT_SEGMENT_UNMAP))
+        j++;
+    *run_end = j;
+    int creates = 0;
+    size_t k = j;
+    while (k < c->n && is_seg(c->e[k].action)) {
+        if (c->e[k].action == OD_ACT_SEGMENT_ALLOC || c->e[k].action == OD_ACT_SEGMENT_MAP) creates = 1;
+        k++;
+    }
+    if (k >= c->n) return 0;
+    const od_trace_entry *r = &c->e[k];
+    /* a failed request always went through the release path first */
+    if (r->action == OD_ACT_OOM) return 1;
+    if (r->action != OD_ACT_ALLOC || !creates) return 0;
+    return od_allocsim_would_release(sim, r->size, r->stream, 0, 0);
+}
+
+static od_status run(od_allocsim *sim, rctx *c, od_error *err)
+{
+    const od_trace_entry *e = c->e;
+    size_t n = c->n;
+    od_replay_result *r = c->res;
+    amap m;
+    if (amap_init(&m, 4096)) return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    size_t skip_until = 0;
+    od_status status = OD_OK;
+    for (size_t i = 0; i < n && status == OD_OK; i++) {
+        const od_trace_entry *t = &e[i];
+        uint64_t a = 0;
+        int oom = 0;
+        switch (t->action) {
+        case OD_ACT_ALLOC:
+            r->events_replayed++;
+            status = od_allocsim_malloc(sim, t->size, t->stream, 0, 0, &a, &oom);
+            if (status) break;
+            if (oom) note_oom(sim, r, i, t->size, 0);
+            else if (a != t->addr) r->alloc_addr_mismatches++;
+            /* only addresses where the model differs from the recording need mapping
+             * (a recorded address can be reused: drop any stale mapping) */
+            if (t->addr && a != t->addr) {
+                if (amap_put(&m, t->addr, a)) status = OD_ERR_NOMEM;
+            } else if (t->addr && m.n) {
+                amap_del(&m, t->addr);
+            }
+            break;
+        case OD_ACT_OOM: {
+            r->events_replayed++;
+            r->recorded_ooms++;
+            /* without a cap, the device itself was full when it had less free than the
+             * segment the request needed; then no cudaMalloc succeeds here either */
+            unsigned flags = 0;
+            if (!c->cfg->allowed_bytes &&
+                t->device_free < od_allocsim_segment_size(od_allocsim_round_size(c->cfg, t->size)))
+                flags = OD_SIM_DEVICE_FULL;
+            status = od_allocsim_malloc(sim, t->size, t->stream, 0, flags, &a, &oom);
+            if (status) break;
+            if (oom) note_oom(sim, r, i, t->size, 1);
+            break;
+        }
+        case OD_ACT_FREE_REQUESTED:
+        case OD_ACT_FREE_COMPLETED: {
+            r->events_replayed++;
+            int mapped = m.n && amap_get(&m, t->addr, &a);
+            if (!mapped) {
+                /* the model's block sits at the recorded address, or (wrapped trace)
+                 * was seeded there; otherwise the address is unknown */
+                a = t->addr;
+                if (!a) break;
+            }
+            if (a == 0) { /* the model failed this allocation: nothing to free */
+                if (t->action == OD_ACT_FREE_COMPLETED) amap_del(&m, t->addr);
+                break;
+            }
+            if (t->action == OD_ACT_FREE_REQUESTED) {
+                /* the usual case: completion follows at once, no events to wait for */
+                int immediate = i + 1 < n && e[i + 1].action == OD_ACT_FREE_COMPLETED &&
+                                e[i + 1].addr == t->addr;
+                status = od_allocsim_free_request(sim, a, !immediate);
+                if (status == OD_ERR_ARG) { r->unknown_frees++; status = OD_OK; }
+                if (immediate) {
+                    r->events_replayed++;
+                    if (mapped) amap_del(&m, t->addr);
+                    i++;
+                }
+            } else {
+                int ignored;
+                status = od_allocsim_free_complete(sim, a, &ignored);
+                if (status == OD_ERR_ARG) { r->unknown_frees++; status = OD_OK; }
+                if (mapped) amap_del(&m, t->addr);
+            }
+            break;
+        }
+        case OD_ACT_SEGMENT_FREE:
+        case OD_ACT_SEGMENT_UNMAP: {
+            r->seg_recorded++;
+            if (i < skip_until) break;
+            size_t run_end;
+            if (!releases_belong_to_request(c, sim, i, &run_end)) {
+                /* torch.cuda.empty_cache(): applied where it stands */
+                r->external_releases += run_end - i;
+                od_allocsim_empty_cache(sim);
+            }
+            skip_until = run_end;
+            break;
+        }
+        case OD_ACT_SEGMENT_ALLOC:
+        case OD_ACT_SEGMENT_MAP:
+            r->seg_recorded++;
+            break;
+        default:
+            break;
+        }
+        if (c->nomem) status = OD_ERR_NOMEM;
+    }
+    amap_free(&m);
+    if (status == OD_ERR_NOMEM) return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    if (status) return od_fail(err, status, "the model rejected an event");
+    /* recorded events the model never produced */
+    if (c->rc < c->n_rec && !r->has_mismatch) {
+        r->has_mismatch = 1;
+        r->mismatch_trace_index = c->rec[c->rc];
+        r->mismatch_has_simulated = 0;
+    }
+    od_allocsim_get_stats(sim, &r->stats);
+    return OD_OK;
+}
+
+void od_replay_config_from_snapshot(const od_snapshot *snap, od_allocsim_config *cfg)
+{
+    od_allocsim_config_default(cfg);
+    const od_allocator_settings *a = &snap->settings;
+    if (!a->present) return;
+    cfg->max_split_size = a->max_split_size > 0 ? a->max_split_size : -1;
+    cfg->gc_threshold = a->garbage_collection_threshold;
+    cfg->expandable_segments = a->expandable_segments;
+    memcpy(cfg->roundup_power2_divisions, a->roundup_power2_divisions,
+           sizeof cfg->roundup_power2_divisions);
+}
+
+static od_status prepare(rctx *c, const od_trace_entry *e, size_t n, const od_replay_opts *o,
+                         od_replay_result *res, od_allocsim **sim, od_error *err)
+{
+    memset(c, 0, sizeof *c);
+    c->e = e;
+    c->n = n;
+    c->res = res;
+    c->cfg = &o->cfg;
+    size_t cap = 64;
+    c->rec = malloc(cap * sizeof *c->rec);
+    if (!c->rec) return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (!is_seg(e[i].action)) continue;
+        if (c->n_rec == cap) {
+            size_t *v = realloc(c->rec, cap * 2 * sizeof *v);
+            if (!v) { free(c->rec); return od_fail(err, OD_ERR_NOMEM, "out of memory"); }
+            c->rec = v;
+            cap *= 2;
+        }
+        c->rec[c->n_rec++] = i;
+    }
+    od_status st = od_allocsim_create(&o->cfg, sim, err);
+    if (st) { free(c->rec); return st; }
+    od_allocsim_set_hooks(*sim, on_addr, on_event, c);
+    return OD_OK;
+}
+
+static void finish(rctx *c, od_allocsim *sim)
+{
+    od_allocsim_free_sim(sim);
+    free(c->rec);
+    free(c->live);
+}
+
+od_status od_replay_trace(const od_trace_entry *entries, size_t n, const od_replay_opts *opts,
+                          od_replay_result *res, od_error *err)
+{
+    rctx c;
+    od_allocsim *sim;
+    result_init(res, n, opts->device);
+    od_status st = prepare(&c, entries, n, opts, res, &sim, err);
+    if (st) return st;
+    st = run(sim, &c, err);
+    finish(&c, sim);
+    return st;
+}
+
+/* ---- wrapped traces: the state before the first entry ---- */
+
+typedef struct {
+    uint64_t addr, size, stream;
+    int small;
+} seed_seg;
+
+static int seed_cmp(const void *a, const void *b)
+{
+    const seed_seg *x = a, *y = b;
+    return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* A trace is complete when it explains everything: every free has its alloc and every
+ * final segment was created inside the trace. Otherwise the ring buffer wrapped (or
+ * recording began late) and the starting state has to be rebuilt. */
+/* Cheap completeness test for traces without expandable segments: a block live before
+ * the trace began lives in a segment that existed before it, and that segment is either
+ * still there at the end or released inside the trace; so the trace is complete exactly
+ * when every released and every final segment was created inside it. Returns 1 when
+ * complete, 0 when not or when expandable segments need the full test. */
+static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_entry *e,
+                          const size_t *rec, size_t n_rec)
+{
+    for (size_t s = 0; s < snap->n_segments; s++)
+        if (snap->segments[s].device == dev && snap->segments[s].is_expandable) return 0;
+    amap created;
+    if (amap_init(&created, 256)) return 0;
+    int ok = 1;
+    uint64_t v;
+    for (size_t k = 0; k < n_rec && ok; k++) {
+        const od_trace_entry *t = &e[rec[k]];
+        switch (t->action) {
+        case OD_ACT_SEGMENT_ALLOC:
+            if (amap_put(&created, t->addr, 1)) ok = 0;
+            break;
+        case OD_ACT_SEGMENT_FREE:
+            if (amap_get(&created, t->addr, &v)) amap_del(&created, t->addr);
+            else ok = 0;
+            break;
+        case OD_ACT_SEGMENT_MAP:
+        case OD_ACT_SEGMENT_UNMAP:
+            ok = 0;
+            break;
+        default:
+            break;
+        }
+    }
+    for (size_t s = 0; s < snap->n_segments && ok; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device == dev && !amap_get(&created, g->address, &v)) ok = 0;
+    }
+    amap_free(&created);
+    return ok;
+}
+
+static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const rctx *c,
+                               od_allocsim *sim, od_replay_result *r, int *complete)
+{
+    const od_trace_entry *e = c->e;
+    size_t n = c->n;
+    if (quick_complete(snap, dev, e, c->rec, c->n_rec)) {
+        *complete = 1;
+        return OD_OK;
+    }
+    amap live, created, ever;
+    od_status st = OD_OK;
+    seed_seg *segs = NULL;
+    size_t nseg = 0, capseg = 0;
+    uint64_t *orphans = NULL, *orphan_sz = NULL;
+    size_t norph = 0, caporph = 0;
+    memset(&ever, 0, sizeof ever);
+    if (amap_init(&live, 4096) || amap_init(&created, 256) || amap_init(&ever, 256)) {
+        amap_free(&live);
+        amap_free(&created);
+        amap_free(&ever);
+        return OD_ERR_NOMEM;
+    }
+    *complete = 1;
+#define PUSH(arr, cnt, cap, val)                                             \
+    do {                                                                     \
+        if ((cnt) == (cap)) {                                                \
+            size_t nc_ = (cap) ? (cap) * 2 : 64;                             \
+            void *p_ = realloc((arr), nc_ * sizeof *(arr));                  \
+            if (!p_) { st = OD_ERR_NOMEM; goto out; }                        \
+            (arr) = p_;                                                      \
+            (cap) = nc_;                                                     \
+        }                                                                    \
+        (arr)[(cnt)++] = (val);                                              \
+    } while (0)
+    /* blocks allocated at the end: were they allocated inside the trace? (value 1) */
+    for (size_t s = 0; s < snap->n_segments; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device != dev || g->is_expandable) continue;
+        for (size_t b = 0; b < g->n_blocks; b++) {
+            const od_block *k = &snap->blocks[g->first_block + b];
+            if ((k->state == OD_BLOCK_ACTIVE_ALLOCATED || k->state == OD_BLOCK_ACTIVE_PENDING_FREE) &&
+                k->address && amap_put(&ever, k->address, 0)) {
+                st = OD_ERR_NOMEM;
+                goto out;
+            }
+        }
+    }
+    size_t capsz = 0;
+    for (size_t i = 0; i < n; i++) {
+        const od_trace_entry *t = &e[i];
+        uint64_t v;
+        switch (t->action) {
+        case OD_ACT_ALLOC:
+            if (t->addr && amap_put(&live, t->addr, 1)) {
+                st = OD_ERR_NOMEM;
+                goto out;
+            }
+            if (ever.n && amap_get(&ever, t->addr, &v)) amap_put(&ever, t->addr, 1);
+            break;
+        case OD_ACT_FREE_REQUESTED:
+        case OD_ACT_FREE_COMPLETED:
+            if (!amap_get(&live, t->addr, &v)) {
+                *complete = 0;
+                /* live before the trace began: seed it */
+                if (amap_put(&live, t->addr, 2)) { st = OD_ERR_NOMEM; goto out; }
+                PUSH(orphans, norph, caporph, t->addr);
+                if (norph > capsz) {
+                    uint64_t *p = realloc(orphan_sz, caporph * sizeof *p);
+                    if (!p) { st = OD_ERR_NOMEM; goto out; }
+                    orphan_sz = p;
+                    capsz = caporph;
+                }
+                orphan_sz[norph - 1] = t->size;
+            }
+            if (t->action == OD_ACT_FREE_COMPLETED) amap_del(&live, t->addr);
+            break;
+        case OD_ACT_SEGMENT_ALLOC:
+        case OD_ACT_SEGMENT_MAP:
+            if (amap_put(&created, t->addr, 1)) { st = OD_ERR_NOMEM; goto out; }
+            break;
+        case OD_ACT_SEGMENT_FREE:
+            if (!amap_get(&created, t->addr, &v)) {
+                *complete = 0;
+                seed_seg sg = { t->addr, t->size, t->stream, t->size <= OD_SIM_SMALL_BUFFER };
+                PUSH(segs, nseg, capseg, sg);
+            } else {
+                amap_del(&created, t->addr);
+            }
+            break;
+        case OD_ACT_SEGMENT_UNMAP:
+            break;
+        default:
+            break;
+        }
+    }
+    /* final segments the trace never created existed from the start */
+    for (size_t s = 0; s < snap->n_segments; s++) {
+        const od_segment *g = &snap->segments[s];
+        uint64_t v;
+        if (g->device != dev || g->is_expandable) continue;
+        if (amap_get(&created, g->address, &v)) continue;
+        *complete = 0;
+        seed_seg sg = { g->address, g->total_size, g->stream, !g->is_large };
+        PUSH(segs, nseg, capseg, sg);
+    }
+    if (*complete) goto out;
+    qsort(segs, nseg, sizeof *segs, seed_cmp);
+    for (size_t s = 0; s < nseg; s++) {
+        if (s && segs[s].addr < segs[s - 1].addr + segs[s - 1].size) continue;
+        if (od_allocsim_seed_segment(sim, segs[s].addr, segs[s].size, segs[s].stream, segs[s].small) == OD_OK)
+            r->seeded_segments++;
+    }
+    od_allocsim_config cfg;
+    od_replay_config_from_snapshot(snap, &cfg);
+    for (size_t i = 0; i < norph; i++)
+        if (od_allocsim_seed_block(sim, orphans[i], od_allocsim_round_size(&cfg, orphan_sz[i])) == OD_OK)
+            r->seeded_blocks++;
+    /* blocks still allocated at the end that the trace never allocated */
+    for (size_t s = 0; s < snap->n_segments; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device != dev || g->is_expandable) continue;
+        for (size_t b = 0; b < g->n_blocks; b++) {
+            const od_block *k = &snap->blocks[g->first_block + b];
+            uint64_t v;
+            if (k->state != OD_BLOCK_ACTIVE_ALLOCATED && k->state != OD_BLOCK_ACTIVE_PENDING_FREE) continue;
+            if (!amap_get(&ever, k->address, &v) || v == 1) continue;
+            if (od_allocsim_seed_block(sim, k->address, k->size) == OD_OK)
+                r->seeded_blocks++;
+        }
+    }
+out:
+#undef PUSH
+    free(segs);
+    free(orphans);
+    free(orphan_sz);
+    amap_free(&live);
+    amap_free(&created);
+    amap_free(&ever);
+    return st;
+}
+
+od_status od_replay_snapshot(const od_snapshot *snap, const od_replay_opts *opts,
+                             od_replay_result *res, od_error *err)
+{
+    if (!snap->has_traces || snap->n_traces == 0)
+        return od_fail(err, OD_ERR_FORMAT, "the snapshot has no allocation trace to replay "
+                       "(record with torch.cuda.memory._record_memory_history)");
+    const od_device_trace *tr = NULL;
+    for (size_t i = 0; i < snap->n_traces; i++) {
+        const od_device_trace *d = &snap->traces[i];
+        if (opts->device >= 0 ? d->device == opts->device : d->n_entries > 0) { tr = d; break; }
+    }
+    if (!tr) {
+        if (opts->device >= 0)
+            return od_fail(err, OD_ERR_ARG, "the snapshot has no trace for device %lld", (long long)opts->device);
+        return od_fail(err, OD_ERR_FORMAT, "every device trace in the snapshot is empty");
+    }
+    rctx c;
+    od_allocsim *sim;
+    result_init(res, tr->n_entries, tr->device);
+    od_status st = prepare(&c, tr->entries, tr->n_entries, opts, res, &sim, err);
+    if (st) return st;
+    int complete = 1;
+    st = rebuild_start(snap, tr->device, &c, sim, res, &complete);
+    if (st) {
+        finish(&c, sim);
+        return od_fail(err, st, "out of memory");
+    }
+    res->approximate = !complete;
+    if (!complete) {
+        od_allocsim_stats st0;
+        od_allocsim_get_stats(sim, &st0);
+        if (opts->cfg.allowed_bytes && st0.reserved_bytes > opts->cfg.allowed_bytes) {
+            finish(&c, sim);
+            return od_fail(err, OD_ERR_ARG, "the cap of %llu bytes is below the %llu bytes "
+                           "already reserved when the trace begins",
+                           (unsigned long long)opts->cfg.allowed_bytes,
+                           (unsigned long long)st0.reserved_bytes);
+        }
+        od_allocsim_reset_peaks(sim);
+    }
+    st = run(sim, &c, err);
+    finish(&c, sim);
+    for (size_t s = 0; s < snap->n_segments; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device != tr->device) continue;
+        res->snapshot_allocated_bytes += g->allocated_size;
+        res->snapshot_reserved_bytes += g->total_size;
+    }
+    return st;
+}
+
+int od_replay_verified(const od_replay_result *r)
+{
+    return !r->approximate && !r->has_mismatch && r->seg_recorded == r->seg_simulated &&
+           r->seg_matched == r->seg_recorded;
+}

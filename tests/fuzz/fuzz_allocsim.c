@@ -1,0 +1,56 @@
+/* fuzz_allocsim.c - the allocator settings parser and the trace replay on arbitrary input.
+ * Input: an allocator-conf line (up to the first newline), then 1 setting byte, then
+ * 10-byte records (action, stream, size as 4 bytes scaled, address slot as 4 bytes):
+ * garbage configurations must be refused cleanly and any trace, however absurd, must
+ * replay without a crash, hang or sanitizer report. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allocsim.h"
+#include "replay.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const uint8_t *nl = memchr(data, '\n', size < 512 ? size : 512);
+    size_t clen = nl ? (size_t)(nl - data) : (size < 512 ? size : 512);
+    char conf[513];
+    memcpy(conf, data, clen);
+    conf[clen] = 0;
+    od_replay_opts o;
+    od_allocsim_config_default(&o.cfg);
+    od_error err;
+    if (od_allocsim_config_parse(&o.cfg, conf, &err) != OD_OK) od_allocsim_config_default(&o.cfg);
+    data += clen + (nl ? 1 : 0);
+    size -= clen + (nl ? 1 : 0);
+    if (size < 1) return 0;
+    uint8_t knobs = data[0];
+    data++;
+    size--;
+    /* a cap from 0 (none) to 2 GiB in 256 MiB steps */
+    o.cfg.allowed_bytes = (uint64_t)(knobs & 7) << 28;
+    o.cfg.device_total_bytes = 1ull << 33;
+    o.device = 0;
+    size_t n = size / 10;
+    if (n > 4096) n = 4096;
+    od_trace_entry *e = calloc(n ? n : 1, sizeof *e);
+    if (!e) return 0;
+    for (size_t i = 0; i < n; i++) {
+        const uint8_t *p = data + i * 10;
+        uint32_t sz, slot;
+        memcpy(&sz, p + 2, 4);
+        memcpy(&slot, p + 6, 4);
+        e[i].action = (uint8_t)(p[0] % (OD_ACT_OTHER + 1));
+        e[i].stream = p[1] & 3;
+        /* sizes from bytes to tens of GiB; addresses in a small set so frees hit */
+        e[i].size = (knobs & 8) ? ((uint64_t)sz << (sz & 15)) : sz;
+        e[i].addr = 0x7f0000000000ull - ((uint64_t)(slot % 64) << 21);
+        e[i].device_free = (uint64_t)sz << 12;
+    }
+    od_replay_result r;
+    od_replay_trace(e, n, &o, &r, &err);
+    free(e);
+    return 0;
+}

@@ -1,0 +1,1 @@
+$OOMDOC plan --config tests/data/configs/bad/syntax.json

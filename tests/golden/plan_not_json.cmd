@@ -1,0 +1,1 @@
+$OOMDOC plan --config tests/data/measured/nvidia-smi.txt

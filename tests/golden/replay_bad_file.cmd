@@ -1,0 +1,1 @@
+$OOMDOC replay tests/data/messages/jax.txt

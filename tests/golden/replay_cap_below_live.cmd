@@ -1,0 +1,1 @@
+$OOMDOC replay tests/data/snapshots/snap_infer_llama.pickle.gz --capacity 1MiB

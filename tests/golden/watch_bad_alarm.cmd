@@ -1,0 +1,1 @@
+$OOMDOC watch --alarm -3

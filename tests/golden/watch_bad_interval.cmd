@@ -1,0 +1,1 @@
+$OOMDOC watch --interval 5parsecs

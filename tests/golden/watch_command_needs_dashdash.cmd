@@ -1,0 +1,1 @@
+$OOMDOC watch python train.py

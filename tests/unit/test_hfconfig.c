@@ -1,0 +1,179 @@
+/* test_hfconfig.c - config.json reading: parameter layouts against published counts and
+ * the measured runs' own n_params, and one clear error per kind of bad input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "hfconfig.h"
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char *buf = malloc(1 << 20);
+    assert_non_null(buf);
+    *len = fread(buf, 1, 1 << 20, f);
+    fclose(f);
+    return buf;
+}
+
+static uint64_t params_of(const char *path)
+{
+    size_t len;
+    char *t = slurp(path, &len);
+    od_model m;
+    od_error err;
+    od_status st = od_hfconfig_parse(t, len, &m, &err);
+    if (st != OD_OK)
+        fprintf(stderr, "%s: %s\n", path, err.msg);
+    assert_int_equal(st, OD_OK);
+    free(t);
+    od_param_counts pc;
+    od_model_count(&m, &pc);
+    return pc.total;
+}
+
+/* Published parameter counts (tests/data/configs/README.md). */
+static void test_public_layouts(void **state)
+{
+    (void)state;
+    assert_int_equal(params_of("tests/data/configs/llama-2-7b.json"), 6738415616ULL);
+    assert_int_equal(params_of("tests/data/configs/mistral-7b-v0.1.json"), 7241732096ULL);
+    assert_int_equal(params_of("tests/data/configs/mixtral-8x7b.json"), 46702792704ULL);
+    assert_int_equal(params_of("tests/data/configs/gemma-2b.json"), 2506172416ULL);
+    assert_int_equal(params_of("tests/data/configs/phi-3-mini-4k.json"), 3821079552ULL);
+    assert_int_equal(params_of("tests/data/configs/falcon-7b.json"), 6921720704ULL);
+    assert_int_equal(params_of("tests/data/configs/pythia-160m.json"), 162322944ULL);
+}
+
+/* Every measured run's config gives exactly the n_params PyTorch counted. */
+static void test_measured_layouts(void **state)
+{
+    (void)state;
+    const char *files[] = {"tests/data/measured/train.json", "tests/data/measured/infer.json"};
+    for (size_t f = 0; f < 2; f++) {
+        json_t *root = json_load_file(files[f], 0, NULL);
+        assert_non_null(root);
+        json_t *cases = json_object_get(root, "cases");
+        for (size_t i = 0; i < json_array_size(cases); i++) {
+            json_t *c = json_array_get(cases, i);
+            char *txt = json_dumps(json_object_get(c, "hf_config"), 0);
+            od_model m;
+            od_error err;
+            assert_int_equal(od_hfconfig_parse(txt, strlen(txt), &m, &err), OD_OK);
+            od_param_counts pc;
+            od_model_count(&m, &pc);
+            assert_int_equal(pc.total, json_integer_value(json_object_get(c, "n_params")));
+            free(txt);
+        }
+        json_decref(root);
+    }
+}
+
+static od_status parse(const char *text, od_error *err)
+{
+    od_model m;
+    return od_hfconfig_parse(text, strlen(text), &m, err);
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    od_error err;
+    /* not JSON: offset of the syntax error */
+    assert_int_equal(parse("{\"model_type\": \"llama\",, }", &err), OD_ERR_FORMAT);
+    assert_true(err.has_offset);
+    assert_int_equal(err.offset, 23);
+    assert_int_equal(parse("", &err), OD_ERR_FORMAT);
+    assert_int_equal(parse("[1, 2]", &err), OD_ERR_FORMAT);
+    /* missing field, named */
+    assert_int_equal(parse("{\"model_type\": \"llama\", \"hidden_size\": 64}", &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "num_hidden_layers"));
+    assert_int_equal(parse("{\"hidden_size\": 64}", &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "model_type"));
+    /* unknown model_type */
+    assert_int_equal(parse("{\"model_type\": \"t5\"}", &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "unknown model_type \"t5\""));
+    /* negative size: named, with the key's offset */
+    const char *neg = "{\"model_type\": \"gpt2\", \"n_embd\": -768, \"n_layer\": 2, \"n_head\": 2, "
+                      "\"vocab_size\": 10}";
+    assert_int_equal(parse(neg, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "n_embd"));
+    assert_true(err.has_offset);
+    assert_int_equal(err.offset, 23);
+    /* wrong type */
+    assert_int_equal(parse("{\"model_type\": \"gpt2\", \"n_embd\": \"768\"}", &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "must be an integer"));
+    assert_int_equal(parse("{\"model_type\": 7}", &err), OD_ERR_FORMAT);
+    /* absurd sizes */
+    const char *big = "{\"model_type\": \"llama\", \"hidden_size\": 1099511627776, "
+                      "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"vocab_size\": 10, "
+                      "\"intermediate_size\": 10}";
+    assert_int_not_equal(parse(big, &err), OD_OK);
+    const char *big2 = "{\"model_type\": \"llama\", \"hidden_size\": 64, "
+                       "\"num_hidden_layers\": 100000, \"num_attention_heads\": 2, "
+                       "\"vocab_size\": 10, \"intermediate_size\": 10}";
+    assert_int_equal(parse(big2, &err), OD_ERR_LIMIT);
+    /* heads that do not divide */
+    const char *gqa = "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                      "\"num_attention_heads\": 4, \"num_key_value_heads\": 3, \"vocab_size\": 10, "
+                      "\"intermediate_size\": 10}";
+    assert_int_equal(parse(gqa, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "num_key_value_heads"));
+    /* zero is not a size */
+    const char *zero = "{\"model_type\": \"llama\", \"hidden_size\": 0, \"num_hidden_layers\": 2, "
+                       "\"num_attention_heads\": 4, \"vocab_size\": 10, \"intermediate_size\": 10}";
+    assert_int_equal(parse(zero, &err), OD_ERR_FORMAT);
+    /* a bad dropout */
+    assert_int_equal(parse("{\"model_type\": \"gpt2\", \"n_embd\": 8, \"n_layer\": 1, \"n_head\": 2, "
+                           "\"vocab_size\": 10, \"attn_pdrop\": 1.5}", &err), OD_ERR_FORMAT);
+}
+
+static void test_families(void **state)
+{
+    (void)state;
+    od_model m;
+    od_error err;
+    /* Gemma 3 keeps the language model in text_config */
+    const char *g3 = "{\"model_type\": \"gemma3\", \"text_config\": {\"model_type\": \"gemma3_text\", "
+                     "\"hidden_size\": 256, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                     "\"num_key_value_heads\": 1, \"head_dim\": 64, \"vocab_size\": 1000, "
+                     "\"intermediate_size\": 512}}";
+    assert_int_equal(od_hfconfig_parse(g3, strlen(g3), &m, &err), OD_OK);
+    assert_int_equal(m.norm, OD_NORM_RMS_GEMMA);
+    assert_true(m.qk_norm && m.tied_embeddings);
+    /* Falcon multi-query: one KV head */
+    const char *fa = "{\"model_type\": \"falcon\", \"hidden_size\": 256, \"num_hidden_layers\": 2, "
+                     "\"num_attention_heads\": 4, \"vocab_size\": 1000, \"multi_query\": true}";
+    assert_int_equal(od_hfconfig_parse(fa, strlen(fa), &m, &err), OD_OK);
+    assert_int_equal(m.kv_heads, 1);
+    /* Qwen2-MoE: shared expert */
+    const char *qm = "{\"model_type\": \"qwen2_moe\", \"hidden_size\": 256, \"num_hidden_layers\": 2, "
+                     "\"num_attention_heads\": 4, \"vocab_size\": 1000, \"intermediate_size\": 512, "
+                     "\"num_experts\": 8, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 64, "
+                     "\"shared_expert_intermediate_size\": 128}";
+    assert_int_equal(od_hfconfig_parse(qm, strlen(qm), &m, &err), OD_OK);
+    assert_int_equal(m.experts, 8);
+    assert_int_equal(m.shared_intermediate, 128);
+    od_param_counts pc;
+    od_model_count(&m, &pc);
+    assert_true(pc.active < pc.total);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_public_layouts),
+        cmocka_unit_test(test_measured_layouts),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_families),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,212 @@
+/* test_plan.c - the estimator's mechanics beyond the measured runs (KV cache sizes,
+ * sharding, optimizer state) against independent arithmetic, and the planner's max-batch
+ * search and mitigations. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "hfconfig.h"
+#include "plan.h"
+
+static void load(const char *path, od_model *m)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    char buf[8192];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    od_error err;
+    assert_int_equal(od_hfconfig_parse(buf, n, m, &err), OD_OK);
+}
+
+static od_estimate est(const od_model *m, const od_workload *w)
+{
+    od_estimate e;
+    od_error err;
+    assert_int_equal(od_estimate_compute(m, w, &e, &err), OD_OK);
+    return e;
+}
+
+/* Llama-2-7B's KV cache is 2 (K,V) x 32 layers x 4096 x 2 bytes = 512 KiB per token. */
+static void test_kv_cache(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/llama-2-7b.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.task = OD_TASK_INFER;
+    w.batch = 4;
+    w.prompt = 1000;
+    w.new_tokens = 1;      /* prefill only: the cache holds the prompt */
+    w.kv_cache = OD_KV_DYNAMIC;
+    od_estimate e = est(&m, &w);
+    assert_int_equal(e.at_peak.kv_cache, 4ULL * 1000 * 524288);
+    assert_int_equal(e.at_peak.parameters, 2ULL * 6738415616ULL);
+    /* paged blocks of 16 round 1000 + 1 tokens up to 1008 */
+    w.kv_cache = OD_KV_PAGED;
+    w.paged_block = 16;
+    e = est(&m, &w);
+    assert_int_equal(e.at_peak.kv_cache, 4ULL * 1008 * 524288);
+    /* an fp8 cache halves it */
+    w.kv_bytes = 1;
+    e = est(&m, &w);
+    assert_int_equal(e.at_peak.kv_cache, 4ULL * 1008 * 262144);
+    /* int4 weights: fewer than a third of the bf16 bytes */
+    w.weights = OD_W_INT4;
+    od_estimate q = est(&m, &w);
+    assert_true(q.at_peak.parameters * 3 < 2ULL * 6738415616ULL);
+}
+
+/* AdamW states: 2 x 4 bytes per parameter under autocast; ZeRO-1 over 4 GPUs shards
+ * them to a quarter; fused AdamW drops the foreach temporary (one fp32 copy). */
+static void test_optimizer_and_zero(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/mistral-7b-v0.1.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.batch = 1;
+    w.seq = 512;
+    od_estimate e = est(&m, &w);
+    uint64_t P = 7241732096ULL;
+    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 4 * P + 8 * P + 4 * P + 4 * P);
+    w.optimizer = OD_OPT_ADAMW_FUSED;
+    e = est(&m, &w);
+    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 4 * P + 8 * P + 4 * P);
+    w.zero = 1;
+    w.dp = 4;
+    e = est(&m, &w);
+    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 4 * P + 2 * P + 4 * P);
+    w.zero = 2;
+    e = est(&m, &w);
+    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 4 * P + 2 * P + 1 * P);
+}
+
+/* Activations scale with tokens; checkpointing, SDPA and chunked loss all lower the peak;
+ * eager attention's seq^2 term grows 4x when the sequence doubles at equal tokens. */
+static void test_directions(void **state)
+{
+    (void)state;
+    od_model m;
+    load("examples/configs/gpt2-124m.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.batch = 8;
+    w.seq = 1024;
+    od_estimate a = est(&m, &w);
+    w.batch = 16;
+    od_estimate b = est(&m, &w);
+    assert_true(b.at_peak.activations > a.at_peak.activations * 19 / 10);
+    w.batch = 8;
+    w.ckpt = OD_CKPT_FULL;
+    /* measured: 12721 MiB -> 6638 MiB */
+    assert_true(est(&m, &w).peak_allocated_bytes < a.peak_allocated_bytes * 6 / 10);
+    w.ckpt = OD_CKPT_NONE;
+    w.chunked_loss = 1;
+    assert_true(est(&m, &w).peak_allocated_bytes < a.peak_allocated_bytes);
+    w.chunked_loss = 0;
+    w.attention = OD_ATTN_EAGER;
+    od_estimate e1 = est(&m, &w);
+    w.batch = 4;
+    w.seq = 2048;
+    od_estimate e2 = est(&m, &w);
+    assert_true(e2.at_peak.activations > e1.at_peak.activations);
+    assert_string_equal(e1.attention_kernel, "eager");
+}
+
+static void test_max_batch(void **state)
+{
+    (void)state;
+    od_model m;
+    load("examples/configs/llama-160m.json", &m);
+    od_gpu g;
+    od_error err;
+    assert_int_equal(od_gpu_lookup("rtx4090", &g, &err), OD_OK);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.workspace_bytes = g.workspace_bytes;
+    w.seq = 2048;
+    od_plan *p = malloc(sizeof *p);
+    assert_non_null(p);
+    assert_int_equal(od_plan_compute(&m, &w, &g, p, &err), OD_OK);
+    assert_true(p->max_batch >= 1);
+    uint64_t dev;
+    int fits;
+    w.batch = p->max_batch;
+    assert_int_equal(od_plan_fits(&m, &w, &g, &dev, &fits, &err), OD_OK);
+    assert_true(fits);
+    w.batch = p->max_batch + 1;
+    assert_int_equal(od_plan_fits(&m, &w, &g, &dev, &fits, &err), OD_OK);
+    assert_false(fits);
+    /* too big a batch: mitigations exist, ranked by compute overhead, each lowering it */
+    w.batch = p->max_batch * 4;
+    assert_int_equal(od_plan_compute(&m, &w, &g, p, &err), OD_OK);
+    assert_false(p->fits);
+    assert_true(p->n_mitigations >= 5);
+    int some_fit = 0;
+    for (size_t i = 0; i < p->n_mitigations; i++) {
+        assert_true(p->mitigations[i].peak_allocated_bytes < p->estimate.peak_allocated_bytes);
+        if (i)
+            assert_true(p->mitigations[i].overhead_pct >= p->mitigations[i - 1].overhead_pct);
+        some_fit |= p->mitigations[i].fits;
+    }
+    assert_true(some_fit);
+    free(p);
+}
+
+static void test_gpus(void **state)
+{
+    (void)state;
+    od_gpu g;
+    od_error err;
+    assert_int_equal(od_gpu_lookup("H200", &g, &err), OD_OK);
+    assert_int_equal(g.memory_bytes, 150109880320ULL); /* measured total */
+    assert_int_equal(od_gpu_lookup("a100", &g, &err), OD_OK);
+    assert_string_equal(g.name, "a100-80");
+    assert_int_equal(od_gpu_lookup("m2-max-96", &g, &err), OD_OK);
+    assert_true(g.unified);
+    assert_int_equal(g.memory_bytes, 72000000000ULL); /* 3/4 of 96 GB */
+    assert_int_equal(od_gpu_lookup("m1-16", &g, &err), OD_OK);
+    assert_true(g.memory_bytes < 11000000000ULL);
+    assert_int_equal(od_gpu_lookup("tpu-v5", &g, &err), OD_ERR_ARG);
+}
+
+static void test_bad_workloads(void **state)
+{
+    (void)state;
+    od_model m;
+    load("examples/configs/llama-160m.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    od_estimate e;
+    od_error err;
+    w.batch = 0;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+    w.batch = 1;
+    w.tp = 3; /* 16 heads, 4 KV heads */
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+    w.tp = 1;
+    w.pp = 13;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kv_cache),
+        cmocka_unit_test(test_optimizer_and_zero),
+        cmocka_unit_test(test_directions),
+        cmocka_unit_test(test_max_batch),
+        cmocka_unit_test(test_gpus),
+        cmocka_unit_test(test_bad_workloads),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
