@@ -46,24 +46,24 @@ static void esc(FILE *f, const char *s)
 #define IEC(v) od_format_iec((v), (char[32]){0}, 32)
 #define TICK(v) tick_label((v), (char[32]){0})
 
-/* Tick labels: "512 MiB", "1.5 GiB", "0". */
+/* Tick labels: "512 MiB", "1.25 GiB", "1152 MiB" (never a rounded figure), "0". */
 static const char *tick_label(uint64_t v, char *buf)
 {
     static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    int i = 0;
-    double x = (double)v;
-    while (x >= 1024.0 && i < 5) {
-        x /= 1024.0;
-        i++;
-    }
-    if (v == 0)
+    if (v == 0) {
         snprintf(buf, 32, "0");
-    else if (fabs(x - round(x)) < 1e-9)
-        snprintf(buf, 32, "%.0f %s", x, u[i]);
-    else if (fabs(x * 10 - round(x * 10)) < 1e-9)
-        snprintf(buf, 32, "%.1f %s", x, u[i]);
-    else
-        snprintf(buf, 32, "%.2f %s", x, u[i]);
+        return buf;
+    }
+    /* The largest unit in which v needs at most two decimals, exactly. */
+    for (int i = 5; i >= 0; i--) {
+        uint64_t unit = (uint64_t)1 << (10 * i);
+        if (v < unit || (v * 100) / 100 != v || (v * 100) % unit != 0)
+            continue;
+        double x = (double)v / (double)unit;
+        snprintf(buf, 32, "%.*f %s", (v % unit == 0) ? 0 : ((v * 10) % unit == 0) ? 1 : 2, x, u[i]);
+        return buf;
+    }
+    snprintf(buf, 32, "%llu B", (unsigned long long)v);
     return buf;
 }
 
