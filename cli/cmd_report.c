@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/hfconfig.h"
+#include "../lib/plan.h"
 #include "../lib/report.h"
 #include "../lib/units.h"
 #include "commands.h"
@@ -21,7 +23,7 @@
 static void usage(void)
 {
     printf("Usage: oomdoc report FILE... [-o report.html] [--timestamp] [--capacity SIZE]\n"
-           "                            [--points N] [--top N]\n\n"
+           "                            [--points N] [--top N] [--config config.json plan flags]\n\n"
            "Write one self-contained HTML page (inline SVG and CSS; no script, no external URL,\n"
            "readable offline, printed and in dark mode) showing what memory did:\n"
            "  snapshots   live memory over trace time stacked by the top sites, reserved\n"
@@ -40,11 +42,23 @@ static void usage(void)
            "  --capacity SIZE    device memory for trend projections (e.g. 80GiB)\n"
            "  --points N         points per timeline (default 2000, 2..100000)\n"
            "  --top N            sites stacked and listed (default 6, at most 8)\n"
+           "Plan (as oomdoc plan; adds the predicted breakdown against the device):\n"
+           "  --config FILE      Hugging Face config.json of the model trained\n"
+           "  --batch B --seq S  micro-batch per GPU and sequence length (default 1, 1024)\n"
+           "  --precision P      fp32, amp-bf16 (default), amp-fp16, bf16\n"
+           "  --optimizer O      adamw (default), adamw-fused, sgd, sgd-nomom, adafactor, adam8bit\n"
+           "  --attention A      sdpa (default), eager, flash\n"
+           "  --checkpointing C  none (default), full, selective\n"
+           "  --gpu NAME         target GPU as oomdoc plan names them (default h100-80)\n"
+           "  --memory SIZE      or any device by its usable memory\n"
            "  -h, --help         this help\n\n"
            "Example:\n"
            "  oomdoc report tests/data/snapshots/frag_default.pickle -o report.html\n"
            "  oomdoc report tests/data/snapshots/leak_eval_no_grad.pickle \\\n"
-           "      tests/data/extracted/leak_eval_no_grad_steps.csv -o leak.html\n\n" OD_EXIT_CODES_HELP);
+           "      tests/data/extracted/leak_eval_no_grad_steps.csv -o leak.html\n"
+           "  oomdoc report tests/data/snapshots/snap_train_default.pickle \\\n"
+           "      --config tests/data/extracted/snap_train_default_config.json --batch 8 --seq 512\n\n"
+           OD_EXIT_CODES_HELP);
 }
 
 typedef struct {
@@ -106,6 +120,78 @@ static void unload(loaded *l)
     free(l->text);
 }
 
+/* Plan flags: the names oomdoc plan uses (lib/estimate.h's name functions). */
+typedef struct {
+    const char *config, *gpu;
+    uint64_t memory;
+    od_workload w;
+} plan_args;
+
+static int enum_opt(const char *opt, const char *text, const char *(*name)(int), int n, int *out)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(text, name(i)) == 0) {
+            *out = i;
+            return 0;
+        }
+    return od_cli_usage_error("report", "%s: '%s' is not a known value (see oomdoc plan --help)", opt, text);
+}
+static const char *prec_name(int i) { return od_precision_name((od_precision)i); }
+static const char *opt_name(int i) { return od_optimizer_name((od_optimizer)i); }
+static const char *attn_name(int i) { return od_attention_name((od_attention)i); }
+static const char *ckpt_name(int i) { return od_ckpt_name((od_ckpt)i); }
+
+static const char *const plan_categories[] = {"parameters", "gradients", "optimizer states", "activations",
+                                              "logits and loss", "KV cache", "temporaries"};
+
+/* Compute the plan for pa into *p and describe it in *rp (strings in title). Returns 0 or
+ * an exit code (error printed). */
+static int make_plan(const plan_args *pa, od_plan *p, od_report_plan *rp, uint64_t *bytes, char *title, size_t size)
+{
+    size_t len;
+    int code = 0;
+    char *text = od_cli_read_all(pa->config, &len, &code);
+    if (!text)
+        return code;
+    od_model m;
+    od_error err;
+    od_status st = od_hfconfig_parse(text, len, &m, &err);
+    free(text);
+    if (st != OD_OK)
+        return od_cli_report_error(pa->config, &err);
+    od_gpu gpu;
+    if (pa->memory)
+        od_gpu_custom(pa->memory, &gpu);
+    else if (od_gpu_lookup(pa->gpu ? pa->gpu : "h100-80", &gpu, &err) != OD_OK)
+        return od_cli_usage_error("report", "--gpu: %s", err.msg);
+    od_workload w = pa->w;
+    w.workspace_bytes = gpu.workspace_bytes;
+    if (od_plan_compute(&m, &w, &gpu, p, &err) != OD_OK)
+        return od_cli_usage_error("report", "%s", err.msg);
+    const od_breakdown *b = &p->estimate.at_peak;
+    uint64_t v[7] = {b->parameters, b->gradients, b->optimizer_states, b->activations,
+                     b->logits_and_loss, b->kv_cache, b->temporaries};
+    size_t n = 0;
+    static const char *cats[7];
+    for (size_t i = 0; i < 7; i++)
+        if (v[i]) {
+            cats[n] = plan_categories[i];
+            bytes[n++] = v[i];
+        }
+    snprintf(title, size, "%s: batch %llu x seq %llu, %s, %s, %s attention, checkpointing %s, on %s: %s "
+                          "(largest batch that fits: %llu).",
+             pa->config, (unsigned long long)w.batch, (unsigned long long)w.seq, od_precision_name(w.precision),
+             od_optimizer_name(w.optimizer), od_attention_name(w.attention), od_ckpt_name(w.ckpt), gpu.name,
+             p->fits ? "fits" : "does not fit", (unsigned long long)p->max_batch);
+    rp->title = title;
+    rp->category = cats;
+    rp->bytes = bytes;
+    rp->n = n;
+    rp->device_bytes = p->device_memory_bytes;
+    rp->capacity_bytes = p->target_bytes;
+    return 0;
+}
+
 int od_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -114,13 +200,25 @@ int od_cmd_report(int argc, char **argv)
         {"capacity", required_argument, NULL, 'c'},
         {"points", required_argument, NULL, 'p'},
         {"top", required_argument, NULL, 't'},
+        {"config", required_argument, NULL, 'C'},
+        {"batch", required_argument, NULL, 'B'},
+        {"seq", required_argument, NULL, 'S'},
+        {"precision", required_argument, NULL, 'P'},
+        {"optimizer", required_argument, NULL, 'O'},
+        {"attention", required_argument, NULL, 'A'},
+        {"checkpointing", required_argument, NULL, 'K'},
+        {"gpu", required_argument, NULL, 'G'},
+        {"memory", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *output = NULL;
     int stamp = 0, c;
-    long points = OD_REPORT_DEFAULT_POINTS, top = OD_REPORT_DEFAULT_SITES;
+    long points = OD_REPORT_DEFAULT_POINTS, top = OD_REPORT_DEFAULT_SITES, lv;
     uint64_t capacity = 0;
+    plan_args pa = {0};
+    od_workload_defaults(&pa.w);
+    int plan_flag = 0, v = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -139,6 +237,15 @@ int od_cmd_report(int argc, char **argv)
             if (od_cli_parse_int_opt("report", "--top", optarg, 1, 8, &top))
                 return OD_EXIT_USAGE;
             break;
+        case 'C': pa.config = optarg; break;
+        case 'B': plan_flag = 1; if (od_cli_parse_int_opt("report", "--batch", optarg, 1, 1 << 24, &lv)) return OD_EXIT_USAGE; pa.w.batch = (uint64_t)lv; break;
+        case 'S': plan_flag = 1; if (od_cli_parse_int_opt("report", "--seq", optarg, 1, 1 << 24, &lv)) return OD_EXIT_USAGE; pa.w.seq = (uint64_t)lv; break;
+        case 'P': plan_flag = 1; if (enum_opt("--precision", optarg, prec_name, 4, &v)) return OD_EXIT_USAGE; pa.w.precision = (od_precision)v; break;
+        case 'O': plan_flag = 1; if (enum_opt("--optimizer", optarg, opt_name, 6, &v)) return OD_EXIT_USAGE; pa.w.optimizer = (od_optimizer)v; break;
+        case 'A': plan_flag = 1; if (enum_opt("--attention", optarg, attn_name, 3, &v)) return OD_EXIT_USAGE; pa.w.attention = (od_attention)v; break;
+        case 'K': plan_flag = 1; if (enum_opt("--checkpointing", optarg, ckpt_name, 3, &v)) return OD_EXIT_USAGE; pa.w.ckpt = (od_ckpt)v; break;
+        case 'G': plan_flag = 1; pa.gpu = optarg; break;
+        case 'M': plan_flag = 1; if (od_cli_parse_size_opt("report", "--memory", optarg, &pa.memory)) return OD_EXIT_USAGE; break;
         case 'h': usage(); return OD_EXIT_OK;
         default:
             if (optopt == 'o')
@@ -148,10 +255,15 @@ int od_cmd_report(int argc, char **argv)
     }
     if (optind >= argc)
         return od_cli_usage_error("report", "missing FILE");
+    if (plan_flag && !pa.config)
+        return od_cli_usage_error("report", "plan flags need --config config.json");
+    if (pa.gpu && pa.memory)
+        return od_cli_usage_error("report", "give --gpu or --memory, not both");
     size_t n = (size_t)(argc - optind);
     loaded *ls = calloc(n, sizeof *ls);
     od_report_item *items = calloc(n, sizeof *items);
     int code = 0;
+    od_plan *plan = NULL;
     if (!ls || !items) {
         fprintf(stderr, "oomdoc: report: out of memory\n");
         free(ls);
@@ -177,8 +289,22 @@ int od_cmd_report(int argc, char **argv)
     in.max_points = (size_t)points;
     in.top_sites = (size_t)top;
     in.capacity_bytes = capacity;
-    /* Hooks: in.diagnosis (doctor), in.plan (plan) and items[i].replay_reserved (replay)
-     * are filled here once those modules are part of the build. */
+    od_report_plan rplan;
+    uint64_t plan_bytes[7];
+    char plan_title[512];
+    if (pa.config) {
+        plan = malloc(sizeof *plan);
+        if (!plan) {
+            fprintf(stderr, "oomdoc: report: out of memory\n");
+            code = OD_EXIT_INTERNAL;
+            goto out;
+        }
+        if ((code = make_plan(&pa, plan, &rplan, plan_bytes, plan_title, sizeof plan_title)))
+            goto out;
+        in.plan = &rplan;
+    }
+    /* Hook: in.diagnosis is filled from doctor's diagnosis (lib/diagnose.h) once that
+     * module is part of the build. */
 
     FILE *out = stdout;
     if (output && strcmp(output, "-") != 0) {
@@ -198,6 +324,7 @@ int od_cmd_report(int argc, char **argv)
     if (st != OD_OK)
         code = od_cli_report_error(output ? output : "report", &err);
 out:
+    free(plan);
     for (size_t i = 0; i < n; i++)
         unload(&ls[i]);
     free(ls);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "replay.h"
 #include "summary.h"
 #include "timeline.h"
 #include "units.h"
@@ -220,7 +221,30 @@ static double fy(const frame *fr, uint64_t v)
     return fr->top + fr->h - (double)v / (double)fr->ymax * fr->h;
 }
 
-static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline *t, const od_report_item *it)
+/* The allocator replay of the trace under the snapshot's settings (and --capacity as the
+ * cap): shown only when the model ends in the snapshot's own final state, since only then
+ * are its block-size figures (memory_allocated(), max_memory_allocated()) trustworthy. */
+typedef struct {
+    int ran, agrees;
+    od_replay_result r;
+} replay_view;
+
+static void run_replay(ctx *c, const od_snapshot *s, const od_device_summary *d, replay_view *v)
+{
+    od_replay_opts o;
+    memset(v, 0, sizeof *v);
+    od_replay_config_from_snapshot(s, &o.cfg);
+    o.cfg.allowed_bytes = c->in->capacity_bytes;
+    o.device = d->device;
+    if (od_replay_snapshot(s, &o, &v->r, NULL) != OD_OK)
+        return;
+    v->ran = 1;
+    v->agrees = v->r.snapshot_allocated_bytes == v->r.stats.allocated_bytes &&
+                v->r.snapshot_reserved_bytes == v->r.stats.reserved_bytes;
+}
+
+static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline *t, const od_report_item *it,
+                          const replay_view *rv)
 {
     char id[48];
     frame fr = {t->first_time_us, t->last_time_us, 0, MT, 300};
@@ -354,6 +378,18 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
                       "shown as <code>&lt;before trace&gt;</code>.", IEC(d->start_live_requested_bytes));
     if (!t->has_reserved)
         fprintf(c->f, " Reserved bytes are not shown: the trace's segment events do not add up to the final segments.");
+    if (rv->ran && rv->agrees) {
+        fprintf(c->f, " Allocator replay (the snapshot's settings%s) ends in the snapshot's final state: peak allocated "
+                      "%s in block sizes (<code>max_memory_allocated()</code>), peak reserved %s.",
+                c->in->capacity_bytes ? ", the given capacity as the cap" : "", IEC(rv->r.stats.peak_allocated_bytes),
+                IEC(rv->r.stats.peak_reserved_bytes));
+        if (rv->r.oom.happened && rv->r.oom.recorded)
+            fprintf(c->f, " At the OOM the model's pool held %s reserved, %s allocated, largest free block %s.",
+                    IEC(rv->r.oom.reserved_bytes), IEC(rv->r.oom.allocated_bytes), IEC(rv->r.oom.largest_free_bytes));
+    } else if (rv->ran) {
+        fprintf(c->f, " Allocator replay does not end in this snapshot's final state%s, so its figures are not shown.",
+                d->n_ooms && !c->in->capacity_bytes ? " (was the run capped? give the cap as the capacity)" : "");
+    }
     fprintf(c->f, "</figcaption>\n</figure>\n");
 }
 
@@ -602,7 +638,9 @@ static od_status snapshot_section(ctx *c, const od_report_item *it, const od_sum
             od_status st = od_timeline_build(s, d, c->points, c->top, &t, err);
             if (st != OD_OK)
                 return st;
-            timeline_plot(c, d, t, it);
+            replay_view rv;
+            run_replay(c, s, d, &rv);
+            timeline_plot(c, d, t, it, &rv);
             if (t->n_iterations) {
                 fprintf(c->f, "<h3>Per iteration</h3>\n");
                 iterations_plot(c, t);

@@ -7,7 +7,9 @@
  *   at a glance      per snapshot device: peak, reserved, stranded, OOM events
  *   timeline         live requested bytes over trace time, split by the top sites at the
  *                    peak (stacked), reserved bytes from the trace's segment events (and
- *                    from replay when given), the peak and OOM events marked
+ *                    from replay_reserved when given), the peak and OOM events marked;
+ *                    the allocator replay's peak allocated / reserved (lib/replay.h) when
+ *                    the model ends in the snapshot's own final state
  *   iterations       live memory at each Optimizer.step boundary and each iteration's peak
  *   segment map      every segment's blocks by state at the end: allocated, pending free,
  *                    free but stranded (in a segment that still holds live blocks), free
@@ -91,7 +93,9 @@ typedef struct {
     const char *generated;                 /* e.g. an ISO time; NULL: not shown */
     size_t max_points;                     /* timeline points per plot; 0 = 2000 */
     size_t top_sites;                      /* sites stacked and listed; 0 = 6 */
-    uint64_t capacity_bytes;               /* for trend projections; 0 = none */
+    uint64_t capacity_bytes;               /* device memory or per-process cap: trend
+                                            * projections, and the allocator replay's cap;
+                                            * 0 = none */
 } od_report_input;
 
 #define OD_REPORT_DEFAULT_POINTS 2000
