@@ -464,118 +464,181 @@ static void iterations_plot(ctx *c, const od_timeline *t)
 typedef enum { SP_ALLOC, SP_PEND, SP_STRAND, SP_FREE } span_kind;
 static const char span_class[] = {'a', 'p', 'x', 'f'};
 
-static void segment_map(ctx *c, const od_snapshot *s, const od_device_summary *d)
+/* The final segments of a device as a layout (busy blocks only: the rest is free). */
+static od_layout *final_layout(const od_snapshot *s, int64_t device)
+{
+    od_layout *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    size_t ns = 0, nb = 0;
+    for (size_t i = 0; i < s->n_segments; i++)
+        if (s->segments[i].device == device)
+            ns++, nb += s->segments[i].n_blocks;
+    l->segments = calloc(ns ? ns : 1, sizeof *l->segments);
+    l->blocks = calloc(nb ? nb : 1, sizeof *l->blocks);
+    if (!l->segments || !l->blocks) {
+        od_layout_free(l);
+        return NULL;
+    }
+    for (size_t i = 0; i < s->n_segments; i++) {
+        const od_segment *seg = &s->segments[i];
+        if (seg->device != device)
+            continue;
+        od_layout_segment *o = &l->segments[l->n_segments++];
+        o->address = seg->address;
+        o->size = seg->total_size;
+        o->first_block = l->n_blocks;
+        l->reserved_bytes += seg->total_size;
+        for (size_t k = 0; k < seg->n_blocks; k++) {
+            const od_block *bl = &s->blocks[seg->first_block + k];
+            if (bl->state == OD_BLOCK_INACTIVE || !bl->size)
+                continue;
+            /* unknown states count as busy: they are not free */
+            l->blocks[l->n_blocks++] = (od_layout_block){bl->address, bl->size,
+                                                         bl->state == OD_BLOCK_ACTIVE_ALLOCATED
+                                                             ? OD_BLOCK_ACTIVE_ALLOCATED
+                                                             : OD_BLOCK_ACTIVE_PENDING_FREE};
+            l->busy_bytes += bl->size;
+        }
+        o->n_blocks = l->n_blocks - o->first_block;
+    }
+    return l;
+}
+
+/* Draw bytes [a, z) of the row-wrapped strip in one class. */
+static void strip(ctx *c, uint64_t a, uint64_t z, uint64_t row, double unit, double rh, double gap, span_kind kind)
+{
+    while (a < z) {
+        uint64_t r = a / row, rend = (r + 1) * row;
+        uint64_t e = z < rend ? z : rend;
+        double x = ML + (double)(a - r * row) * unit, w = (double)(e - a) * unit;
+        if (w >= 0.05)
+            fprintf(c->f, "<rect class=\"%c\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\"/>", span_class[kind], x,
+                    6 + (double)r * (rh + gap), w, rh);
+        a = e;
+    }
+}
+
+/* The segment map: every segment laid out left to right in address order on rows of a
+ * fixed byte width, busy blocks by state, free space stranded (in a segment that still
+ * holds busy blocks) or releasable. Fills *largest_free with the largest free run. */
+static void segment_map(ctx *c, const od_layout *l, const char *label, uint64_t *largest_free, uint64_t *free_total)
 {
     char id[48];
-    uint64_t total = d->reserved_bytes;
+    uint64_t total = l->reserved_bytes;
+    *largest_free = *free_total = 0;
     if (!total)
         return;
     uint64_t row = byte_step(total, 24);
-    /* Few rows for a small reserve: at least 8 rows would leave slivers, so allow fewer. */
     size_t rows = (size_t)((total + row - 1) / row);
     double rh = 18, gap = 8, pw = W - ML - MR;
     double h = (double)rows * (rh + gap);
     snprintf(id, sizeof id, "segments-%u", c->figure++);
     fprintf(c->f, "<figure>\n");
-    svg_open(c, h + 12, id, "segment map: blocks by state");
-
+    svg_open(c, h + 12, id, label);
     for (size_t r = 0; r < rows; r++)
         fprintf(c->f, "<text class=\"axis\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\">%s</text>\n",
                 ML - 6, 6 + (double)r * (rh + gap) + rh / 2, TICK((uint64_t)r * row));
     uint64_t off = 0;
     double unit = pw / (double)row;
-    for (size_t i = 0; i < s->n_segments; i++) {
-        const od_segment *seg = &s->segments[i];
-        if (seg->device != d->device)
-            continue;
-        int busy = 0;
-        uint64_t live = 0, freeb = 0;
-        for (size_t k = 0; k < seg->n_blocks; k++) {
-            const od_block *bl = &s->blocks[seg->first_block + k];
-            if (bl->state != OD_BLOCK_INACTIVE)
-                busy = 1, live += bl->size;
-            else
-                freeb += bl->size;
-        }
-        fprintf(c->f, "<g><title>segment at 0x%llx: %s (%s pool%s), %zu block%s: %s in use, %s free%s</title>",
-                (unsigned long long)seg->address, IEC(seg->total_size), seg->is_large ? "large" : "small",
-                seg->is_expandable ? ", expandable" : "", seg->n_blocks, seg->n_blocks == 1 ? "" : "s",
-                IEC(live), IEC(freeb), busy && freeb ? " (stranded: empty_cache() cannot release it)" : "");
-        /* Spans: runs of one state, merged; the segment's own size rules (blocks may not
-         * cover it exactly in a malformed file). */
+    for (size_t i = 0; i < l->n_segments; i++) {
+        const od_layout_segment *seg = &l->segments[i];
+        const od_layout_block *b = l->blocks + seg->first_block;
+        int busy = seg->n_blocks > 0;
+        uint64_t used = 0;
+        for (size_t k = 0; k < seg->n_blocks; k++)
+            used += b[k].size;
+        uint64_t freeb = seg->size > used ? seg->size - used : 0;
+        fprintf(c->f, "<g><title>segment at 0x%llx: %s, %zu busy block%s: %s in use, %s free%s</title>",
+                (unsigned long long)seg->address, IEC(seg->size), seg->n_blocks, seg->n_blocks == 1 ? "" : "s",
+                IEC(used), IEC(freeb), busy && freeb ? " (stranded: empty_cache() cannot release it)" : "");
+        /* Free runs between busy blocks, and runs of busy blocks of one state, merged. */
         uint64_t pos = 0;
         size_t k = 0;
-        while (pos < seg->total_size) {
-            span_kind kind = SP_FREE;
-            uint64_t len = seg->total_size - pos;
-            if (k < seg->n_blocks) {
-                const od_block *bl = &s->blocks[seg->first_block + k];
-                uint64_t bstart = bl->address >= seg->address ? bl->address - seg->address : 0;
-                if (bstart > pos) {
-                    len = bstart - pos; /* a hole: draw as free */
-                    kind = busy ? SP_STRAND : SP_FREE;
-                } else {
-                    len = bl->size;
-                    kind = bl->state == OD_BLOCK_ACTIVE_ALLOCATED ? SP_ALLOC
-                           : bl->state == OD_BLOCK_INACTIVE      ? (busy ? SP_STRAND : SP_FREE)
-                                                                  : SP_PEND;
-                    k++;
-                    /* merge following blocks of the same kind */
-                    while (k < seg->n_blocks) {
-                        const od_block *nx = &s->blocks[seg->first_block + k];
-                        span_kind nk = nx->state == OD_BLOCK_ACTIVE_ALLOCATED ? SP_ALLOC
-                                       : nx->state == OD_BLOCK_INACTIVE      ? (busy ? SP_STRAND : SP_FREE)
-                                                                              : SP_PEND;
-                        uint64_t ns = nx->address >= seg->address ? nx->address - seg->address : 0;
-                        if (nk != kind || ns != pos + len)
-                            break;
-                        len += nx->size;
-                        k++;
-                    }
-                }
+        while (pos < seg->size) {
+            uint64_t bstart = k < seg->n_blocks ? b[k].address - seg->address : seg->size;
+            if (bstart > seg->size)
+                bstart = seg->size;
+            if (bstart > pos) {
+                uint64_t len = bstart - pos;
+                if (len > *largest_free)
+                    *largest_free = len;
+                *free_total += len;
+                strip(c, off + pos, off + bstart, row, unit, rh, gap, busy ? SP_STRAND : SP_FREE);
+                pos = bstart;
+                continue;
             }
-            if (len == 0 || len > seg->total_size - pos)
-                len = seg->total_size - pos;
-            /* Draw [off+pos, off+pos+len) across rows. */
-            uint64_t a = off + pos, z = off + pos + len;
-            while (a < z) {
-                uint64_t r = a / row, rend = (r + 1) * row;
-                uint64_t e = z < rend ? z : rend;
-                double x = ML + (double)(a - r * row) * unit, w = (double)(e - a) * unit;
-                if (w >= 0.05)
-                    fprintf(c->f, "<rect class=\"%c\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\"/>",
-                            span_class[kind], x, 6 + (double)r * (rh + gap), w, rh);
-                a = e;
-            }
-            pos += len;
+            span_kind kind = b[k].state == OD_BLOCK_ACTIVE_ALLOCATED ? SP_ALLOC : SP_PEND;
+            uint64_t end = pos + b[k].size;
+            k++;
+            while (k < seg->n_blocks && b[k].address - seg->address == end &&
+                   (b[k].state == OD_BLOCK_ACTIVE_ALLOCATED ? SP_ALLOC : SP_PEND) == kind)
+                end += b[k++].size;
+            if (end > seg->size || end <= pos)
+                end = seg->size;
+            strip(c, off + pos, off + end, row, unit, rh, gap, kind);
+            pos = end;
         }
         /* The segment's start, as a thin gap. */
         uint64_t r = off / row;
         double sx = ML + (double)(off - r * row) * unit;
         fprintf(c->f, "<line class=\"sep\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"/></g>\n", sx,
                 6 + (double)r * (rh + gap), sx, 6 + (double)r * (rh + gap) + rh);
-        off += seg->total_size;
+        off += seg->size;
     }
     fprintf(c->f, "</svg>\n<ul class=\"legend\"><li><span class=\"sw a\"></span>allocated</li>"
                   "<li><span class=\"sw p\"></span>freed, waiting for its stream (pending free)</li>"
                   "<li><span class=\"sw x\"></span>free but stranded: inside a segment that still holds live blocks, "
                   "so <code>empty_cache()</code> cannot release it</li>"
                   "<li><span class=\"sw f\"></span>free in an idle segment (releasable)</li></ul>\n");
-    fprintf(c->f, "<figcaption>The %llu segments of device %lld at the end, in address order, laid out left to right; each "
-                  "row is %s, a thin gap starts each segment. Reserved %s, allocated %s, stranded %s, largest free block %s.",
-            (unsigned long long)d->segments, (long long)d->device, TICK(row), IEC(d->reserved_bytes),
+    fprintf(c->f, "<figcaption>%zu segments in address order, laid out left to right; each row is %s, a thin gap "
+                  "starts each segment.", l->n_segments, TICK(row));
+}
+
+static void end_map(ctx *c, const od_snapshot *s, const od_device_summary *d)
+{
+    od_layout *l = final_layout(s, d->device);
+    uint64_t largest, freeb;
+    if (!l)
+        return;
+    segment_map(c, l, "segment map at the end: blocks by state", &largest, &freeb);
+    fprintf(c->f, " Reserved %s, allocated %s, stranded %s, largest free block %s.", IEC(d->reserved_bytes),
             IEC(d->allocated_bytes), IEC(d->stranded_bytes), IEC(d->largest_free_block_bytes));
     for (size_t i = 0; i < d->n_ooms && i < 1; i++) {
         const od_oom_event *o = &d->ooms[i];
-        uint64_t freeb = d->reserved_bytes - d->active_bytes;
-        if (o->size_bytes > d->largest_free_block_bytes && o->size_bytes <= freeb)
+        uint64_t free_all = d->reserved_bytes - d->active_bytes;
+        if (o->size_bytes > d->largest_free_block_bytes && o->size_bytes <= free_all)
             fprintf(c->f, " The failed request of %s exceeds the largest free block although %s is free in all: "
-                          "fragmentation.", IEC(o->size_bytes), IEC(freeb));
+                          "fragmentation.", IEC(o->size_bytes), IEC(free_all));
         else if (o->size_bytes > d->largest_free_block_bytes)
             fprintf(c->f, " The failed request of %s exceeds every free block (largest %s).", IEC(o->size_bytes),
                     IEC(d->largest_free_block_bytes));
     }
     fprintf(c->f, "</figcaption>\n</figure>\n");
+    od_layout_free(l);
+}
+
+static od_status peak_map(ctx *c, const od_snapshot *s, const od_device_summary *d, od_error *err)
+{
+    od_layout *l = NULL;
+    uint64_t largest, freeb;
+    od_status st = od_layout_at(s, d->device, d->peak_index, &l, err);
+    if (st != OD_OK)
+        return st == OD_ERR_NOMEM ? st : OD_OK; /* an impossible index only means no map */
+    if (l->reserved_bytes) {
+        fprintf(c->f, "<h3>Segment map at the peak</h3>\n");
+        segment_map(c, l, "segment map at the peak: blocks by state", &largest, &freeb);
+        fprintf(c->f, " Rebuilt from the trace at entry %zu (+%.3f s): reserved %s, busy %s (requests rounded to 512 B; "
+                      "a real block can be a little larger), free %s, largest free run %s.",
+                d->peak_index, (double)(d->peak_time_us - d->first_time_us) / 1e6, IEC(l->reserved_bytes),
+                IEC(l->busy_bytes), IEC(freeb), IEC(largest));
+        if (l->orphans)
+            fprintf(c->f, " %zu busy block%s fell outside every segment and %s not drawn.", l->orphans,
+                    l->orphans == 1 ? "" : "s", l->orphans == 1 ? "is" : "are");
+        fprintf(c->f, "</figcaption>\n</figure>\n");
+    }
+    od_layout_free(l);
+    return OD_OK;
 }
 
 /* ---------- site tables ---------- */
@@ -647,9 +710,14 @@ static od_status snapshot_section(ctx *c, const od_report_item *it, const od_sum
             }
             od_timeline_free(t);
         }
+        if (d->has_trace && d->entries && d->has_peak_entry) {
+            od_status st = peak_map(c, s, d, err);
+            if (st != OD_OK)
+                return st;
+        }
         fprintf(c->f, "<h3>Segment map at the end</h3>\n");
         if (d->reserved_bytes)
-            segment_map(c, s, d);
+            end_map(c, s, d);
         else
             fprintf(c->f, "<p>No memory reserved at the end.</p>\n");
         site_table(c, "Live at the peak, by site (requests rounded to 512 B)", &d->peak_sites);

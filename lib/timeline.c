@@ -320,3 +320,234 @@ nomem:
     od_timeline_free(t);
     return od_fail(err, OD_ERR_NOMEM, "out of memory");
 }
+
+/* ---------- layout at one moment ---------- */
+
+void od_layout_free(od_layout *l)
+{
+    if (!l)
+        return;
+    free(l->segments);
+    free(l->blocks);
+    free(l);
+}
+
+typedef struct {
+    uint64_t start, end;
+} range;
+
+static int cmp_range(const void *pa, const void *pb)
+{
+    const range *a = pa, *b = pb;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static int cmp_lblock(const void *pa, const void *pb)
+{
+    const od_layout_block *a = pa, *b = pb;
+    return a->address < b->address ? -1 : a->address > b->address;
+}
+
+/* Ranges as a growable array; removing cuts [a, z) out of every range it overlaps. */
+typedef struct {
+    range *r;
+    size_t n, cap;
+} ranges;
+
+static int ranges_add(ranges *rs, uint64_t a, uint64_t z)
+{
+    if (z <= a)
+        return 1;
+    if (rs->n == rs->cap) {
+        size_t nc = rs->cap ? rs->cap * 2 : 64;
+        range *nr = realloc(rs->r, nc * sizeof *nr);
+        if (!nr)
+            return 0;
+        rs->r = nr;
+        rs->cap = nc;
+    }
+    rs->r[rs->n++] = (range){a, z};
+    return 1;
+}
+
+static int ranges_cut(ranges *rs, uint64_t a, uint64_t z)
+{
+    size_t n = rs->n;
+    for (size_t i = 0; i < n; i++) {
+        range x = rs->r[i];
+        if (x.end <= a || x.start >= z)
+            continue;
+        /* keep the parts outside [a, z) */
+        rs->r[i] = (range){x.start, x.start < a ? a : x.start};
+        if (x.end > z && !ranges_add(rs, z, x.end))
+            return 0;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        if (rs->r[i].end > rs->r[i].start)
+            rs->r[k++] = rs->r[i];
+    rs->n = k;
+    return 1;
+}
+
+od_status od_layout_at(const od_snapshot *s, int64_t device, size_t index, od_layout **out, od_error *err)
+{
+    *out = NULL;
+    const od_device_trace *tr = NULL;
+    for (size_t i = 0; i < s->n_traces; i++)
+        if (s->traces[i].device == device)
+            tr = &s->traces[i];
+    if (!s->has_traces || !tr || index >= tr->n_entries)
+        return od_fail(err, OD_ERR_ARG, "no trace entry %zu on device %lld", index, (long long)device);
+    const od_trace_entry *e = tr->entries;
+    size_t n = tr->n_entries;
+    ranges rs = {0};
+    od_u64map first = {0};   /* address -> 1 if its first event is an alloc, 2 if a free */
+    od_u64map busy = {0};    /* address -> index into blocks */
+    od_layout *l = calloc(1, sizeof *l);
+    size_t cap_blocks = 0;
+    if (!l)
+        goto nomem;
+
+    /* Segments: the final ones, with the segment events after `index` undone, newest first. */
+    for (size_t i = 0; i < s->n_segments; i++)
+        if (s->segments[i].device == device &&
+            !ranges_add(&rs, s->segments[i].address, s->segments[i].address + s->segments[i].total_size))
+            goto nomem;
+    for (size_t i = n; i-- > index + 1;) {
+        const od_trace_entry *x = &e[i];
+        uint64_t z = x->addr + x->size < x->addr ? UINT64_MAX : x->addr + x->size;
+        if (x->action == OD_ACT_SEGMENT_ALLOC || x->action == OD_ACT_SEGMENT_MAP) {
+            if (!ranges_cut(&rs, x->addr, z))
+                goto nomem;
+        } else if (x->action == OD_ACT_SEGMENT_FREE || x->action == OD_ACT_SEGMENT_UNMAP) {
+            if (!ranges_cut(&rs, x->addr, z) || !ranges_add(&rs, x->addr, z))
+                goto nomem;
+        }
+    }
+    if (rs.n)
+        qsort(rs.r, rs.n, sizeof *rs.r, cmp_range);
+
+    /* Busy blocks at the moment. */
+#define PUT_BLOCK(addr_, size_, state_)                                                        \
+    do {                                                                                       \
+        uint32_t at_;                                                                          \
+        if (od_u64map_get(&busy, (addr_), &at_)) {                                             \
+            l->blocks[at_] = (od_layout_block){(addr_), (size_), (state_)};                    \
+            break;                                                                             \
+        }                                                                                      \
+        if (l->n_blocks == cap_blocks) {                                                       \
+            size_t nc_ = cap_blocks ? cap_blocks * 2 : 256;                                    \
+            od_layout_block *nb_ = realloc(l->blocks, nc_ * sizeof *nb_);                      \
+            if (!nb_)                                                                          \
+                goto nomem;                                                                    \
+            l->blocks = nb_;                                                                   \
+            cap_blocks = nc_;                                                                  \
+        }                                                                                      \
+        l->blocks[l->n_blocks] = (od_layout_block){(addr_), (size_), (state_)};                \
+        if (!od_u64map_put(&busy, (addr_), (uint32_t)l->n_blocks))                             \
+            goto nomem;                                                                        \
+        l->n_blocks++;                                                                         \
+    } while (0)
+    /* Each address's first alloc / free_completed, as (index << 1) | (1 if a free). */
+    if (n > (size_t)(UINT32_MAX >> 1))
+        return od_layout_free(l), od_fail(err, OD_ERR_LIMIT, "trace too long for a layout");
+    for (size_t i = 0; i < n; i++) {
+        uint32_t v;
+        if ((e[i].action == OD_ACT_ALLOC || e[i].action == OD_ACT_FREE_COMPLETED) &&
+            !od_u64map_get(&first, e[i].addr, &v) &&
+            !od_u64map_put(&first, e[i].addr, (uint32_t)(i << 1) | (e[i].action == OD_ACT_FREE_COMPLETED)))
+            goto nomem;
+    }
+    /* From before the trace: final blocks the trace never touched, and blocks whose first
+     * event is a free after the moment. */
+    for (size_t i = 0; i < s->n_segments; i++) {
+        const od_segment *seg = &s->segments[i];
+        if (seg->device != device)
+            continue;
+        for (size_t k = 0; k < seg->n_blocks; k++) {
+            const od_block *b = &s->blocks[seg->first_block + k];
+            uint32_t v;
+            if ((b->state == OD_BLOCK_ACTIVE_ALLOCATED || b->state == OD_BLOCK_ACTIVE_PENDING_FREE) &&
+                !od_u64map_get(&first, b->address, &v))
+                PUT_BLOCK(b->address, b->size, OD_BLOCK_ACTIVE_ALLOCATED);
+        }
+    }
+    for (size_t i = index + 1; i < n; i++) {
+        uint32_t v;
+        if (e[i].action == OD_ACT_FREE_COMPLETED && od_u64map_get(&first, e[i].addr, &v) &&
+            v == ((uint32_t)(i << 1) | 1u))
+            PUT_BLOCK(e[i].addr, od_round_request(e[i].size), OD_BLOCK_ACTIVE_ALLOCATED);
+    }
+    /* The trace up to the moment. */
+    for (size_t i = 0; i <= index; i++) {
+        const od_trace_entry *x = &e[i];
+        uint32_t at;
+        if (x->action == OD_ACT_ALLOC) {
+            PUT_BLOCK(x->addr, od_round_request(x->size), OD_BLOCK_ACTIVE_ALLOCATED);
+        } else if (x->action == OD_ACT_FREE_REQUESTED) {
+            if (od_u64map_get(&busy, x->addr, &at))
+                l->blocks[at].state = OD_BLOCK_ACTIVE_PENDING_FREE;
+        } else if (x->action == OD_ACT_FREE_COMPLETED) {
+            if (od_u64map_get(&busy, x->addr, &at)) {
+                l->blocks[at].size = 0; /* dropped below */
+                od_u64map_del(&busy, x->addr);
+            }
+        }
+    }
+#undef PUT_BLOCK
+    size_t k = 0;
+    for (size_t i = 0; i < l->n_blocks; i++)
+        if (l->blocks[i].size)
+            l->blocks[k++] = l->blocks[i];
+    l->n_blocks = k;
+    if (k)
+        qsort(l->blocks, k, sizeof *l->blocks, cmp_lblock);
+
+    /* Blocks into segments (both by address). */
+    l->segments = calloc(rs.n ? rs.n : 1, sizeof *l->segments);
+    od_layout_block *kept = malloc((k ? k : 1) * sizeof *kept);
+    if (!l->segments || !kept) {
+        free(kept);
+        goto nomem;
+    }
+    size_t bi = 0, nk = 0;
+    for (size_t i = 0; i < rs.n; i++) {
+        od_layout_segment *sg = &l->segments[l->n_segments++];
+        sg->address = rs.r[i].start;
+        sg->size = rs.r[i].end - rs.r[i].start;
+        l->reserved_bytes += sg->size;
+        sg->first_block = nk;
+        while (bi < k && l->blocks[bi].address < rs.r[i].start)
+            l->orphans++, bi++;
+        uint64_t pos = rs.r[i].start;
+        while (bi < k && l->blocks[bi].address < rs.r[i].end) {
+            od_layout_block b = l->blocks[bi++];
+            if (b.address < pos) { /* overlaps the previous block: inconsistent, skip */
+                l->orphans++;
+                continue;
+            }
+            if (b.address + b.size > rs.r[i].end || b.address + b.size < b.address)
+                b.size = rs.r[i].end - b.address; /* the rounding guess overran the segment */
+            kept[nk++] = b;
+            l->busy_bytes += b.size;
+            pos = b.address + b.size;
+        }
+        sg->n_blocks = nk - sg->first_block;
+    }
+    l->orphans += k - bi;
+    free(l->blocks);
+    l->blocks = kept;
+    l->n_blocks = nk;
+    free(rs.r);
+    od_u64map_free(&first);
+    od_u64map_free(&busy);
+    *out = l;
+    return OD_OK;
+nomem:
+    free(rs.r);
+    od_u64map_free(&first);
+    od_u64map_free(&busy);
+    od_layout_free(l);
+    return od_fail(err, OD_ERR_NOMEM, "out of memory");
+}

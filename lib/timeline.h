@@ -60,4 +60,35 @@ od_status od_timeline_build(const od_snapshot *snap, const od_device_summary *d,
                             size_t top_groups, od_timeline **out, od_error *err);
 void od_timeline_free(od_timeline *t);
 
+/* The device's segments and busy blocks at one moment of the trace (after entry `index`),
+ * rebuilt from the final segments by undoing the segment events recorded after it, and
+ * from the trace's allocations (live or pending free at that moment; their size is the
+ * request rounded to 512 B as the allocator does: the real block may be a little larger)
+ * plus blocks from before the trace (their final size, or the size their free reports).
+ * Free space is what segments hold outside busy blocks. */
+typedef struct {
+    uint64_t address, size;
+    uint8_t state;             /* OD_BLOCK_ACTIVE_ALLOCATED or OD_BLOCK_ACTIVE_PENDING_FREE */
+} od_layout_block;
+
+typedef struct {
+    uint64_t address, size;
+    size_t first_block, n_blocks; /* busy blocks inside, by address */
+} od_layout_segment;
+
+typedef struct {
+    od_layout_segment *segments; /* by address */
+    size_t n_segments;
+    od_layout_block *blocks;
+    size_t n_blocks;
+    uint64_t reserved_bytes, busy_bytes;
+    size_t orphans;            /* busy blocks that fell outside every segment (inconsistent input) */
+} od_layout;
+
+/* Fails with OD_ERR_ARG when the device has no trace or index is past its end,
+ * OD_ERR_NOMEM. Free with od_layout_free (NULL is fine). */
+od_status od_layout_at(const od_snapshot *snap, int64_t device, size_t index, od_layout **out,
+                       od_error *err);
+void od_layout_free(od_layout *l);
+
 #endif

@@ -96,9 +96,10 @@ names="frag_default snap_train_oom leak_eval_no_grad infer_wrapped mixed long"
     for n in $names; do echo "<iframe data-name=\"$n\" src=\"$n.html\" style=\"width:1100px;height:900px\"></iframe>"; done
     cat <<'JS'
 <script>
-var frames = document.querySelectorAll('iframe'), left = frames.length, lines = [];
-frames.forEach(function (fr) {
-  fr.onload = function () {
+// The window's load event comes after every frame has loaded.
+window.addEventListener('load', function () {
+  var lines = [];
+  document.querySelectorAll('iframe').forEach(function (fr) {
     var d = fr.contentDocument;
     d.querySelectorAll('svg').forEach(function (s) {
       var r = s.getBoundingClientRect(), shapes = 0;
@@ -109,8 +110,8 @@ frames.forEach(function (fr) {
                  Math.round(r.height) + ' ' + shapes);
     });
     lines.push(fr.dataset.name + ' text ' + d.body.innerText.length);
-    if (--left === 0) document.getElementById('out').textContent = lines.join('\n');
-  };
+  });
+  document.getElementById('out').textContent = lines.join('\n');
 });
 </script></body></html>
 JS
@@ -146,6 +147,8 @@ for name in sys.argv[2:]:
             if w < 300 or h < 50 or shapes < least:
                 print("FAIL report_browser: %s: %s plot %dx%d with %d shapes (want >= %d)" % (name, plot, w, h, shapes, least))
                 ok = False
+    if len(got.get("segments", [])) < 2:  # at the peak and at the end
+        print("FAIL report_browser: %s: %d segment maps, want 2" % (name, len(got.get("segments", [])))); ok = False
     print("%s: %s" % (name, ", ".join("%s %dx%d %d shapes" % (p, *v[0]) for p, v in sorted(got.items()))))
 sys.exit(0 if ok else 1)
 PY
@@ -153,13 +156,13 @@ PY
 # 5. Screenshots, light and dark.
 for n in frag_default snap_train_oom leak_eval_no_grad; do
     rm -f "$SHOTS/$n.png"
-    browse --window-size=1100,2600 --screenshot="$SHOTS/$n.png" "file://$tmp/$n.html" >/dev/null
+    browse --window-size=1100,3400 --screenshot="$SHOTS/$n.png" "file://$tmp/$n.html" >/dev/null
     if [ "$(head -c 4 "$SHOTS/$n.png" 2>/dev/null | od -An -c | tr -d ' ')" != "211PNG" ] ||
         [ "$(wc -c <"$SHOTS/$n.png")" -lt 20000 ]; then
         bad "no screenshot of $n"
     fi
 done
-browse --window-size=1100,2600 --force-dark-mode --blink-settings=preferredColorScheme=0 \
+browse --window-size=1100,3400 --force-dark-mode --blink-settings=preferredColorScheme=0 \
     --screenshot="$SHOTS/frag_default_dark.png" "file://$tmp/frag_default.html" >/dev/null
 echo "screenshots in $SHOTS"
 

@@ -136,6 +136,41 @@ static void leak_iterations(void **state)
     unbuild(&b);
 }
 
+/* The layout at the peak, rebuilt from the trace: its reserve is the peak reserve the
+ * memory_summary gives (frag_default 1748 MiB, snap_train_long 27488 MiB), its busy bytes
+ * the peak allocated (1612 MiB, 26130 MiB) within the 512-B rounding guess (1%). */
+static void peak_layouts(void **state)
+{
+    const struct { const char *path; uint64_t reserved_mib, allocated_mib; } cases[] = {
+        {"tests/data/snapshots/frag_default.pickle", 1748, 1612},
+        {"tests/data/snapshots/snap_train_long.pickle.gz", 27488, 26130},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        built b = build(cases[i].path, 100);
+        const od_device_summary *d = &b.sum->devices[0];
+        od_layout *l = NULL;
+        od_error err;
+        assert_int_equal(od_layout_at(b.snap, d->device, d->peak_index, &l, &err), OD_OK);
+        assert_int_equal(l->reserved_bytes / MiB, cases[i].reserved_mib);
+        double busy = (double)l->busy_bytes / MiB;
+        assert_true(fabs(busy - (double)cases[i].allocated_mib) < 0.01 * (double)cases[i].allocated_mib);
+        assert_int_equal(l->orphans, 0);
+        for (size_t k = 0; k < l->n_segments; k++) { /* blocks inside their segment, in order */
+            const od_layout_segment *sg = &l->segments[k];
+            uint64_t pos = sg->address;
+            for (size_t j = 0; j < sg->n_blocks; j++) {
+                const od_layout_block *bl = &l->blocks[sg->first_block + j];
+                assert_true(bl->address >= pos);
+                pos = bl->address + bl->size;
+                assert_true(pos <= sg->address + sg->size);
+            }
+        }
+        od_layout_free(l);
+        assert_int_equal(od_layout_at(b.snap, d->device, d->entries, &l, &err), OD_ERR_ARG);
+        unbuild(&b);
+    }
+}
+
 static void tiny_points(void **state)
 {
     built b = build("tests/data/snapshots/frag_default.pickle", 2);
@@ -225,7 +260,7 @@ static void escaped_and_self_contained(void **state)
     assert_int_equal(count(html, "@import"), 0);
     /* timeline + segment map drawn: 1 used + 3 free bytes of 4 KiB, peak at 3000 B */
     assert_int_equal(count(html, "<svg id=\"timeline-"), 1);
-    assert_int_equal(count(html, "<svg id=\"segments-"), 1);
+    assert_int_equal(count(html, "<svg id=\"segments-"), 2); /* at the peak and at the end */
     assert_true(count(html, "peak 2.93 KiB") == 1);
     /* same input, same bytes */
     size_t len2;
@@ -283,6 +318,7 @@ int main(void)
         cmocka_unit_test(frag_reserved),
         cmocka_unit_test(long_downsampled),
         cmocka_unit_test(leak_iterations),
+        cmocka_unit_test(peak_layouts),
         cmocka_unit_test(tiny_points),
         cmocka_unit_test(escaped_and_self_contained),
         cmocka_unit_test(hooks),
