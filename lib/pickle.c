@@ -483,17 +483,24 @@ typedef struct {
     size_t cont_memo_cap;
     char *tmp;            /* long strings */
     size_t tmp_cap;
-    uint64_t op_off;      /* offset of the opcode being run */
+    const unsigned char *op_p; /* the opcode being run, inside buf; NULL once shifted out */
+    uint64_t op_off;      /* its offset, kept when the window moves past it */
 } vm;
+
+/* Offset of the opcode being run (computed only when an error needs it). */
+static uint64_t op_offset(const vm *m)
+{
+    return m->op_p ? m->base + (uint64_t)(m->op_p - m->buf) : m->op_off;
+}
 
 static od_status fail(vm *m, od_status st, const char *fmt, const char *detail)
 {
-    return od_fail_at(m->err, st, m->op_off, fmt, detail);
+    return od_fail_at(m->err, st, op_offset(m), fmt, detail);
 }
 
 static od_status nomem(vm *m)
 {
-    return od_fail_at(m->err, OD_ERR_NOMEM, m->op_off, "out of memory");
+    return od_fail_at(m->err, OD_ERR_NOMEM, op_offset(m), "out of memory");
 }
 
 static od_status input_failed(vm *m)
@@ -510,6 +517,10 @@ static int fill(vm *m, size_t n)
         return 1;
     if (m->eof)
         return 0;
+    if (m->op_p) {
+        m->op_off = m->base + (uint64_t)(m->op_p - m->buf);
+        m->op_p = NULL;
+    }
     memmove(m->buf, m->p, have);
     m->base += (uint64_t)(m->p - m->buf);
     m->p = m->buf;
@@ -536,7 +547,7 @@ static od_status truncated(vm *m, const char *what)
 static const char *read_bytes(vm *m, uint64_t len, od_status *st)
 {
     if (len > m->max_string) {
-        *st = od_fail_at(m->err, OD_ERR_LIMIT, m->op_off,
+        *st = od_fail_at(m->err, OD_ERR_LIMIT, op_offset(m),
                          "string of %llu bytes is longer than the %llu-byte limit",
                          (unsigned long long)len, (unsigned long long)m->max_string);
         return NULL;
@@ -662,9 +673,12 @@ static od_pv vm_new_cont(vm *m, int kind)
  * list/tuple already exists. */
 static od_pv consume_cont(vm *m, od_pv v);
 
-static inline od_pv consume(vm *m, od_pv v)
+static inline __attribute__((always_inline)) od_pv consume(vm *m, od_pv v)
 {
-    return TAG(v) == TAG_CONT ? consume_cont(m, v) : v;
+    /* Most containers placed are already frozen (shared frames): nothing to do. */
+    if (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN))
+        return consume_cont(m, v);
+    return v;
 }
 
 static od_pv consume_cont(vm *m, od_pv v)
@@ -776,7 +790,7 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
         herr.msg[0] = '\0';
         int r = m->opt->absorb_dict(m->opt->ud, m->t, m->stack + base, npairs, &rec, &herr);
         if (r < 0)
-            return od_fail_at(m->err, herr.status ? herr.status : OD_ERR_FORMAT, m->op_off, "%s", herr.msg);
+            return od_fail_at(m->err, herr.status ? herr.status : OD_ERR_FORMAT, op_offset(m), "%s", herr.msg);
         if (r > 0) {
             uint32_t id = resolve(m->t, (uint32_t)PAYLOAD(dv));
             if (recycle(m, id, MKV(TAG_RECORD, rec))) {
@@ -899,13 +913,13 @@ static od_status refuse(vm *m, unsigned op)
 {
     const char *name = opname(op);
     if (!name)
-        return od_fail_at(m->err, OD_ERR_FORMAT, m->op_off,
+        return od_fail_at(m->err, OD_ERR_FORMAT, op_offset(m),
                           "unknown pickle opcode 0x%02x: not a pickle, or corrupt", op);
     if (strchr("ILFSVpg", (int)op))
-        return od_fail_at(m->err, OD_ERR_FORMAT, m->op_off,
+        return od_fail_at(m->err, OD_ERR_FORMAT, op_offset(m),
                           "pickle opcode 0x%02x (%s) belongs to text protocol 0, which snapshots "
                           "never use: expected protocol 2-5", op, name);
-    return od_fail_at(m->err, OD_ERR_REFUSED, m->op_off,
+    return od_fail_at(m->err, OD_ERR_REFUSED, op_offset(m),
                       "pickle opcode 0x%02x (%s) is refused: snapshots hold plain data only and "
                       "oomdoc never imports or calls anything", op, name);
 }
@@ -947,7 +961,26 @@ static uint64_t rd_u64(const unsigned char *p)
             return fail(m, OD_ERR_FORMAT, "%s needs more values on the stack", "opcode"); \
     } while (0)
 
-static od_status memo_put(vm *m, uint64_t idx)
+static od_status memo_put_slow(vm *m, uint64_t idx);
+
+/* MEMOIZE: the common case inline. */
+static inline __attribute__((always_inline)) od_status memoize(vm *m)
+{
+    size_t idx = m->n_memo;
+    if (__builtin_expect(idx < m->memo_cap && m->sp > (m->n_marks ? m->marks[m->n_marks - 1] : 0), 1)) {
+        od_pv v = m->stack[m->sp - 1];
+        if (TAG(v) == TAG_CONT) {
+            uint32_t *cm = &m->cont_memo[PAYLOAD(v)];
+            *cm = (*cm == 0 && idx < PINNED - 1) ? (uint32_t)idx + 1 : PINNED;
+        }
+        m->memo[idx] = v;
+        m->n_memo = idx + 1;
+        return OD_OK;
+    }
+    return memo_put_slow(m, idx);
+}
+
+static od_status memo_put_slow(vm *m, uint64_t idx)
 {
     if (m->sp == 0 || (m->n_marks && m->marks[m->n_marks - 1] == m->sp))
         return fail(m, OD_ERR_FORMAT, "%s with an empty stack", "memo store");
@@ -1006,7 +1039,7 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
     do {                                                                  \
         if (__builtin_expect(m->end - m->p < 16, 0) && !refill_or_eof(m)) \
             return truncated(m, "the pickle (no STOP opcode)");           \
-        m->op_off = m->base + (uint64_t)(m->p - m->buf);                  \
+        m->op_p = m->p;                  \
         op = *m->p++;                                                     \
         goto *table[op];                                                  \
     } while (0)
@@ -1018,7 +1051,7 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
     for (;;) {                                                            \
         if (m->end - m->p < 16 && !refill_or_eof(m))                      \
             return truncated(m, "the pickle (no STOP opcode)");           \
-        m->op_off = m->base + (uint64_t)(m->p - m->buf);                  \
+        m->op_p = m->p;                  \
         op = *m->p++;                                                     \
         switch (op) {
 #define DISPATCH_END } }
@@ -1030,7 +1063,7 @@ static int refill_or_eof(vm *m)
 {
     fill(m, 16);
     if (m->p == m->end) {
-        m->op_off = m->base + (uint64_t)(m->p - m->buf);
+        m->op_p = m->p;
         return 0;
     }
     return 1;
@@ -1311,18 +1344,18 @@ static od_status run(vm *m)
             NEXT;
         }
         OP(94) /* MEMOIZE */
-            if ((st = memo_put(m, m->n_memo)) != OD_OK)
+            if ((st = memoize(m)) != OD_OK)
                 return st;
             NEXT;
         OP(71) /* BINPUT */
             NEED(1, "BINPUT");
-            if ((st = memo_put(m, *m->p++)) != OD_OK)
+            if ((st = memo_put_slow(m, *m->p++)) != OD_OK)
                 return st;
             NEXT;
         OP(72) /* LONG_BINPUT */
             NEED(4, "LONG_BINPUT");
             m->p += 4;
-            if ((st = memo_put(m, rd_u32(m->p - 4))) != OD_OK)
+            if ((st = memo_put_slow(m, rd_u32(m->p - 4))) != OD_OK)
                 return st;
             NEXT;
         OP(68) /* BINGET */

@@ -99,8 +99,8 @@ typedef struct {
     uint8_t last_fields[32]; /* ... their fields ... */
     uint32_t last_has;     /* ... and the set of fields present */
     size_t last_npairs;
-    od_pv last_action_value; /* the last action string seen, and its od_action */
-    int last_action;
+    uint8_t *action_of;    /* by string index: od_action + 1, 0 = not yet known */
+    size_t action_cap;
 } loader;
 
 static const char *copy_str(loader *L, const od_ptree *t, od_pv v)
@@ -302,16 +302,32 @@ static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uin
         int64_t i64;
         switch (f) {
         case F_ACTION: {
+            /* Actions are a handful of strings: cache them by string index. */
+            uint32_t si = od_pv_str_index_fast(v);
             int a;
-            if (v == L->last_action_value) {
-                a = L->last_action;
+            if (si < L->action_cap && L->action_of[si]) {
+                a = L->action_of[si] - 1;
             } else {
                 a = enum_of(L, &L->actions, action_names, OD_ACT_OTHER, OD_ACT_OTHER, t, v,
                             "trace entry", "action", err);
                 if (a < 0)
                     return -1;
-                L->last_action_value = v;
-                L->last_action = a;
+                if (si != UINT32_MAX && si < (1u << 20)) {
+                    if (si >= L->action_cap) {
+                        size_t nc = L->action_cap ? L->action_cap : 64;
+                        while (nc <= si)
+                            nc *= 2;
+                        uint8_t *na = realloc(L->action_of, nc);
+                        if (!na) {
+                            od_fail(err, OD_ERR_NOMEM, "out of memory");
+                            return -1;
+                        }
+                        memset(na + L->action_cap, 0, nc - L->action_cap);
+                        L->action_of = na;
+                        L->action_cap = nc;
+                    }
+                    L->action_of[si] = (uint8_t)(a + 1);
+                }
             }
             e.action = (uint8_t)a;
             break;
@@ -784,6 +800,7 @@ static od_status take_annotations(loader *L, const od_ptree *t, od_pv list, od_e
 static void loader_free(loader *L)
 {
     free(L->fields);
+    free(L->action_of);
     od_u64map_free(&L->actions);
     od_u64map_free(&L->states);
     od_u64map_free(&L->stacks);
@@ -811,7 +828,6 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
     s->settings.alloc_conf = "";
     loader L = {0};
     L.snap = s;
-    L.last_action_value = OD_PV_MISSING_VALUE;
     L.st = st;
     /* Stack 0 is the empty stack. */
     s->stacks = calloc(16, sizeof *s->stacks);
