@@ -16,6 +16,14 @@
 #include "../lib/plan.h"
 #include "../lib/report.h"
 #include "../lib/units.h"
+/* The diagnosis at the top of the page comes from lib/diagnose (doctor's module) when the
+ * build has it. */
+#if defined(__has_include)
+#if __has_include("../lib/diagnose.h")
+#include "../lib/diagnose.h"
+#define OD_REPORT_HAVE_DIAGNOSE 1
+#endif
+#endif
 #include "commands.h"
 #include "output.h"
 #include "textin.h"
@@ -194,6 +202,81 @@ static int make_plan(const plan_args *pa, od_plan *p, od_report_plan *rp, uint64
     return 0;
 }
 
+#ifdef OD_REPORT_HAVE_DIAGNOSE
+/* doctor's diagnosis of the same inputs, in the report's terms (strings stay the
+ * diagnosis's: keep it until the page is written). */
+typedef struct {
+    od_diagnosis *d;
+    od_trend_fit *fits;
+    const char **evidence;
+    od_report_fix *fixes;
+    od_report_diagnosis out;
+} diag_view;
+
+static int diagnose(const od_report_item *items, size_t n, diag_view *v)
+{
+    od_diag_input *in = calloc(n ? n : 1, sizeof *in);
+    v->fits = calloc(n ? n : 1, sizeof *v->fits);
+    if (!in || !v->fits) {
+        free(in);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        in[i].name = items[i].name;
+        switch (items[i].kind) {
+        case OD_REPORT_SNAPSHOT:
+            in[i].kind = OD_INPUT_SNAPSHOT;
+            in[i].snapshot = items[i].snapshot;
+            break;
+        case OD_REPORT_SERIES:
+            in[i].kind = OD_INPUT_SERIES;
+            in[i].series = items[i].series;
+            if (od_trend_analyze(items[i].series, od_series_primary(items[i].series), 0, &v->fits[i], NULL) == OD_OK)
+                in[i].fit = &v->fits[i];
+            break;
+        case OD_REPORT_TRIAGE:
+            in[i].kind = OD_INPUT_LOG;
+            in[i].triage = items[i].triage;
+            break;
+        }
+    }
+    od_error err;
+    od_status st = od_diagnose(in, n, &v->d, &err);
+    free(in);
+    if (st != OD_OK)
+        return 0;
+    const od_diagnosis *d = v->d;
+    v->evidence = calloc(d->n_evidence ? d->n_evidence : 1, sizeof *v->evidence);
+    v->fixes = calloc(d->n_do_now + d->n_long_term + 1, sizeof *v->fixes);
+    if (!v->evidence || !v->fixes)
+        return 0;
+    for (size_t i = 0; i < d->n_evidence; i++)
+        v->evidence[i] = d->evidence[i].text;
+    for (size_t i = 0; i < d->n_do_now; i++)
+        v->fixes[i] = (od_report_fix){d->do_now[i].action, d->do_now[i].effect[0] ? d->do_now[i].effect : NULL};
+    for (size_t i = 0; i < d->n_long_term; i++)
+        v->fixes[d->n_do_now + i] = (od_report_fix){d->long_term[i].action,
+                                                     d->long_term[i].effect[0] ? d->long_term[i].effect : NULL};
+    v->out.verdict = od_verdict_name(d->verdict);
+    v->out.evidence = v->evidence;
+    v->out.n_evidence = d->n_evidence;
+    v->out.now = v->fixes;
+    v->out.n_now = d->n_do_now;
+    v->out.later = v->fixes + d->n_do_now;
+    v->out.n_later = d->n_long_term;
+    v->out.verify = d->verify[0] ? d->verify : NULL;
+    return 1;
+}
+
+static void diag_free(diag_view *v)
+{
+    od_diagnosis_free(v->d);
+    free(v->fits);
+    free(v->evidence);
+    free(v->fixes);
+}
+#endif
+
 int od_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -305,8 +388,11 @@ int od_cmd_report(int argc, char **argv)
             goto out;
         in.plan = &rplan;
     }
-    /* Hook: in.diagnosis is filled from doctor's diagnosis (lib/diagnose.h) once that
-     * module is part of the build. */
+#ifdef OD_REPORT_HAVE_DIAGNOSE
+    diag_view dv = {0};
+    if (diagnose(items, n, &dv))
+        in.diagnosis = &dv.out;
+#endif
 
     FILE *out = stdout;
     if (output && strcmp(output, "-") != 0) {
@@ -325,6 +411,9 @@ int od_cmd_report(int argc, char **argv)
         st = od_fail(&err, OD_ERR_IO, "writing the report failed");
     if (st != OD_OK)
         code = od_cli_report_error(output ? output : "report", &err);
+#ifdef OD_REPORT_HAVE_DIAGNOSE
+    diag_free(&dv);
+#endif
 out:
     free(plan);
     for (size_t i = 0; i < n; i++)

@@ -412,7 +412,7 @@ static void iterations_plot(ctx *c, const od_timeline *t)
     y_axis(c, MT, h, ymax, step, NULL);
     frame fr = {0, 1, ymax, MT, h};
     for (size_t i = 0; i < n; i++) {
-        const od_iteration *x = &t->iterations[i];
+        const od_timeline_iteration *x = &t->iterations[i];
         double x0 = ML + slot * (double)i + (slot - bw) / 2;
         fprintf(c->f, "<rect class=\"barpk\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>iteration %zu: peak %s</title></rect>",
                 x0, fy(&fr, x->peak_bytes), bw, fy(&fr, 0) - fy(&fr, x->peak_bytes), i + 1, IEC(x->peak_bytes));

@@ -198,7 +198,7 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
     for (size_t i = 0; i < n; i++) {
         const od_trace_entry *x = &e[i];
         while (bi < nb && bounds[bi] < x->time_us) {
-            t->iterations[bi] = (od_iteration){bounds[bi], cur, it_peak, it_peak_time};
+            t->iterations[bi] = (od_timeline_iteration){bounds[bi], cur, it_peak, it_peak_time};
             it_peak = cur;
             it_peak_time = bounds[bi];
             bi++;
@@ -292,7 +292,7 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
     if (open)
         t->n_points++;
     for (; bi < nb; bi++) {
-        t->iterations[bi] = (od_iteration){bounds[bi], cur, it_peak, it_peak_time};
+        t->iterations[bi] = (od_timeline_iteration){bounds[bi], cur, it_peak, it_peak_time};
         it_peak = cur;
         it_peak_time = bounds[bi];
     }

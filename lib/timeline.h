@@ -30,7 +30,7 @@ typedef struct {
     uint64_t live_bytes;       /* live at the boundary */
     uint64_t peak_bytes;       /* highest since the previous boundary (or trace start) */
     uint64_t peak_time_us;
-} od_iteration;
+} od_timeline_iteration;
 
 typedef struct {
     int64_t device;
@@ -49,7 +49,7 @@ typedef struct {
     uint64_t peak_reserved_bytes;
     const char *boundary_name; /* "Optimizer.step", "Optimizer.zero_grad" or NULL */
     size_t n_iterations;
-    od_iteration *iterations;
+    od_timeline_iteration *iterations;
 } od_timeline;
 
 /* Build the timeline of device d->device of snap, splitting live bytes by the first
