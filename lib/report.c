@@ -122,7 +122,7 @@ static const char CSS[] =
     "border-radius:6px}figcaption{font-size:.9em;margin-top:.3em}\n"
     "svg{display:block;width:100%;height:auto}svg text{fill:var(--fg);font:12px system-ui,sans-serif}"
     "svg .axis{fill:var(--muted)}svg .grid{stroke:var(--grid);stroke-width:1}\n"
-    "svg .live{fill:none;stroke:var(--fg);stroke-width:1.4}svg .res{fill:none;stroke:var(--res);"
+    "svg .live{fill:none;stroke:var(--fg);stroke-width:.9;opacity:.75}svg .res{fill:none;stroke:var(--res);"
     "stroke-width:1.8;stroke-dasharray:6 3}svg .peak{stroke:var(--peak);stroke-width:1.5;stroke-dasharray:3 3}"
     "svg .peakdot{fill:var(--peak)}svg text.peak{fill:var(--peak);font-weight:600;stroke:none}"
     "svg .oom{stroke:var(--oom);stroke-width:2}svg text.oom{fill:var(--oom);font-weight:600;stroke:none}\n"
@@ -268,25 +268,43 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
     x_axis(c, fr.top, fr.h, 0, (double)(fr.t1 - fr.t0), ms ? 1e-3 : 1e-6, ms ? " ms" : " s",
            "time since the trace's first entry", 0);
 
-    /* Stacked areas, bottom group first; "other sites" only when it ever holds memory. */
+    /* Stacked areas; "other sites" only when it ever holds memory. Persistent groups go
+     * at the bottom (highest minimum first) so the spikes of short-lived ones ride on
+     * top of a steady base instead of lifting it. Colours follow the peak ranking. */
     size_t ng = t->n_groups;
     int other = 0;
     for (size_t i = 0; i < t->n_points && !other; i++)
         other = t->group_bytes[i * ng + ng - 1] != 0;
-    for (size_t g = 0; g < ng; g++) {
+    size_t order[9];
+    uint64_t lows[9];
+    for (size_t g = 0; g < ng && g < 9; g++) {
+        order[g] = g;
+        lows[g] = UINT64_MAX;
+        for (size_t i = 0; i < t->n_points; i++)
+            if (t->group_bytes[i * ng + g] < lows[g])
+                lows[g] = t->group_bytes[i * ng + g];
+    }
+    for (size_t a = 1; a + 1 < ng; a++) /* insertion sort, "other" stays last */
+        for (size_t b = a; b > 0 && lows[order[b]] > lows[order[b - 1]]; b--) {
+            size_t x = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = x;
+        }
+    for (size_t o = 0; o < ng; o++) {
+        size_t g = order[o];
         if (g + 1 == ng && !other)
             break;
         fprintf(c->f, "<path class=\"%s%c\" d=\"", g + 1 == ng ? "so" : "s", g + 1 == ng ? ' ' : (char)('0' + g % 8));
         for (size_t i = 0; i < t->n_points; i++) {
             uint64_t below = 0;
-            for (size_t h = 0; h <= g; h++)
-                below += t->group_bytes[i * ng + h];
+            for (size_t h = 0; h <= o; h++)
+                below += t->group_bytes[i * ng + order[h]];
             fprintf(c->f, "%c%.1f %.1f", i ? 'L' : 'M', fx(&fr, t->time_us[i]), fy(&fr, below));
         }
         for (size_t i = t->n_points; i-- > 0;) {
             uint64_t below = 0;
-            for (size_t h = 0; h < g; h++)
-                below += t->group_bytes[i * ng + h];
+            for (size_t h = 0; h < o; h++)
+                below += t->group_bytes[i * ng + order[h]];
             fprintf(c->f, "L%.1f %.1f", fx(&fr, t->time_us[i]), fy(&fr, below));
         }
         fprintf(c->f, "Z\"><title>");
@@ -337,10 +355,11 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
                     IEC(o->size_bytes));
     }
     fprintf(c->f, "</svg>\n<ul class=\"legend\">\n");
-    for (size_t g = 0; g < ng; g++) {
+    for (size_t o = ng; o-- > 0;) { /* top of the stack first, as drawn */
+        size_t g = order[o];
         uint64_t at_peak = 0;
         if (g + 1 == ng && !other)
-            break;
+            continue;
         if (g + 1 < ng) {
             at_peak = d->peak_sites.items[g].bytes;
         } else {
@@ -367,7 +386,8 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
     if (d->n_ooms)
         fprintf(c->f, "<li><span class=\"sw om\"></span>OOM event%s</li>\n", d->n_ooms > 1 ? "s" : "");
     fprintf(c->f, "</ul>\n<figcaption>Memory over %.3f s of trace (%llu entries%s). Live bytes are the requested sizes of "
-                  "live allocations, stacked by the source line that made them (the sites holding the most at the peak).",
+                  "live allocations, stacked by the source line that made them (the sites holding the most at the peak; the "
+                  "most persistent at the bottom).",
             span_s, (unsigned long long)d->entries,
             t->n_points < d->entries ? "" : ", every entry drawn");
     if (t->n_points < d->entries)
