@@ -204,6 +204,12 @@ static void x_axis(ctx *c, double top, double h, double x0, double x1, double sc
 
 /* ---------- timeline ---------- */
 
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
 typedef struct {
     uint64_t t0, t1, ymax;
     double top, h;
@@ -269,21 +275,27 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
            "time since the trace's first entry", 0);
 
     /* Stacked areas; "other sites" only when it ever holds memory. Persistent groups go
-     * at the bottom (highest minimum first) so the spikes of short-lived ones ride on
-     * top of a steady base instead of lifting it. Colours follow the peak ranking. */
+     * at the bottom (highest median over the points first) so the spikes of short-lived
+     * ones ride on top of a steady base instead of lifting it. Colours follow the peak
+     * ranking. */
     size_t ng = t->n_groups;
     int other = 0;
     for (size_t i = 0; i < t->n_points && !other; i++)
         other = t->group_bytes[i * ng + ng - 1] != 0;
     size_t order[9];
     uint64_t lows[9];
+    uint64_t *col = malloc(t->n_points * sizeof *col);
     for (size_t g = 0; g < ng && g < 9; g++) {
         order[g] = g;
-        lows[g] = UINT64_MAX;
+        lows[g] = 0;
+        if (!col)
+            continue; /* out of memory: keep the peak ranking */
         for (size_t i = 0; i < t->n_points; i++)
-            if (t->group_bytes[i * ng + g] < lows[g])
-                lows[g] = t->group_bytes[i * ng + g];
+            col[i] = t->group_bytes[i * ng + g];
+        qsort(col, t->n_points, sizeof *col, cmp_u64);
+        lows[g] = col[t->n_points / 2];
     }
+    free(col);
     for (size_t a = 1; a + 1 < ng; a++) /* insertion sort, "other" stays last */
         for (size_t b = a; b > 0 && lows[order[b]] > lows[order[b - 1]]; b--) {
             size_t x = order[b];
