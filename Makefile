@@ -10,7 +10,7 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 DEFS    := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-LIBS    := -ljansson -lz -lm -ldl
+LIBS    := -ljansson -lz -lm -ldl -pthread
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BUILD   ?= build/rel
