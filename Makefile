@@ -56,8 +56,9 @@ $(BUILD)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(BUI
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Ilib -o $@ $< tests/fuzz/replay_main.c $(BUILD)/liboomdoc.a $(LIBS)
 
+# The main job on a real run that died with CUDA OOM: its snapshot and its error message.
 demo: oomdoc
-	./oomdoc snapshot examples/snap_train_oom.pickle
+	./oomdoc doctor examples/snap_train_oom.pickle examples/snap_train_oom.log
 
 # The whole suite for one build (BUILD, EXTRA_CFLAGS select the variant).
 check: $(BUILD)/oomdoc $(UNIT_BIN) $(FUZZ_REPLAY) | deps-test
