@@ -12,18 +12,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "../lib/diagnose.h"
 #include "../lib/hfconfig.h"
 #include "../lib/plan.h"
 #include "../lib/report.h"
 #include "../lib/units.h"
-/* The diagnosis at the top of the page comes from lib/diagnose (doctor's module) when the
- * build has it. */
-#if defined(__has_include)
-#if __has_include("../lib/diagnose.h")
-#include "../lib/diagnose.h"
-#define OD_REPORT_HAVE_DIAGNOSE 1
-#endif
-#endif
 #include "commands.h"
 #include "output.h"
 #include "textin.h"
@@ -33,7 +26,8 @@ static void usage(void)
     printf("Usage: oomdoc report FILE... [-o report.html] [--timestamp] [--capacity SIZE]\n"
            "                            [--points N] [--top N] [--config config.json plan flags]\n\n"
            "Write one self-contained HTML page (inline SVG and CSS; no script, no external URL,\n"
-           "readable offline, printed and in dark mode) showing what memory did:\n"
+           "readable offline, printed and in dark mode) showing what memory did. It opens\n"
+           "with doctor's diagnosis of all the inputs (verdict, evidence, ranked fixes), then:\n"
            "  snapshots   live memory over trace time stacked by the top sites, reserved\n"
            "              memory, the peak and OOM events marked; live memory per iteration\n"
            "              (Optimizer.step boundaries); the segment map by block state at the\n"
@@ -202,7 +196,6 @@ static int make_plan(const plan_args *pa, od_plan *p, od_report_plan *rp, uint64
     return 0;
 }
 
-#ifdef OD_REPORT_HAVE_DIAGNOSE
 /* doctor's diagnosis of the same inputs, in the report's terms (strings stay the
  * diagnosis's: keep it until the page is written). */
 typedef struct {
@@ -213,9 +206,10 @@ typedef struct {
     od_report_diagnosis out;
 } diag_view;
 
-static int diagnose(const od_report_item *items, size_t n, diag_view *v)
+static int diagnose(const od_report_item *items, size_t n, const od_estimate *expected, const char *config,
+                    diag_view *v)
 {
-    od_diag_input *in = calloc(n ? n : 1, sizeof *in);
+    od_diag_input *in = calloc(n + 1, sizeof *in);
     v->fits = calloc(n ? n : 1, sizeof *v->fits);
     if (!in || !v->fits) {
         free(in);
@@ -239,6 +233,12 @@ static int diagnose(const od_report_item *items, size_t n, diag_view *v)
             in[i].triage = items[i].triage;
             break;
         }
+    }
+    if (expected) { /* expected (plan) vs actual (snapshot) per category */
+        in[n].name = config;
+        in[n].kind = OD_INPUT_CONFIG;
+        in[n].expected = expected;
+        n++;
     }
     od_error err;
     od_status st = od_diagnose(in, n, &v->d, &err);
@@ -275,7 +275,6 @@ static void diag_free(diag_view *v)
     free(v->evidence);
     free(v->fixes);
 }
-#endif
 
 int od_cmd_report(int argc, char **argv)
 {
@@ -388,11 +387,9 @@ int od_cmd_report(int argc, char **argv)
             goto out;
         in.plan = &rplan;
     }
-#ifdef OD_REPORT_HAVE_DIAGNOSE
     diag_view dv = {0};
-    if (diagnose(items, n, &dv))
+    if (diagnose(items, n, plan ? &plan->estimate : NULL, pa.config, &dv))
         in.diagnosis = &dv.out;
-#endif
 
     FILE *out = stdout;
     if (output && strcmp(output, "-") != 0) {
@@ -411,9 +408,7 @@ int od_cmd_report(int argc, char **argv)
         st = od_fail(&err, OD_ERR_IO, "writing the report failed");
     if (st != OD_OK)
         code = od_cli_report_error(output ? output : "report", &err);
-#ifdef OD_REPORT_HAVE_DIAGNOSE
     diag_free(&dv);
-#endif
 out:
     free(plan);
     for (size_t i = 0; i < n; i++)
