@@ -200,17 +200,10 @@ od_status od_categorize(const od_snapshot *s, int64_t device, od_categories **ou
                     freed_unknown += od_round_request(e[i].size); /* live before the trace */
             }
         }
-        for (size_t k = 0; k <= live.cap; k++) {
-            uint32_t idx;
-            if (k < live.cap) {
-                if (!live.keys[k])
-                    continue;
-                idx = live.vals[k];
-            } else {
-                if (!live.has_max)
-                    continue;
-                idx = live.max_val;
-            }
+        size_t cursor = 0;
+        uint64_t addr;
+        uint32_t idx;
+        while (od_u64map_next(&live, &cursor, &addr, &idx)) {
             bytes[live_stack[idx]] += live_bytes[idx];
             count[live_stack[idx]]++;
         }

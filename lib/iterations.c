@@ -281,17 +281,10 @@ static int survivors(const od_snapshot *s, const od_device_trace *tr, od_iterati
     recs = malloc((live.n + 2) * sizeof *recs);
     if (!recs)
         goto out;
-    for (size_t k = 0; k < live.cap + 1; k++) {
-        uint32_t idx;
-        if (k < live.cap) {
-            if (!live.keys[k])
-                continue;
-            idx = live.vals[k];
-        } else {
-            if (!live.has_max)
-                continue;
-            idx = live.max_val;
-        }
+    size_t cur = 0;
+    uint64_t addr_key;
+    uint32_t idx;
+    while (od_u64map_next(&live, &cur, &addr_key, &idx)) {
         /* The window holding entry idx. */
         size_t lo = 0, hi = n - 1; /* find the last boundary <= idx */
         if (idx < it->items[0].entry)

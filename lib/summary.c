@@ -420,20 +420,15 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
     t = calloc(nm->n, sizeof *t);
     if (!t)
         goto out;
-    for (size_t i = 0; i < live.cap; i++) {
-        if (!live.keys[i])
-            continue;
-        const live_item *it = &items[live.vals[i]];
+    size_t cursor = 0;
+    uint64_t addr;
+    uint32_t idx;
+    while (od_u64map_next(&live, &cursor, &addr, &idx)) {
+        const live_item *it = &items[idx];
         tally *x = &t[it->slot];
         x->bytes = add(a, x->bytes, it->bytes);
         x->requested = add(a, x->requested, it->requested);
         x->count++;
-    }
-    if (live.has_max) {
-        const live_item *it = &items[live.max_val];
-        t[it->slot].bytes = add(a, t[it->slot].bytes, it->bytes);
-        t[it->slot].requested = add(a, t[it->slot].requested, it->requested);
-        t[it->slot].count++;
     }
     if (!group_sites(nm, t, &d->peak_sites))
         goto out;

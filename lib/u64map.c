@@ -112,3 +112,25 @@ void od_u64map_free(od_u64map *m)
     m->cap = m->n = 0;
     m->has_max = 0;
 }
+
+int od_u64map_next(const od_u64map *m, size_t *cursor, uint64_t *key, uint32_t *val)
+{
+    /* Slots 0 .. cap-1, then the side slot of UINT64_MAX at cap. */
+    while (*cursor < m->cap) {
+        size_t j = (*cursor)++;
+        if (m->keys[j]) {
+            *key = m->keys[j] - 1;
+            *val = m->vals[j];
+            return 1;
+        }
+    }
+    if (*cursor == m->cap) {
+        (*cursor)++;
+        if (m->has_max) {
+            *key = UINT64_MAX;
+            *val = m->max_val;
+            return 1;
+        }
+    }
+    return 0;
+}
