@@ -2,6 +2,7 @@
  * record says: the peak, when it happened (phase), what it was made of, and the operators
  * and source lines that allocate most. */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,9 @@ static void print_trace(const od_profile *p, size_t top)
                    pk[ph] == p->peak_allocated_bytes ? "  <- the peak" : "");
         }
     }
+    for (size_t i = 0; i < p->n_steps; i++)
+        printf("    step %zu: peak %s, %s allocated after the optimizer step (%.3f ms)\n", i + 1,
+               iec(p->steps[i].peak_allocated_bytes, a), iec(p->steps[i].allocated_bytes, b), p->steps[i].end_us / 1000.0);
     printf("  at the peak: %s from allocations inside the trace, %s allocated before it started\n",
            iec(p->peak_tracked_bytes, a), iec(p->peak_untracked_bytes, b));
     print_ranking("live at the peak by operator (innermost cpu_op)", &p->ops_at_peak, top, "allocations");
@@ -209,7 +213,7 @@ static json_t *profile_json(const char *path, const od_profile *p, size_t top)
         json_object_set_new(o, "operators", json_integer((json_int_t)p->n_ops));
         json_object_set_new(o, "python_frames", json_integer((json_int_t)p->n_frames));
         json_object_set_new(o, "peak_allocated_bytes", json_integer((json_int_t)p->peak_allocated_bytes));
-        json_object_set_new(o, "peak_time_ms", json_real(p->peak_time_us / 1000.0));
+        json_object_set_new(o, "peak_time_us", json_integer((json_int_t)llround(p->peak_time_us)));
         json_object_set_new(o, "peak_reserved_bytes", json_integer((json_int_t)p->peak_reserved_bytes));
         json_object_set_new(o, "peak_phase", p->n_spans ? json_string(od_phase_name(p->peak_phase)) : json_null());
         json_object_set_new(o, "optimizer_steps", json_integer((json_int_t)p->n_steps));
@@ -217,12 +221,23 @@ static json_t *profile_json(const char *path, const od_profile *p, size_t top)
         for (size_t i = 0; i < p->n_spans; i++) {
             json_t *s = json_object();
             json_object_set_new(s, "phase", json_string(od_phase_name(p->spans[i].phase)));
-            json_object_set_new(s, "start_ms", json_real(p->spans[i].start_us / 1000.0));
-            json_object_set_new(s, "end_ms", json_real(p->spans[i].end_us / 1000.0));
+            json_object_set_new(s, "start_us", json_integer((json_int_t)llround(p->spans[i].start_us)));
+            json_object_set_new(s, "end_us", json_integer((json_int_t)llround(p->spans[i].end_us)));
             json_object_set_new(s, "peak_allocated_bytes", json_integer((json_int_t)p->spans[i].peak_allocated_bytes));
             json_array_append_new(sp, s);
         }
         json_object_set_new(o, "phases", sp);
+        json_t *steps = json_array();
+        for (size_t i = 0; i < p->n_steps; i++) {
+            json_t *s = json_object();
+            json_object_set_new(s, "step", json_integer((json_int_t)i + 1));
+            json_object_set_new(s, "end_us", json_integer((json_int_t)llround(p->steps[i].end_us)));
+            json_object_set_new(s, "peak_allocated_bytes", json_integer((json_int_t)p->steps[i].peak_allocated_bytes));
+            json_object_set_new(s, "allocated_bytes", json_integer((json_int_t)p->steps[i].allocated_bytes));
+            json_object_set_new(s, "reserved_bytes", json_integer((json_int_t)p->steps[i].reserved_bytes));
+            json_array_append_new(steps, s);
+        }
+        json_object_set_new(o, "steps", steps);
         json_object_set_new(o, "peak_tracked_bytes", json_integer((json_int_t)p->peak_tracked_bytes));
         json_object_set_new(o, "peak_untracked_bytes", json_integer((json_int_t)p->peak_untracked_bytes));
         json_object_set_new(o, "ops_at_peak", ranking_json(&p->ops_at_peak, top, "allocations"));
@@ -234,7 +249,7 @@ static json_t *profile_json(const char *path, const od_profile *p, size_t top)
     case OD_PROFILE_TORCH_TIMELINE: {
         json_object_set_new(o, "points", json_integer((json_int_t)p->n_points));
         json_object_set_new(o, "peak_allocated_bytes", json_integer((json_int_t)p->peak_allocated_bytes));
-        json_object_set_new(o, "peak_time_ms", json_real(p->peak_time_us / 1000.0));
+        json_object_set_new(o, "peak_time_us", json_integer((json_int_t)llround(p->peak_time_us)));
         json_t *c = json_object();
         for (int k = 0; k < OD_PCAT_COUNT; k++)
             json_object_set_new(c, od_profile_category_name((od_profile_category)k),

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/input.h"
+#include "../lib/profile.h"
 #include "../lib/trend.h"
 #include "../lib/units.h"
 #include "commands.h"
@@ -22,7 +24,9 @@ static void usage(void)
            "column (step, iter, iteration) or a time column (time_s, t: seconds) and any of\n"
            "allocated, reserved, used, peak (as written by training loops, with or without\n"
            "_bytes; _mib/_gib/_mb/_gb suffixes scale). An NVML series is time_s,used_bytes\n"
-           "(what oomdoc watch writes). Gzipped input is read transparently; - is stdin.\n\n"
+           "(what oomdoc watch writes). A PyTorch profiler trace gives one point per optimizer\n"
+           "step (allocated after it, the step's peak); an export_memory_timeline JSON a time\n"
+           "series. Gzipped input is read transparently; - is stdin.\n\n"
            "Options:\n"
            "  --capacity SIZE  device memory to project against (e.g. 80GiB, 24GB, bytes)\n"
            "  --metric NAME    judge by allocated, reserved, used or peak (default: the first\n"
@@ -187,11 +191,26 @@ int od_cmd_trend(int argc, char **argv)
         return od_cli_report_error(path, &err);
     }
     od_series *s = NULL;
-    if (od_series_parse(text, len, &s, &err) != OD_OK) {
+    if (od_profile_detect(text, len < 4096 ? len : 4096) >= 0) {
+        /* A profiler record (trace, memory timeline): per-step or timed allocated. */
+        od_input *in = NULL;
+        od_profile *prof = NULL;
+        od_status st = od_input_open_memory(text, len, &in, &err);
+        if (!st)
+            st = od_profile_load(in, &prof, &err);
+        if (!st)
+            st = od_profile_to_series(prof, &s, &err);
+        od_input_close(in);
+        od_profile_free(prof);
+        free(text);
+        if (st)
+            return od_cli_report_error(path, &err);
+    } else if (od_series_parse(text, len, &s, &err) != OD_OK) {
         free(text);
         return od_cli_report_error(path, &err);
+    } else {
+        free(text);
     }
-    free(text);
     od_metric prim = metric >= 0 ? (od_metric)metric : od_series_primary(s);
     od_trend_fit fit;
     if (od_trend_analyze(s, prim, capacity, &fit, &err) != OD_OK) {

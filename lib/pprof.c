@@ -397,8 +397,10 @@ od_status od_pprof_parse(const void *data, size_t len, od_pprof **out, od_error 
         }
     }
     free(spans);
-    qsort(p->locations, p->n_locations, sizeof *p->locations, cmp_loc);
-    qsort(p->functions, p->n_functions, sizeof *p->functions, cmp_fn);
+    if (p->n_locations)
+        qsort(p->locations, p->n_locations, sizeof *p->locations, cmp_loc);
+    if (p->n_functions)
+        qsort(p->functions, p->n_functions, sizeof *p->functions, cmp_fn);
     *out = p;
     return OD_OK;
 nomem:
@@ -445,11 +447,15 @@ const char *od_pprof_string(const od_pprof *p, int64_t i)
 const od_pprof_location *od_pprof_location_by_id(const od_pprof *p, uint64_t id)
 {
     od_pprof_location k = {.id = id};
+    if (!p->n_locations)
+        return NULL;
     return bsearch(&k, p->locations, p->n_locations, sizeof k, cmp_loc);
 }
 
 const od_pprof_function *od_pprof_function_by_id(const od_pprof *p, uint64_t id)
 {
     od_pprof_function k = {.id = id};
+    if (!p->n_functions)
+        return NULL;
     return bsearch(&k, p->functions, p->n_functions, sizeof k, cmp_fn);
 }

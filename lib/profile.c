@@ -520,7 +520,8 @@ static int cmp_mem_time(const void *a, const void *b)
  * Python frame on its thread: one sweep per thread with a stack of open intervals. */
 static int attribute(trace_state *t, const uint8_t *user)
 {
-    qsort(t->ops, t->n_ops, sizeof *t->ops, cmp_ops);
+    if (t->n_ops)
+        qsort(t->ops, t->n_ops, sizeof *t->ops, cmp_ops);
     qsort(t->mem, t->n_mem, sizeof *t->mem, cmp_mem_tid);
     size_t cap = 64;
     const op_rec **opst = malloc(cap * sizeof *opst), **pyst = malloc(cap * sizeof *pyst);
@@ -627,8 +628,6 @@ static int phases(od_profile *p, const trace_state *t, int64_t t0, int64_t t1)
                     : starts_with(nm, "Optimizer.step#") ? OD_PHASE_OPTIMIZER : OD_PHASE_OTHER;
         if (ph == OD_PHASE_OTHER)
             continue;
-        if (ph == OD_PHASE_OPTIMIZER)
-            p->n_steps++;
         if (!grow((void **)&runs, &cap, n, sizeof *runs)) {
             free(runs);
             return 0;
@@ -694,6 +693,32 @@ static int phases(od_profile *p, const trace_state *t, int64_t t0, int64_t t1)
             k++;
         if (k < p->n_spans && x >= p->spans[k].start_us && p->allocated_bytes[i] > p->spans[k].peak_allocated_bytes)
             p->spans[k].peak_allocated_bytes = p->allocated_bytes[i];
+    }
+    /* Steps: each optimizer span closes one. */
+    size_t nst = 0;
+    for (size_t i = 0; i < p->n_spans; i++)
+        nst += p->spans[i].phase == OD_PHASE_OPTIMIZER;
+    if (nst) {
+        p->steps = calloc(nst, sizeof *p->steps);
+        if (!p->steps)
+            return 0;
+        size_t pt = 0;
+        for (size_t i = 0; i < p->n_spans; i++) {
+            if (p->spans[i].phase != OD_PHASE_OPTIMIZER)
+                continue;
+            od_profile_step *st = &p->steps[p->n_steps++];
+            st->end_us = p->spans[i].end_us;
+            while (pt < p->n_points && p->time_us[pt] <= st->end_us) {
+                if (p->allocated_bytes[pt] > st->peak_allocated_bytes)
+                    st->peak_allocated_bytes = p->allocated_bytes[pt];
+                st->allocated_bytes = p->allocated_bytes[pt];
+                st->reserved_bytes = p->reserved_bytes ? p->reserved_bytes[pt] : 0;
+                pt++;
+            }
+            if (pt == 0 || p->time_us[pt - 1] > st->end_us) {
+                st->allocated_bytes = p->n_points ? p->allocated_bytes[0] : 0;
+            }
+        }
     }
     for (size_t i = 0; i < p->n_spans; i++)
         if (p->peak_time_us >= p->spans[i].start_us &&
@@ -1450,6 +1475,49 @@ static od_status load_pprof(const char *data, size_t len, od_profile *p, od_erro
     return OD_OK;
 }
 
+/* ---------- as a series for trend ---------- */
+
+od_status od_profile_to_series(const od_profile *p, od_series **out, od_error *err)
+{
+    *out = NULL;
+    if (p->n_points == 0)
+        return od_fail(err, OD_ERR_FORMAT, "a %s has no memory timeline", od_profile_kind_name(p->kind));
+    int by_step = p->n_steps >= 1;
+    size_t n = by_step ? p->n_steps : p->n_points;
+    od_series *s = calloc(1, sizeof *s);
+    if (!s)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    s->n = n;
+    s->time_indexed = !by_step;
+    s->x = malloc(n * sizeof *s->x);
+    s->y[OD_METRIC_ALLOCATED] = malloc(n * sizeof(double));
+    int res = p->reserved_bytes != NULL;
+    if (res)
+        s->y[OD_METRIC_RESERVED] = malloc(n * sizeof(double));
+    if (by_step)
+        s->y[OD_METRIC_PEAK] = malloc(n * sizeof(double));
+    if (!s->x || !s->y[OD_METRIC_ALLOCATED] || (res && !s->y[OD_METRIC_RESERVED]) || (by_step && !s->y[OD_METRIC_PEAK])) {
+        od_series_free(s);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (by_step) {
+            s->x[i] = (double)(i + 1);
+            s->y[OD_METRIC_ALLOCATED][i] = (double)p->steps[i].allocated_bytes;
+            s->y[OD_METRIC_PEAK][i] = (double)p->steps[i].peak_allocated_bytes;
+            if (res)
+                s->y[OD_METRIC_RESERVED][i] = (double)p->steps[i].reserved_bytes;
+        } else {
+            s->x[i] = p->time_us[i] / 1e6;
+            s->y[OD_METRIC_ALLOCATED][i] = (double)p->allocated_bytes[i];
+            if (res)
+                s->y[OD_METRIC_RESERVED][i] = (double)p->reserved_bytes[i];
+        }
+    }
+    *out = s;
+    return OD_OK;
+}
+
 /* ---------- detection and loading ---------- */
 
 static int looks_like_table(const char *t, size_t n)
@@ -1610,6 +1678,7 @@ void od_profile_free(od_profile *p)
     for (int c = 0; c < OD_PCAT_COUNT; c++)
         free(p->category_bytes[c]);
     free(p->spans);
+    free(p->steps);
     ranking_free(&p->ops_at_peak);
     ranking_free(&p->sources_at_peak);
     ranking_free(&p->modules_at_peak);

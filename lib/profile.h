@@ -28,6 +28,7 @@
 
 #include "input.h"
 #include "od.h"
+#include "trend.h"
 
 typedef enum {
     OD_PROFILE_TORCH_TRACE,
@@ -60,6 +61,14 @@ typedef struct {
     double start_us, end_us;
     uint64_t peak_allocated_bytes;   /* highest allocated inside the span (0: no sample) */
 } od_profile_span;
+
+/* A training step, ending with its optimizer step (times from the first point). */
+typedef struct {
+    double end_us;
+    uint64_t allocated_bytes;       /* right after the optimizer step */
+    uint64_t reserved_bytes;        /* same moment (trace only) */
+    uint64_t peak_allocated_bytes;  /* highest since the previous step ended */
+} od_profile_step;
 
 /* One line of a ranking: an operator, a source line, a buffer kind... */
 typedef struct {
@@ -116,7 +125,8 @@ typedef struct {
 
     od_profile_span *spans;         /* trace: phases over time */
     size_t n_spans;
-    size_t n_steps;                 /* optimizer steps seen */
+    size_t n_steps;                 /* optimizer steps: stretches of Optimizer.step# */
+    od_profile_step *steps;         /* one per optimizer step, in order */
 
     /* Trace attribution. */
     size_t n_memory_events, n_ops, n_frames;
@@ -149,6 +159,13 @@ int od_profile_detect(const void *head, size_t len);
  * sizes, OD_ERR_NOMEM. */
 od_status od_profile_load(od_input *in, od_profile **out, od_error *err);
 void od_profile_free(od_profile *p);
+
+/* The profile as a memory series for trend analysis (trend.h): per optimizer step
+ * (allocated after the step, reserved, the step's peak) when the trace marks steps,
+ * otherwise allocated (and reserved) over time in seconds. Fails with OD_ERR_FORMAT when
+ * the profile has no timeline (tables, pprof, stats, logs), OD_ERR_NOMEM. The caller
+ * frees the series with od_series_free. */
+od_status od_profile_to_series(const od_profile *p, od_series **out, od_error *err);
 
 const char *od_profile_kind_name(od_profile_kind k);       /* "torch-trace", ... */
 const char *od_profile_category_name(od_profile_category c); /* "parameter", ... */

@@ -72,6 +72,20 @@ if doc:
         fail("peak phase %s, expected %s" % (t["peak_phase"], want_phase))
     if t["peak_tracked_bytes"] + t["peak_untracked_bytes"] != real_peak:
         fail("tracked + untracked != peak")
+    # per step: the peak since the previous optimizer step, allocated right after it
+    opt = sorted((e for e in events if e.get("cat") in ("cpu_op", "user_annotation")
+                  and e.get("name", "").startswith("Optimizer.step#")), key=lambda e: e["ts"])
+    ms = sorted(mem, key=lambda e: e["ts"])
+    prev = None
+    want = []
+    for o in opt:
+        end = o["ts"] + o["dur"]
+        w = [e for e in ms if (prev is None or e["ts"] > prev) and e["ts"] <= end]
+        want.append((max(e["args"]["Total Allocated"] for e in w), w[-1]["args"]["Total Allocated"]))
+        prev = end
+    got_steps = [(s["peak_allocated_bytes"], s["allocated_bytes"]) for s in t["steps"]]
+    if got_steps != want:
+        fail("steps %s != %s" % (got_steps, want))
     # key_averages() as torch printed it: Self CUDA Mem per operator.
     lines = open(os.path.join(D, "torch_key_averages.txt")).read().split("\n")
     rules = [i for i, l in enumerate(lines) if l.startswith("-----")]
