@@ -9,13 +9,14 @@
 
 #include "../lib/input.h"
 #include "../lib/profile.h"
+#include "../lib/profilesvg.h"
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
 
 static void usage(void)
 {
-    printf("Usage: oomdoc profile FILE... [--top N] [--json]\n\n"
+    printf("Usage: oomdoc profile FILE... [--top N] [--svg OUT.svg] [--json]\n\n"
            "Summarize a profiler's memory record: the peak and when it happened (forward,\n"
            "backward or optimizer), what it was made of, and the operators and source lines\n"
            "that allocate most. The kind of each FILE is detected from its content (plain or\n"
@@ -27,6 +28,9 @@ static void usage(void)
            "A JAX memory profile and memory_stats given together are compared.\n\n"
            "Options:\n"
            "  --top N   entries per ranking (default 10)\n"
+           "  --svg OUT write the memory timeline as an SVG chart: bytes per category stacked\n"
+           "            (a memory timeline) or allocated and reserved (a trace), with the\n"
+           "            forward/backward/optimizer phases of a trace given alongside shaded\n"
            "  --json    machine-readable output (schema_version 1, sizes in bytes)\n"
            "  --help    this text\n\n"
            "Example:\n"
@@ -309,12 +313,14 @@ int od_cmd_profile(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"top", required_argument, NULL, 't'},
+        {"svg", required_argument, NULL, 's'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int json = 0, c;
     long top = 10;
+    const char *svg = NULL;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -325,6 +331,9 @@ int od_cmd_profile(int argc, char **argv)
             break;
         case 'j':
             json = 1;
+            break;
+        case 's':
+            svg = optarg;
             break;
         case 'h':
             usage();
@@ -367,6 +376,32 @@ int od_cmd_profile(int argc, char **argv)
             js = ps[i];
         if (!(ps[i]->kind == OD_PROFILE_TORCH_TRACE && ps[i]->n_points == 0))
             nothing = 0;
+    }
+    if (!rc && svg) {
+        /* The first input with a timeline, phases from the first trace. */
+        const od_profile *tl = NULL, *tr = NULL;
+        for (int i = 0; i < nfiles; i++) {
+            if (!tl && ps[i]->n_points)
+                tl = ps[i];
+            if (!tr && ps[i]->kind == OD_PROFILE_TORCH_TRACE && ps[i]->n_spans)
+                tr = ps[i];
+        }
+        od_error err;
+        od_error_clear(&err);
+        FILE *f = tl ? fopen(svg, "w") : NULL;
+        if (!tl) {
+            od_fail(&err, OD_ERR_FORMAT, "--svg: no input has a memory timeline (a trace or export_memory_timeline)");
+            rc = od_cli_report_error(NULL, &err);
+        } else if (!f) {
+            od_fail(&err, OD_ERR_IO, "cannot write %s", svg);
+            rc = od_cli_report_error(NULL, &err);
+        } else {
+            od_status st = od_profile_svg_write(f, tl, tr, 0, &err);
+            if (fclose(f) != 0 && !st)
+                st = od_fail(&err, OD_ERR_IO, "cannot write %s", svg);
+            if (st)
+                rc = od_cli_report_error(svg, &err);
+        }
     }
     if (!rc && json) {
         json_t *doc = json_object();

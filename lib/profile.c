@@ -924,7 +924,8 @@ static od_status load_json_object(od_js *js, od_profile *p, od_error *err)
 {
     trace_state t = {0};
     od_status st = od_js_begin_object(js, err);
-    int have_events = 0, seen_stats = 0;
+    int have_events = 0, seen_stats = 0, have_base = 0;
+    int64_t base_ns = 0;
     const char *k;
     size_t kl;
     int r = 0;
@@ -942,6 +943,13 @@ static od_status load_json_object(od_js *js, od_profile *p, od_error *err)
                 st = trace_event(js, &t, err);
             if (!st && er < 0)
                 st = err->status;
+        } else if (!strcmp(k, "baseTimeNanoseconds") && od_js_peek(js) == OD_JS_NUMBER) {
+            od_js_number n;
+            st = od_js_number_read(js, &n, err);
+            if (!st && n.is_int && n.i >= 0) {
+                base_ns = n.i;
+                have_base = 1;
+            }
         } else if (!strcmp(k, "memory_stats") && od_js_peek(js) == OD_JS_OBJECT) {
             st = stats_object(js, &p->stats, &seen_stats, err);
         } else {
@@ -959,6 +967,11 @@ static od_status load_json_object(od_js *js, od_profile *p, od_error *err)
             p->kind = OD_PROFILE_TORCH_TRACE;
             memset(&p->stats, 0, sizeof p->stats);
             st = trace_finish(p, &t, err);
+            if (!st && have_base && p->n_points) {
+                /* trace ts are microseconds after baseTimeNanoseconds */
+                p->has_epoch = 1;
+                p->origin_epoch_us = p->origin_us + (double)(base_ns / 1000);
+            }
         } else if (seen_stats) {
             p->kind = OD_PROFILE_JAX_STATS;
         } else {
@@ -1087,6 +1100,9 @@ static od_status load_timeline(od_js *js, od_profile *p, od_error *err)
         }
         if (!st && n_t) {
             p->origin_us = (double)times[0];
+            /* torch writes these times in epoch microseconds ("to match trace events") */
+            p->has_epoch = 1;
+            p->origin_epoch_us = (double)times[0];
             p->peak_time_us = p->time_us[p->peak_index];
             for (int c = 0; c < OD_PCAT_COUNT; c++)
                 p->peak_category_bytes[c] = p->category_bytes[c][p->peak_index];

@@ -109,7 +109,12 @@ typedef struct {
 
     /* Timeline (trace, memory timeline): n_points samples sorted by time. */
     size_t n_points;
-    double origin_us;               /* absolute time of the first point */
+    double origin_us;               /* time of the first point, on the file's clock */
+    int has_epoch;                  /* origin_epoch_us is known */
+    double origin_epoch_us;         /* the same instant in microseconds since the Unix
+                                       epoch: a trace's ts plus its baseTimeNanoseconds,
+                                       a memory timeline's own times. Lines up a trace's
+                                       phases with a memory timeline of the same run. */
     double *time_us;                /* from origin_us */
     uint64_t *allocated_bytes;      /* trace: Total Allocated; timeline: row sum */
     uint64_t *reserved_bytes;       /* trace only, else NULL */

@@ -16,6 +16,7 @@
 #include "jsonstream.h"
 #include "pprof.h"
 #include "profile.h"
+#include "profilesvg.h"
 
 #define DIR "tests/data/profiler/"
 
@@ -387,6 +388,55 @@ static void test_detect(void **state)
     assert_int_equal(od_profile_detect("step,allocated\n1,2\n", 19), -1);
 }
 
+/* The chart: one band per category that has memory, the trace's phases lined up on the
+ * timeline's clock (the first backward starts where the trace says, relative to the
+ * timeline's first point), and a bounded size. */
+static void test_svg(void **state)
+{
+    (void)state;
+    od_profile *tl = must_load(DIR "torch_memory_timeline.json");
+    od_profile *tr = must_load(DIR "torch_profiler_trace.json.gz");
+    assert_true(tl->has_epoch && tr->has_epoch);
+    /* both files start at the same instant of the same run (to the microsecond) */
+    assert_true(tr->origin_epoch_us - tl->origin_epoch_us < 1.0 && tl->origin_epoch_us - tr->origin_epoch_us < 1.0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    od_error err;
+    assert_int_equal(od_profile_svg_write(f, tl, tr, 500, &err), OD_OK);
+    fclose(f);
+    assert_true(len > 1000 && len < 200000);
+    size_t bands = 0, shaded = 0;
+    for (const char *q = buf; (q = strstr(q, "<polygon")); q++)
+        bands++;
+    for (const char *q = buf; (q = strstr(q, "fill-opacity=\"0.16\"")); q++)
+        shaded++;
+    size_t want_bands = 0;
+    for (int c = 0; c < OD_PCAT_COUNT; c++) {
+        int any = 0;
+        for (size_t i = 0; i < tl->n_points && !any; i++)
+            any = tl->category_bytes[c][i] != 0;
+        want_bands += any;
+    }
+    assert_true(bands >= 1 && bands <= want_bands);
+    size_t want_shaded = 0;
+    for (size_t i = 0; i < tr->n_spans; i++)
+        want_shaded += tr->spans[i].phase != OD_PHASE_OTHER;
+    assert_int_equal(shaded, want_shaded);
+    assert_non_null(strstr(buf, "peak 3.59 GiB"));
+    free(buf);
+    /* a profile without a timeline is refused */
+    od_profile empty;
+    memset(&empty, 0, sizeof empty);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(od_profile_svg_write(f, &empty, NULL, 0, &err), OD_ERR_ARG);
+    fclose(f);
+    free(buf);
+    od_profile_free(tl);
+    od_profile_free(tr);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -400,6 +450,7 @@ int main(void)
         cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_jsonstream),
         cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_svg),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
