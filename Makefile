@@ -10,7 +10,7 @@ OPT     ?= -O2
 CFLAGS  ?= $(OPT) -g
 WARN    := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 DEFS    := -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
-LIBS    := -ljansson -lz -lm -ldl
+LIBS    := -ljansson -lz -lm -ldl -pthread
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BUILD   ?= build/rel
@@ -56,8 +56,9 @@ $(BUILD)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(BUI
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Ilib -o $@ $< tests/fuzz/replay_main.c $(BUILD)/liboomdoc.a $(LIBS)
 
+# The main job on a real run that died with CUDA OOM: its snapshot and its error message.
 demo: oomdoc
-	./oomdoc snapshot examples/snap_train_oom.pickle
+	./oomdoc doctor examples/snap_train_oom.pickle examples/snap_train_oom.log
 
 # The whole suite for one build (BUILD, EXTRA_CFLAGS select the variant).
 check: $(BUILD)/oomdoc $(UNIT_BIN) $(FUZZ_REPLAY) | deps-test

@@ -1,64 +1,76 @@
 /* cmd_doctor.c - `oomdoc doctor FILE... [--fail-on VERDICT,...] [--json]`: one diagnosis
  * from whatever the user has: an OOM log, a per-step memory log, an NVML series,
- * memory_summary()/memory_stats() output, nvidia-smi output.
+ * memory_summary()/memory_stats() output, nvidia-smi output, memory snapshots.
  *
- * Each input's kind is detected from its bytes, not its name. Snapshots (pickle, or gzip
- * around a pickle) and config.json are recognized but not diagnosed here yet: see the
- * TODO(snapshot) and TODO(plan) hooks below, where the snapshot reader and the planner
- * plug in. */
+ * Each input's kind is detected from its bytes, not its name; the diagnosis itself is
+ * lib/diagnose (shared with `oomdoc report`). config.json is recognized; comparing it with
+ * a snapshot per category waits for the planner hook (TODO(plan) in lib/diagnose.c). */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/diagnose.h"
+#include "../lib/estimate.h"
+#include "../lib/hfconfig.h"
 #include "../lib/trend.h"
 #include "../lib/triage.h"
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
+#include "snapin.h"
 #include "textin.h"
-
-typedef enum {
-    V_HEALTHY, V_UNKNOWN, V_CAPACITY, V_FRAGMENTATION, V_OTHER_PROCESSES, V_CAP_LIMIT, V_LEAK, V_COUNT
-} verdict;
-
-static const char *const verdict_names[V_COUNT] = {
-    "healthy", "unknown", "capacity", "fragmentation", "other_processes", "cap_limit", "leak",
-};
-
-typedef enum { K_LOG, K_SERIES, K_SNAPSHOT, K_CONFIG, K_NOTHING } input_kind;
-static const char *const kind_names[] = {"log", "series", "snapshot", "config", "unrecognized"};
 
 typedef struct {
     const char *path;     /* as given: "-" is stdin */
     const char *name;     /* as shown */
-    input_kind kind;
-    od_triage *tri;       /* K_LOG */
-    od_series *series;    /* K_SERIES */
+    od_input_kind kind;
+    od_triage *tri;       /* OD_INPUT_LOG */
+    od_snapshot *snap;    /* OD_INPUT_SNAPSHOT */
+    od_model model;       /* OD_INPUT_CONFIG */
+    int have_model;
+    od_estimate estimate; /* OD_INPUT_CONFIG, when a snapshot is there to compare with */
+    int have_estimate;
+    od_series *series;    /* OD_INPUT_SERIES */
     od_trend_fit fit;
     int have_fit;
 } input;
 
 static void usage(void)
 {
-    printf("Usage: oomdoc doctor FILE... [--fail-on VERDICT,...] [--json]\n\n"
+    printf("Usage: oomdoc doctor FILE... [--config config.json [plan flags]] [--fail-on VERDICT,...] [--json]\n\n"
            "One diagnosis from whatever you have after an OOM: the error log or traceback,\n"
            "a per-step memory log (CSV/JSON Lines), an NVML series (time_s,used_bytes),\n"
            "memory_summary() or memory_stats() output, nvidia-smi output. Each input's kind\n"
            "is detected from its content. Prints the verdict (capacity, fragmentation, leak,\n"
            "other_processes, cap_limit, healthy, unknown), the evidence with numbers, what to\n"
            "do now and in the long term, ranked, and the command that verifies the fix.\n"
-           "A leak found in a step log outranks the OOM it causes.\n\n"
+           "A memory snapshot (.pickle, .pickle.gz) is read for its iterations (live memory per\n"
+           "iteration, the sites whose allocations survive them), its live memory at the peak\n"
+           "by purpose, and its OOM (stranded bytes, largest free block); several snapshots\n"
+           "(one per rank) are compared. A leak outranks the OOM it causes.\n\n"
            "Options:\n"
            "  --fail-on LIST  exit 1 when the verdict is in LIST (comma-separated), for CI\n"
+           "  --config FILE   the model's config.json, to compare the plan with snapshots\n"
+           "  --batch N       plan: micro-batch per GPU (default 1)\n"
+           "  --seq N         plan: sequence length (default 1024)\n"
+           "  --precision P   plan: fp32, amp-bf16 (default), amp-fp16, bf16\n"
+           "  --optimizer O   plan: adamw (default), adamw-fused, sgd, sgd-nomom, adafactor, adam8bit\n"
+           "  --attention A   plan: sdpa (default), eager, flash\n"
+           "  --checkpointing C  plan: none (default), full, selective\n"
            "  --json          machine-readable output (schema_version 1, sizes in bytes)\n"
            "  --help          this text\n\n"
            "Example:\n"
            "  oomdoc doctor tests/data/extracted/train_oom_log.txt\n"
-           "  oomdoc doctor tests/data/extracted/leak_eval_no_grad_steps.csv --fail-on leak\n\n"
-           "Snapshots (.pickle) and config.json are recognized; their diagnosis is not in\n"
-           "this build yet (use oomdoc snapshot / oomdoc plan).\n\n" OD_EXIT_CODES_HELP);
+           "  oomdoc doctor tests/data/extracted/leak_eval_no_grad_steps.csv --fail-on leak\n"
+           "  oomdoc doctor tests/data/snapshots/leak_eval_no_grad.pickle --json\n\n"
+           "With a snapshot and a model's config.json (an input, or --config) the plan of the\n"
+           "workload (flags as for oomdoc plan, training) is compared with the snapshot's peak\n"
+           "per category, naming the category that exceeds its expectation the most:\n"
+           "  oomdoc doctor tests/data/snapshots/snap_train_default.pickle \\\n"
+           "    --config tests/data/extracted/snap_train_default_config.json --batch 8 --seq 512\n\n"
+           OD_EXIT_CODES_HELP);
 }
 
 /* ---------- detection ---------- */
@@ -88,17 +100,16 @@ static int load_input(input *in)
         return rc;
     od_error err;
     od_error_clear(&err);
-    if (len > 0 && (unsigned char)text[0] == 0x80) {
-        /* TODO(snapshot): hand the file to od_snapshot_load and the snapshot diagnosis
-         * (iteration boundaries, surviving sites, categories at the peak, stranded bytes,
-         * replay what-ifs) once the snapshot reader is on this branch. */
-        in->kind = K_SNAPSHOT;
+    if (od_cli_is_pickle(text, len)) {
+        in->kind = OD_INPUT_SNAPSHOT;
+        in->snap = od_cli_load_snapshot_mem(in->path, text, len, &rc);
         free(text);
-        return 0;
+        return in->snap ? 0 : rc;
     }
     if (looks_like_config(text, len)) {
-        /* TODO(plan): estimate from config.json and compare with a snapshot per category. */
-        in->kind = K_CONFIG;
+        in->kind = OD_INPUT_CONFIG;
+        /* A config plan cannot read (an unknown model_type) is still a config: listed only. */
+        in->have_model = od_hfconfig_parse(text, len, &in->model, &err) == OD_OK;
         free(text);
         return 0;
     }
@@ -107,372 +118,233 @@ static int load_input(input *in)
         return od_cli_report_error(in->path, &err);
     }
     if (in->tri->n_reports) {
-        in->kind = K_LOG;
+        in->kind = OD_INPUT_LOG;
     } else {
         od_series *s = NULL;
         od_error serr;
         if (od_series_parse(text, len, &s, &serr) == OD_OK) {
-            in->kind = K_SERIES;
+            in->kind = OD_INPUT_SERIES;
             in->series = s;
             if (od_trend_analyze(s, od_series_primary(s), 0, &in->fit, &serr) == OD_OK)
                 in->have_fit = 1;
         } else if (in->tri->n_summaries || in->tri->stats || in->tri->n_gpus || in->tri->n_procs) {
-            in->kind = K_LOG;
+            in->kind = OD_INPUT_LOG;
         } else {
-            in->kind = K_NOTHING;
+            in->kind = OD_INPUT_NOTHING;
         }
     }
     free(text);
     return 0;
 }
 
-/* ---------- the diagnosis ---------- */
-
-typedef struct {
-    char text[720];
-} line;
-
-typedef struct {
-    verdict v;
-    const input *from;              /* the input that decided the verdict */
-    const od_oom_report *report;    /* when an OOM report decided it */
-    line evidence[16];
-    size_t n_evidence;
-    line now[6], now_effect[6], later[6], later_effect[6];
-    size_t n_now, n_later;
-    char verify[400];
-    int have_growth;
-    double growth_per_step;
-} diagnosis;
-
-#define ADD(arr, n, ...) do { if ((n) < sizeof(arr) / sizeof(arr[0])) snprintf((arr)[(n)++].text, sizeof(arr[0].text), __VA_ARGS__); } while (0)
-
-static void now(diagnosis *d, const char *action, const char *effect)
-{
-    if (d->n_now < 6) {
-        snprintf(d->now[d->n_now].text, sizeof d->now[0].text, "%s", action);
-        snprintf(d->now_effect[d->n_now++].text, sizeof d->now_effect[0].text, "%s", effect);
-    }
-}
-
-static void later(diagnosis *d, const char *action, const char *effect)
-{
-    if (d->n_later < 6) {
-        snprintf(d->later[d->n_later].text, sizeof d->later[0].text, "%s", action);
-        snprintf(d->later_effect[d->n_later++].text, sizeof d->later_effect[0].text, "%s", effect);
-    }
-}
-
-static verdict from_oom(od_oom_verdict v)
-{
-    switch (v) {
-    case OD_OOM_FRAGMENTATION: return V_FRAGMENTATION;
-    case OD_OOM_CAP_LIMIT: return V_CAP_LIMIT;
-    case OD_OOM_OTHER_PROCESSES: return V_OTHER_PROCESSES;
-    case OD_OOM_CAPACITY: return V_CAPACITY;
-    case OD_OOM_UNKNOWN: return V_UNKNOWN;
-    }
-    return V_UNKNOWN;
-}
-
-static void evidence_from_log(diagnosis *d, const input *in)
-{
-    char a[32], b[32], reason[512];
-    const od_triage *t = in->tri;
-    if (t->n_reports) {
-        const od_oom_report *r = &t->reports[t->n_reports - 1];
-        od_cli_oom_reason(r, reason, sizeof reason);
-        ADD(d->evidence, d->n_evidence, "%s: %s OOM (line %llu): %s", in->name, od_framework_name(r->framework),
-            (unsigned long long)r->line, reason);
-        if (t->n_reports > 1)
-            ADD(d->evidence, d->n_evidence, "%s: %zu OOM reports; the last one is used", in->name, t->n_reports);
-        const char *note = od_cli_request_note(r);
-        if (note && r->verdict != OD_OOM_UNKNOWN)
-            ADD(d->evidence, d->n_evidence, "requested %s: %s", od_format_iec(r->requested_bytes, a, sizeof a), note);
-    }
-    for (size_t i = 0; i < t->n_summaries; i++) {
-        const od_mem_summary *m = &t->summaries[i];
-        uint64_t ru = m->reserved_bytes > m->allocated_bytes ? m->reserved_bytes - m->allocated_bytes : 0;
-        ADD(d->evidence, d->n_evidence,
-            "%s: memory_summary: %s allocated, %s reserved (%s unallocated, %s non-releasable), %llu OOMs",
-            in->name, od_format_iec(m->allocated_bytes, a, sizeof a), od_format_iec(m->reserved_bytes, b, sizeof b),
-            od_format_iec(ru, reason, 32), od_format_iec(m->non_releasable_bytes, reason + 32, 32),
-            (unsigned long long)m->ooms);
-    }
-    if (t->stats && !t->stats->jax && (t->stats->have & OD_MS_RESERVED) && (t->stats->have & OD_MS_ALLOCATED))
-        ADD(d->evidence, d->n_evidence, "%s: memory_stats: %s allocated (peak %s), %s reserved, %llu OOMs",
-            in->name, od_format_iec(t->stats->allocated_bytes, a, sizeof a),
-            od_format_iec(t->stats->allocated_peak_bytes, b, sizeof b),
-            od_format_iec(t->stats->reserved_bytes, reason, 32), (unsigned long long)t->stats->ooms);
-    for (size_t i = 0; i < t->n_procs; i++)
-        ADD(d->evidence, d->n_evidence, "%s: nvidia-smi: process %llu (%s) holds %s on GPU %d", in->name,
-            (unsigned long long)t->procs[i].pid, t->procs[i].name, od_format_iec(t->procs[i].bytes, a, sizeof a),
-            t->procs[i].gpu);
-    for (size_t i = 0; i < t->n_gpus; i++)
-        ADD(d->evidence, d->n_evidence, "%s: nvidia-smi: GPU %d: %s used of %s", in->name, t->gpus[i].index,
-            od_format_iec(t->gpus[i].used_bytes, a, sizeof a), od_format_iec(t->gpus[i].total_bytes, b, sizeof b));
-}
-
-static void evidence_from_series(diagnosis *d, const input *in)
-{
-    char a[32], b[32], c[32];
-    const od_trend_fit *f = &in->fit;
-    const char *unit = in->series->time_indexed ? "second" : "step";
-    od_format_iec((uint64_t)llround(fabs(f->growth_per_x) < 9e18 ? fabs(f->growth_per_x) : 9e18), a, sizeof a);
-    ADD(d->evidence, d->n_evidence, "%s: %s %s: %s%s per %s (Theil-Sen, r2 %.4f) over %zu %s after %zu of %s",
-        in->name, od_metric_name(f->metric), od_trend_verdict_name(f->verdict), f->growth_per_x < 0 ? "-" : "", a,
-        unit, f->r2, f->n_points - f->warmup_points, in->series->time_indexed ? "samples" : "steps",
-        f->warmup_points, in->series->time_indexed ? "idle start and warm-up" : "warm-up");
-    ADD(d->evidence, d->n_evidence, "%s: %s went from %s to %s", in->name, od_metric_name(f->metric),
-        od_format_iec((uint64_t)llround(f->first_bytes), b, sizeof b),
-        od_format_iec((uint64_t)llround(f->last_bytes), c, sizeof c));
-}
-
-/* Ranked actions, each with its expected effect, and how to check the fix. */
-static void prescribe(diagnosis *d)
-{
-    char a[32], b[32], buf[400];
-    const od_oom_report *r = d->report;
-    const char *path = d->from ? d->from->name : "LOG";
-    int rocm = r && r->framework == OD_FW_PYTORCH_ROCM;
-    const char *conf = rocm ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
-    switch (d->v) {
-    case V_LEAK: {
-        od_format_iec((uint64_t)llround(d->growth_per_step > 0 ? d->growth_per_step : 0), a, sizeof a);
-        snprintf(buf, sizeof buf, "growth of %s per %s stops; memory stays flat after step 1", a,
-                 d->from && d->from->series && d->from->series->time_indexed ? "second" : "step");
-        now(d, "keep Python numbers, not tensors, across steps: loss.item() instead of appending the loss tensor",
-            buf);
-        now(d, "wrap evaluation in torch.no_grad() (or torch.inference_mode())",
-            "no autograd graph is kept alive by eval outputs");
-        now(d, "detach() or .cpu() anything stored for logging or metrics", "stored values no longer pin GPU memory");
-        later(d, "record a memory snapshot over a few steps (torch.cuda.memory._record_memory_history) and run oomdoc doctor on it",
-              "names the code site whose allocations survive each step");
-        later(d, "log torch.cuda.memory_allocated() per step and fail CI on oomdoc trend --json verdict leak",
-              "leaks are caught before they reach production runs");
-        snprintf(d->verify, sizeof d->verify, "oomdoc trend %s   (expect verdict stable after the fix)", path);
-        return;
-    }
-    case V_FRAGMENTATION:
-        snprintf(buf, sizeof buf, "set %s=expandable_segments:True", conf);
-        if (r) {
-            char effect[400], c[32];
-            snprintf(effect, sizeof effect,
-                     "segments grow instead of stranding free blocks: the %s request fits in the %s "
-                     "(%s reserved but unallocated + headroom) that existed",
-                     od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->available_bytes, b, sizeof b),
-                     od_format_iec(r->reserved_unallocated_bytes, c, sizeof c));
-            now(d, buf, effect);
-        } else {
-            now(d, buf, "free blocks are no longer stranded in fixed-size segments");
-        }
-        snprintf(buf, sizeof buf, "or %s=max_split_size_mb:128,garbage_collection_threshold:0.8", conf);
-        now(d, buf, "large cached blocks are not split for small requests and are reclaimed earlier");
-        now(d, "call torch.cuda.empty_cache() between phases (e.g. after evaluation), never per step",
-            "cached blocks of the finished phase return to the device");
-        later(d, "allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes)",
-              "freed blocks fit the next requests exactly");
-        later(d, "use CUDA graphs or a static memory plan for the steady state", "no allocation churn at all");
-        snprintf(d->verify, sizeof d->verify, "%s=expandable_segments:True python train.py; then oomdoc triage %s",
-                 conf, path);
-        return;
-    case V_CAP_LIMIT:
-        if (r && r->framework == OD_FW_PYTORCH_MPS) {
-            now(d, "raise PYTORCH_MPS_HIGH_WATERMARK_RATIO (e.g. 1.7; 0.0 removes the cap)",
-                "the pool may grow past the watermark that stopped it");
-            snprintf(d->verify, sizeof d->verify, "PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.7 python train.py");
-        } else {
-            if (r && (r->have & OD_HAVE_CAPACITY) && r->capacity_bytes) {
-                double need = (double)(r->allocated_bytes + r->reserved_unallocated_bytes + r->requested_bytes) /
-                              (double)r->capacity_bytes;
-                snprintf(buf, sizeof buf, "raise torch.cuda.set_per_process_memory_fraction(...) to at least %.3f",
-                         ceil(need * 1000) / 1000);
-                snprintf(d->verify, sizeof d->verify, "the %s request fits under the cap (the device had %s free)",
-                         od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->free_bytes, b, sizeof b));
-                now(d, buf, d->verify);
-            } else {
-                now(d, "raise or remove torch.cuda.set_per_process_memory_fraction(...)", "the request fits under the cap");
-            }
-            snprintf(d->verify, sizeof d->verify, "rerun with the larger fraction; then oomdoc triage %s (expect no OOM report)", path);
-        }
-        now(d, "or shrink the step to fit the cap: smaller batch, activation checkpointing", "peak memory drops below the cap");
-        later(d, "size the cap from a plan of the workload (oomdoc plan config.json)", "the cap matches what the job needs");
-        return;
-    case V_OTHER_PROCESSES: {
-        char pids[200] = "";
-        size_t o = 0;
-        for (size_t i = 0; r && i < r->n_other && o < sizeof pids - 24; i++)
-            o += (size_t)snprintf(pids + o, sizeof pids - o, "%s%llu (%s)", i ? ", " : "",
-                                  (unsigned long long)r->other[i].pid, od_format_iec(r->other[i].bytes, a, sizeof a));
-        snprintf(buf, sizeof buf, "stop or move the other processes on this GPU%s%s", o ? ": " : "", pids);
-        if (r)
-            snprintf(d->verify, sizeof d->verify, "frees %s; %s were missing",
-                     od_format_iec(r->others_bytes, a, sizeof a), od_format_iec(r->missing_bytes, b, sizeof b));
-        now(d, buf, r ? d->verify : "their memory becomes available");
-        now(d, "or run on an idle GPU (CUDA_VISIBLE_DEVICES=N)", "the whole device is available");
-        later(d, "make GPUs exclusive to one job (nvidia-smi -c EXCLUSIVE_PROCESS, or the scheduler's GPU isolation)",
-              "no other process can take memory from a running job");
-        later(d, "partition large GPUs with MIG where jobs must share", "each job gets a fixed, isolated slice");
-        snprintf(d->verify, sizeof d->verify, "nvidia-smi | oomdoc triage   (expect no other processes listed)");
-        return;
-    }
-    case V_CAPACITY:
-        now(d, "halve the batch size and use gradient accumulation to keep the effective batch",
-            "activation memory roughly halves");
-        now(d, "enable activation checkpointing (model.gradient_checkpointing_enable() in transformers)",
-            "activations shrink to about one layer's worth at a time, at ~30% more compute");
-        now(d, "train under bf16 autocast, or use a fused or 8-bit optimizer", "activations and optimizer state shrink");
-        later(d, "shard parameters, gradients and optimizer state (FSDP / ZeRO) across GPUs",
-              "per-GPU model state divides by the number of GPUs");
-        later(d, "estimate what fits before launching: oomdoc plan config.json", "batch size chosen from the estimate, not by trial");
-        snprintf(d->verify, sizeof d->verify, "oomdoc plan config.json --batch-size N   (then rerun and oomdoc triage %s)", path);
-        return;
-    case V_UNKNOWN:
-        now(d, "capture a memory snapshot at the OOM: torch.cuda.memory._record_memory_history(max_entries=100000), "
-               "then torch.cuda.memory._dump_snapshot(\"oom.pickle\") in the except block",
-            "oomdoc doctor oom.pickle can tell capacity, fragmentation and leaks apart");
-        now(d, "print torch.cuda.memory_summary() when the OOM is caught", "gives the pool figures the message lacks");
-        if (r && r->framework == OD_FW_JAX)
-            now(d, "JAX preallocates 75% of the GPU: try XLA_PYTHON_CLIENT_MEM_FRACTION=.95 or XLA_PYTHON_CLIENT_PREALLOCATE=false",
-                "more of the device is available to the pool, or memory is taken on demand");
-        if (r && r->framework == OD_FW_TENSORFLOW)
-            now(d, "tf.config.experimental.set_memory_growth(gpu, True); TF_GPU_ALLOCATOR=cuda_malloc_async",
-                "TF stops reserving the whole GPU and fragments less");
-        snprintf(d->verify, sizeof d->verify, "oomdoc doctor oom.pickle");
-        return;
-    case V_HEALTHY:
-    case V_COUNT:
-        snprintf(d->verify, sizeof d->verify, "nothing to fix");
-        return;
-    }
-}
-
-static void diagnose(diagnosis *d, const input *ins, size_t n)
-{
-    memset(d, 0, sizeof *d);
-    d->v = V_UNKNOWN;
-    int decided = 0, any_data = 0;
-    /* A leak outranks the OOM it ends in; then the most recent OOM report. */
-    for (size_t i = 0; i < n; i++)
-        if (ins[i].kind == K_SERIES && ins[i].have_fit && ins[i].fit.verdict == OD_TREND_LEAK) {
-            d->v = V_LEAK;
-            d->from = &ins[i];
-            d->have_growth = !ins[i].series->time_indexed;
-            d->growth_per_step = ins[i].fit.growth_per_x;
-            decided = 1;
-            break;
-        }
-    for (size_t i = n; !decided && i-- > 0;)
-        if (ins[i].kind == K_LOG && ins[i].tri->n_reports) {
-            d->report = &ins[i].tri->reports[ins[i].tri->n_reports - 1];
-            d->v = from_oom(d->report->verdict);
-            d->from = &ins[i];
-            decided = 1;
-        }
-    for (size_t i = 0; i < n; i++) {
-        if (ins[i].kind == K_LOG) {
-            evidence_from_log(d, &ins[i]);
-            any_data = 1;
-        } else if (ins[i].kind == K_SERIES && ins[i].have_fit) {
-            evidence_from_series(d, &ins[i]);
-            any_data = 1;
-        } else if (ins[i].kind == K_SERIES) {
-            ADD(d->evidence, d->n_evidence, "%s: a memory series too short for a trend", ins[i].name);
-        } else if (ins[i].kind == K_SNAPSHOT) {
-            ADD(d->evidence, d->n_evidence, "%s: a memory snapshot: not diagnosed by this build yet (oomdoc snapshot %s)",
-                ins[i].name, ins[i].name);
-        } else if (ins[i].kind == K_CONFIG) {
-            ADD(d->evidence, d->n_evidence, "%s: a model config.json: estimate with oomdoc plan %s", ins[i].name, ins[i].name);
-        } else {
-            ADD(d->evidence, d->n_evidence, "%s: no OOM report, memory log or GPU listing recognized", ins[i].name);
-        }
-    }
-    if (!decided && any_data) {
-        /* No OOM and no leak: healthy when the data shows no OOM either. */
-        int ooms = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (ins[i].kind == K_LOG) {
-                for (size_t k = 0; k < ins[i].tri->n_summaries; k++)
-                    ooms += ins[i].tri->summaries[k].ooms > 0;
-                if (ins[i].tri->stats && (ins[i].tri->stats->have & OD_MS_OOMS))
-                    ooms += ins[i].tri->stats->ooms > 0;
-            }
-        }
-        d->v = ooms ? V_UNKNOWN : V_HEALTHY;
-        if (ooms)
-            ADD(d->evidence, d->n_evidence, "the allocator counted OOMs, but no OOM message was given");
-    }
-    const input *snap = NULL;
-    for (size_t i = 0; i < n && !snap; i++)
-        if (ins[i].kind == K_SNAPSHOT)
-            snap = &ins[i];
-    if (!decided && !any_data && snap) {
-        /* TODO(snapshot): the snapshot diagnosis decides the verdict here. */
-        snprintf(d->verify, sizeof d->verify, "oomdoc snapshot %s", snap->name);
-        return;
-    }
-    prescribe(d);
-}
-
 /* ---------- output ---------- */
 
-static json_t *doc_json(const diagnosis *d, const input *ins, size_t n)
+static json_t *iterations_json(const od_iterations *it)
+{
+    if (!it || it->source == OD_ITER_NONE)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "source", json_string(od_iter_source_name(it->source)));
+    json_object_set_new(o, "marker", json_string(it->marker));
+    json_object_set_new(o, "count", json_integer((json_int_t)it->n));
+    json_t *lv = json_array();
+    for (size_t i = 0; i < it->n; i++)
+        json_array_append_new(lv, json_integer((json_int_t)it->items[i].live_bytes));
+    json_object_set_new(o, "live_bytes", lv);
+    json_object_set_new(o, "growth_bytes_per_iteration",
+                        it->have_fit ? json_integer((json_int_t)llround(it->fit.growth_per_x)) : json_null());
+    json_object_set_new(o, "r2", it->have_fit ? json_real(round(it->fit.r2 * 1e4) / 1e4) : json_null());
+    json_object_set_new(o, "trend", it->have_fit ? json_string(od_trend_verdict_name(it->fit.verdict)) : json_null());
+    json_object_set_new(o, "judged_iterations", json_integer((json_int_t)it->judged));
+    json_object_set_new(o, "surviving_bytes_per_iteration", json_integer((json_int_t)it->surviving_bytes_per_iteration));
+    json_t *sv = json_array();
+    for (size_t i = 0; i < it->n_survivors && i < 10; i++)
+        json_array_append_new(sv, json_pack("{s:s,s:s,s:I,s:I,s:I}", "site", it->survivors[i].site, "where",
+                                             it->survivors[i].where, "bytes_per_iteration",
+                                             (json_int_t)it->survivors[i].bytes_per_iteration, "surviving_bytes",
+                                             (json_int_t)it->survivors[i].surviving_bytes, "iterations",
+                                             (json_int_t)it->survivors[i].iterations));
+    json_object_set_new(o, "survivors", sv);
+    return o;
+}
+
+static json_t *categories_json(const od_categories *c)
+{
+    if (!c)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "at", json_string(c->have_peak ? "peak" : "end"));
+    json_object_set_new(o, "peak_entry", c->have_peak ? json_integer((json_int_t)c->peak_entry) : json_null());
+    json_object_set_new(o, "total_bytes", json_integer((json_int_t)c->total_bytes));
+    json_t *b = json_object();
+    for (int k = 0; k < OD_CAT_COUNT; k++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "bytes", json_integer((json_int_t)c->bytes[k]));
+        json_object_set_new(x, "count", json_integer((json_int_t)c->count[k]));
+        json_object_set_new(x, "top_site", c->top_site[k][0] ? json_string(c->top_site[k]) : json_null());
+        json_object_set_new(b, od_category_name((od_category)k), x);
+    }
+    json_object_set_new(o, "by_category", b);
+    json_object_set_new(o, "unknown_share",
+                        json_real(c->total_bytes ? round(1e4 * (double)c->bytes[OD_CAT_UNKNOWN] / (double)c->total_bytes) / 1e4 : 0));
+    return o;
+}
+
+static json_t *snapshots_json(const od_diagnosis *d, const input *ins)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < d->n_snapshots; i++) {
+        const od_snapshot_findings *f = &d->snapshots[i];
+        const od_device_summary *s = f->figures;
+        json_t *o = json_object();
+        json_object_set_new(o, "file", json_string(ins[f->input].name));
+        json_object_set_new(o, "device", json_integer((json_int_t)f->device));
+        json_object_set_new(o, "verdict", json_string(od_verdict_name(f->verdict)));
+        json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)s->reserved_bytes));
+        json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)s->allocated_bytes));
+        json_object_set_new(o, "stranded_bytes", json_integer((json_int_t)s->stranded_bytes));
+        json_object_set_new(o, "largest_free_block_bytes", json_integer((json_int_t)s->largest_free_block_bytes));
+        json_object_set_new(o, "peak_requested_bytes", s->has_trace ? json_integer((json_int_t)s->peak_requested_bytes) : json_null());
+        json_object_set_new(o, "iterations", iterations_json(f->iterations));
+        json_object_set_new(o, "categories", categories_json(f->categories));
+        if (f->have_oom)
+            json_object_set_new(o, "oom", json_pack("{s:I,s:I,s:I,s:I,s:I}", "request_bytes", (json_int_t)f->oom_request_bytes,
+                                                    "device_free_bytes", (json_int_t)f->oom_device_free_bytes,
+                                                    "allocated_bytes", (json_int_t)f->oom_allocated_bytes,
+                                                    "reserved_bytes", (json_int_t)f->oom_reserved_bytes,
+                                                    "max_reserved_bytes", (json_int_t)f->max_reserved_bytes));
+        else
+            json_object_set_new(o, "oom", json_null());
+        if (f->n_whatifs) {
+            json_t *x = json_object(), *rs = json_array();
+            json_object_set_new(x, "cap_bytes", json_integer((json_int_t)f->whatif_cap_bytes));
+            json_object_set_new(x, "cap_source", json_string(f->whatif_cap_source));
+            json_object_set_new(x, "reproduces_oom", json_boolean(f->whatif_reproduces));
+            for (size_t k = 0; k < f->n_whatifs; k++) {
+                const od_whatif *w = &f->whatifs[k];
+                json_array_append_new(rs, json_pack("{s:s,s:b,s:o,s:I,s:I}", "setting", w->setting[0] ? w->setting : "(as recorded)",
+                                                    "oom", w->oom, "oom_entry",
+                                                    w->oom ? json_integer((json_int_t)w->oom_entry) : json_null(),
+                                                    "peak_reserved_bytes", (json_int_t)w->peak_reserved_bytes,
+                                                    "stranded_at_peak_bytes", (json_int_t)w->stranded_at_peak_bytes));
+            }
+            json_object_set_new(x, "results", rs);
+            json_object_set_new(o, "whatifs", x);
+        } else {
+            json_object_set_new(o, "whatifs", json_null());
+        }
+        if (f->have_expected) {
+            json_t *x = json_object(), *by = json_object();
+            json_object_set_new(x, "peak_bytes", json_integer((json_int_t)f->expected_peak_bytes));
+            for (int k = 0; k < OD_CAT_COUNT; k++)
+                json_object_set_new(by, od_category_name((od_category)k), json_integer((json_int_t)f->expected_bytes[k]));
+            json_object_set_new(x, "by_category", by);
+            json_object_set_new(x, "worst_category",
+                                f->worst_category < 0 ? json_null()
+                                : f->worst_category == OD_CAT_COUNT
+                                    ? json_string("gradients+activations+logits_and_loss")
+                                    : json_string(od_category_name((od_category)f->worst_category)));
+            json_object_set_new(x, "excess_bytes", f->worst_category < 0 ? json_null() : json_integer((json_int_t)f->worst_excess_bytes));
+            json_object_set_new(o, "expected", x);
+        } else {
+            json_object_set_new(o, "expected", json_null());
+        }
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+static json_t *doc_json(const od_diagnosis *d, const input *ins, size_t n)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema_version", json_integer(1));
-    json_object_set_new(doc, "verdict", json_string(verdict_names[d->v]));
+    json_object_set_new(doc, "verdict", json_string(od_verdict_name(d->verdict)));
     json_object_set_new(doc, "growth_bytes_per_step",
-                        d->v == V_LEAK && d->have_growth ? json_integer((json_int_t)llround(d->growth_per_step)) : json_null());
-    if (d->v == V_LEAK && d->from && d->from->series && d->from->series->time_indexed)
-        json_object_set_new(doc, "growth_bytes_per_second", json_integer((json_int_t)llround(d->growth_per_step)));
-    /* TODO(snapshot): the site (file:line:function) that keeps memory alive, from a snapshot. */
-    json_object_set_new(doc, "site", json_null());
+                        d->verdict == OD_VERDICT_LEAK && d->have_growth_per_step
+                            ? json_integer((json_int_t)llround(d->growth_bytes_per_step)) : json_null());
+    if (d->verdict == OD_VERDICT_LEAK && d->have_growth_per_second)
+        json_object_set_new(doc, "growth_bytes_per_second", json_integer((json_int_t)llround(d->growth_bytes_per_second)));
+    json_object_set_new(doc, "site", d->site[0] ? json_string(d->site) : json_null());
+    json_object_set_new(doc, "decided_by", d->decided_by != OD_NO_INPUT ? json_string(ins[d->decided_by].name) : json_null());
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
         json_object_set_new(o, "file", json_string(ins[i].name));
-        json_object_set_new(o, "kind", json_string(kind_names[ins[i].kind]));
+        json_object_set_new(o, "kind", json_string(od_input_kind_name(ins[i].kind)));
         json_array_append_new(arr, o);
     }
     json_object_set_new(doc, "inputs", arr);
     arr = json_array();
-    for (size_t i = 0; i < d->n_evidence; i++)
-        json_array_append_new(arr, json_string(d->evidence[i].text));
+    for (size_t i = 0; i < d->n_evidence; i++) {
+        const od_evidence *e = &d->evidence[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "text", json_string(e->text));
+        json_object_set_new(o, "file", e->input != OD_NO_INPUT ? json_string(ins[e->input].name) : json_null());
+        json_object_set_new(o, "key", e->key ? json_string(e->key) : json_null());
+        json_object_set_new(o, "value", e->key ? (e->value == floor(e->value) && fabs(e->value) < 9e18
+                                                      ? json_integer((json_int_t)e->value)
+                                                      : json_real(round(e->value * 1e4) / 1e4))
+                                               : json_null());
+        json_array_append_new(arr, o);
+    }
     json_object_set_new(doc, "evidence", arr);
     json_t *nw = json_array(), *lt = json_array();
-    for (size_t i = 0; i < d->n_now; i++)
-        json_array_append_new(nw, json_pack("{s:i,s:s,s:s}", "rank", (int)i + 1, "action", d->now[i].text, "effect",
-                                            d->now_effect[i].text));
-    for (size_t i = 0; i < d->n_later; i++)
-        json_array_append_new(lt, json_pack("{s:i,s:s,s:s}", "rank", (int)i + 1, "action", d->later[i].text, "effect",
-                                            d->later_effect[i].text));
+    for (size_t i = 0; i < d->n_do_now; i++)
+        json_array_append_new(nw, json_pack("{s:i,s:s,s:s}", "rank", (int)i + 1, "action", d->do_now[i].action, "effect",
+                                            d->do_now[i].effect));
+    for (size_t i = 0; i < d->n_long_term; i++)
+        json_array_append_new(lt, json_pack("{s:i,s:s,s:s}", "rank", (int)i + 1, "action", d->long_term[i].action,
+                                            "effect", d->long_term[i].effect));
     json_object_set_new(doc, "do_now", nw);
     json_object_set_new(doc, "long_term", lt);
     json_object_set_new(doc, "verify", json_string(d->verify));
     json_object_set_new(doc, "oom_report", d->report ? od_cli_oom_json(d->report) : json_null());
+    json_object_set_new(doc, "snapshots", snapshots_json(d, ins));
+    json_object_set_new(doc, "highest_snapshot",
+                        d->n_snapshots > 1 ? json_string(ins[d->snapshots[d->highest_snapshot].input].name) : json_null());
     return doc;
 }
 
-static void print_text(const diagnosis *d)
+static void print_text(const od_diagnosis *d)
 {
-    const char *col = d->v == V_HEALTHY ? od_c_green : d->v == V_UNKNOWN ? od_c_yellow : od_c_red;
-    printf("%sverdict: %s%s%s\n", od_c_bold, col, verdict_names[d->v], od_c_reset);
+    const char *col = d->verdict == OD_VERDICT_HEALTHY ? od_c_green : d->verdict == OD_VERDICT_UNKNOWN ? od_c_yellow : od_c_red;
+    printf("%sverdict: %s%s%s\n", od_c_bold, col, od_verdict_name(d->verdict), od_c_reset);
+    if (d->verdict == OD_VERDICT_LEAK && d->site[0]) {
+        char a[32];
+        printf("  %s per iteration kept alive by %s\n",
+               od_format_iec((uint64_t)llround(d->growth_bytes_per_step > 0 ? d->growth_bytes_per_step : 0), a, sizeof a),
+               d->site);
+    }
     if (d->n_evidence) {
         printf("\n%sevidence%s\n", od_c_bold, od_c_reset);
         for (size_t i = 0; i < d->n_evidence; i++)
             printf("  - %s\n", d->evidence[i].text);
     }
-    if (d->n_now) {
+    if (d->n_do_now) {
         printf("\n%sdo now%s\n", od_c_bold, od_c_reset);
-        for (size_t i = 0; i < d->n_now; i++)
-            printf("  %zu. %s\n     -> %s\n", i + 1, d->now[i].text, d->now_effect[i].text);
+        for (size_t i = 0; i < d->n_do_now; i++)
+            printf("  %zu. %s\n     -> %s\n", i + 1, d->do_now[i].action, d->do_now[i].effect);
     }
-    if (d->n_later) {
+    if (d->n_long_term) {
         printf("\n%slong term%s\n", od_c_bold, od_c_reset);
-        for (size_t i = 0; i < d->n_later; i++)
-            printf("  %zu. %s\n     -> %s\n", i + 1, d->later[i].text, d->later_effect[i].text);
+        for (size_t i = 0; i < d->n_long_term; i++)
+            printf("  %zu. %s\n     -> %s\n", i + 1, d->long_term[i].action, d->long_term[i].effect);
     }
     printf("\n%sverify%s\n  %s\n", od_c_bold, od_c_reset, d->verify);
+}
+
+/* Index of a plan flag's value among the estimate module's names, or -1. */
+static int name_index(int opt, const char *text)
+{
+    for (int k = 0; k < 16; k++) {
+        const char *nm = opt == 'P' ? od_precision_name((od_precision)k) : opt == 'O' ? od_optimizer_name((od_optimizer)k)
+                         : opt == 'A' ? od_attention_name((od_attention)k) : od_ckpt_name((od_ckpt)k);
+        if (strcmp(nm, "?") == 0)
+            return -1;
+        if (strcmp(nm, text) == 0)
+            return k;
+    }
+    return -1;
 }
 
 static int parse_fail_on(const char *list, int *fail_on)
@@ -480,11 +352,10 @@ static int parse_fail_on(const char *list, int *fail_on)
     char buf[256];
     snprintf(buf, sizeof buf, "%s", list);
     for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        int found = 0;
-        for (int v = 0; v < V_COUNT; v++)
-            if (strcmp(tok, verdict_names[v]) == 0)
-                fail_on[v] = found = 1;
-        if (!found)
+        int v = od_verdict_parse(tok);
+        if (v >= 0)
+            fail_on[v] = 1;
+        else
             return od_cli_usage_error("doctor",
                                       "--fail-on: '%s' is not a verdict (capacity, fragmentation, leak, "
                                       "other_processes, cap_limit, healthy, unknown)", tok);
@@ -496,11 +367,22 @@ int od_cmd_doctor(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"fail-on", required_argument, NULL, 'f'},
+        {"config", required_argument, NULL, 'C'},
+        {"batch", required_argument, NULL, 'B'},
+        {"seq", required_argument, NULL, 'S'},
+        {"precision", required_argument, NULL, 'P'},
+        {"optimizer", required_argument, NULL, 'O'},
+        {"attention", required_argument, NULL, 'A'},
+        {"checkpointing", required_argument, NULL, 'K'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    int json = 0, c, fail_on[V_COUNT] = {0};
+    int json = 0, c, fail_on[OD_VERDICT_COUNT] = {0}, plan_flags = 0;
+    const char *config = NULL;
+    od_workload w;
+    od_workload_defaults(&w);
+    long v;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -509,47 +391,112 @@ int od_cmd_doctor(int argc, char **argv)
             if (parse_fail_on(optarg, fail_on))
                 return OD_EXIT_USAGE;
             break;
+        case 'C': config = optarg; break;
+        case 'B':
+            if (od_cli_parse_int_opt("doctor", "--batch", optarg, 1, 1L << 20, &v))
+                return OD_EXIT_USAGE;
+            w.batch = (uint64_t)v, plan_flags = 1;
+            break;
+        case 'S':
+            if (od_cli_parse_int_opt("doctor", "--seq", optarg, 1, 1L << 24, &v))
+                return OD_EXIT_USAGE;
+            w.seq = (uint64_t)v, plan_flags = 1;
+            break;
+        case 'P': case 'O': case 'A': case 'K': {
+            int k = name_index(c, optarg);
+            if (k < 0)
+                return od_cli_usage_error("doctor", "--%s: '%s' is not a known value (see --help)",
+                                          c == 'P' ? "precision" : c == 'O' ? "optimizer" : c == 'A' ? "attention" : "checkpointing",
+                                          optarg);
+            if (c == 'P') w.precision = (od_precision)k;
+            else if (c == 'O') w.optimizer = (od_optimizer)k;
+            else if (c == 'A') w.attention = (od_attention)k;
+            else w.ckpt = (od_ckpt)k;
+            plan_flags = 1;
+            break;
+        }
         case 'j': json = 1; break;
         case 'h': usage(); return OD_EXIT_OK;
         case ':': return od_cli_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
         default: return od_cli_usage_error("doctor", "unknown option '%s'", argv[optind - 1]);
         }
     }
-    size_t n = (size_t)(argc - optind);
-    if (n == 0)
+    size_t n_files = (size_t)(argc - optind), n = n_files + (config != NULL);
+    if (n_files == 0)
         return od_cli_usage_error("doctor", "expected at least one FILE");
     input *ins = calloc(n, sizeof *ins);
     if (!ins)
         return OD_EXIT_INTERNAL;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        ins[i].path = argv[optind + (int)i];
+        ins[i].path = i < n_files ? argv[optind + (int)i] : config;
         ins[i].name = strcmp(ins[i].path, "-") == 0 ? "<stdin>" : ins[i].path;
         rc = load_input(&ins[i]);
+        if (!rc && i == n_files && ins[i].kind != OD_INPUT_CONFIG) {
+            od_error e;
+            od_fail(&e, OD_ERR_FORMAT, "--config: not a model config.json (no model_type and hidden size)");
+            rc = od_cli_report_error(ins[i].path, &e);
+        }
     }
+    /* The plan of the workload, for each config, when there is a snapshot to compare. */
+    int any_snap = 0;
+    for (size_t i = 0; i < n && !rc; i++)
+        any_snap |= ins[i].kind == OD_INPUT_SNAPSHOT;
+    for (size_t i = 0; i < n && !rc && any_snap; i++) {
+        if (ins[i].kind != OD_INPUT_CONFIG)
+            continue;
+        od_error e;
+        od_error_clear(&e);
+        if (!ins[i].have_model) {
+            od_fail(&e, OD_ERR_FORMAT, "the planner cannot read this config.json");
+            rc = od_cli_report_error(ins[i].path, &e);
+        } else if (od_estimate_compute(&ins[i].model, &w, &ins[i].estimate, &e) != OD_OK) {
+            rc = e.status == OD_ERR_ARG ? od_cli_usage_error("doctor", "%s", e.msg) : od_cli_report_error(ins[i].path, &e);
+        } else {
+            ins[i].have_estimate = 1;
+        }
+    }
+    if (!rc && plan_flags && !config) {
+        int have_cfg = 0;
+        for (size_t i = 0; i < n; i++)
+            have_cfg |= ins[i].kind == OD_INPUT_CONFIG;
+        if (!have_cfg)
+            rc = od_cli_usage_error("doctor", "plan flags (--batch, --seq, ...) need a config.json (--config FILE)");
+    }
+    od_diag_input *di = rc ? NULL : calloc(n, sizeof *di);
+    if (!rc && !di)
+        rc = OD_EXIT_INTERNAL;
     if (!rc) {
         int all_nothing = 1;
-        for (size_t i = 0; i < n; i++)
-            all_nothing &= ins[i].kind == K_NOTHING;
-        diagnosis *d = malloc(sizeof *d);
-        if (!d) {
-            rc = OD_EXIT_INTERNAL;
+        for (size_t i = 0; i < n; i++) {
+            all_nothing &= ins[i].kind == OD_INPUT_NOTHING;
+            di[i] = (od_diag_input){ins[i].name, ins[i].kind, ins[i].tri, ins[i].series,
+                                    ins[i].have_fit ? &ins[i].fit : NULL, ins[i].snap,
+                                    ins[i].have_estimate ? &ins[i].estimate : NULL};
+        }
+        od_diagnosis *d = NULL;
+        od_error err;
+        od_error_clear(&err);
+        od_status st = od_diagnose(di, n, &d, &err);
+        if (st != OD_OK) {
+            rc = od_cli_report_error(NULL, &err);
         } else {
-            diagnose(d, ins, n);
             if (json) {
                 rc = od_cli_print_json(doc_json(d, ins, n));
             } else {
                 od_cli_color_init();
                 print_text(d);
             }
-            if (!rc && (fail_on[d->v] || all_nothing))
+            if (!rc && (fail_on[d->verdict] || all_nothing))
                 rc = OD_EXIT_NOTHING;
-            free(d);
         }
+        od_diagnosis_free(d);
     }
+    free(di);
     for (size_t i = 0; i < n; i++) {
         od_triage_free(ins[i].tri);
         od_series_free(ins[i].series);
+        od_snapshot_free(ins[i].snap);
     }
     free(ins);
     return rc;

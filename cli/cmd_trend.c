@@ -7,11 +7,13 @@
 #include <string.h>
 
 #include "../lib/input.h"
+#include "../lib/iterations.h"
 #include "../lib/profile.h"
 #include "../lib/trend.h"
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
+#include "snapin.h"
 #include "textin.h"
 
 static void usage(void)
@@ -24,9 +26,12 @@ static void usage(void)
            "column (step, iter, iteration) or a time column (time_s, t: seconds) and any of\n"
            "allocated, reserved, used, peak (as written by training loops, with or without\n"
            "_bytes; _mib/_gib/_mb/_gb suffixes scale). An NVML series is time_s,used_bytes\n"
-           "(what oomdoc watch writes). A PyTorch profiler trace gives one point per optimizer\n"
-           "step (allocated after it, the step's peak); an export_memory_timeline JSON a time\n"
-           "series. Gzipped input is read transparently; - is stdin.\n\n"
+           "(what oomdoc watch writes). Gzipped input is read transparently; - is stdin.\n"
+           "A memory snapshot (.pickle, .pickle.gz) gives live memory at each training\n"
+           "iteration boundary (Optimizer.step annotations, or the allocation that repeats once\n"
+           "per iteration), judged as a step log: growth per step is per iteration.\n"
+           "A PyTorch profiler trace gives one point per optimizer step (allocated after it,\n"
+           "reserved, the step's peak); an export_memory_timeline JSON a time series.\n\n"
            "Options:\n"
            "  --capacity SIZE  device memory to project against (e.g. 80GiB, 24GB, bytes)\n"
            "  --metric NAME    judge by allocated, reserved, used or peak (default: the first\n"
@@ -34,7 +39,8 @@ static void usage(void)
            "  --json           machine-readable output (schema_version 1, sizes in bytes)\n"
            "  --help           this text\n\n"
            "Example:\n"
-           "  oomdoc trend tests/data/extracted/leak_eval_no_grad_steps.csv --capacity 24GiB\n\n"
+           "  oomdoc trend tests/data/extracted/leak_eval_no_grad_steps.csv --capacity 24GiB\n"
+           "  oomdoc trend tests/data/snapshots/leak_eval_no_grad.pickle\n\n"
            OD_EXIT_CODES_HELP);
 }
 
@@ -183,15 +189,50 @@ int od_cmd_trend(int argc, char **argv)
         return rc;
     od_error err;
     od_error_clear(&err);
-    if (len > 0 && (unsigned char)text[0] == 0x80) {
-        /* TODO(snapshot reader): per-iteration live memory from a snapshot's trace. */
-        free(text);
-        od_fail_at(&err, OD_ERR_FORMAT, 0,
-                   "a pickled snapshot: trend reads step logs and NVML series (use oomdoc doctor or snapshot)");
-        return od_cli_report_error(path, &err);
-    }
     od_series *s = NULL;
-    if (od_profile_detect(text, len < 4096 ? len : 4096) >= 0) {
+    od_iterations *its = NULL;
+    if (od_cli_is_pickle(text, len)) {
+        /* A snapshot: live memory at each iteration boundary, as a step log. */
+        od_snapshot *snap = od_cli_load_snapshot_mem(path, text, len, &rc);
+        free(text);
+        if (!snap)
+            return rc;
+        for (size_t i = 0; i < snap->n_traces && !(its && its->n >= 3); i++) {
+            od_iterations_free(its);
+            its = NULL;
+            if (od_iterations_find(snap, snap->traces[i].device, 1, &its, &err) != OD_OK) {
+                od_snapshot_free(snap);
+                return od_cli_report_error(path, &err);
+            }
+        }
+        od_snapshot_free(snap);
+        if (!its || its->n < 3) {
+            fprintf(stderr, "oomdoc: %s: no training iterations found in the snapshot's trace\n",
+                    strcmp(path, "-") == 0 ? "<stdin>" : path);
+            od_iterations_free(its);
+            return OD_EXIT_NOTHING;
+        }
+        s = calloc(1, sizeof *s);
+        if (s) {
+            s->n = its->n;
+            s->x = malloc(its->n * sizeof *s->x);
+            s->y[OD_METRIC_ALLOCATED] = malloc(its->n * sizeof(double));
+        }
+        if (!s || !s->x || !s->y[OD_METRIC_ALLOCATED]) {
+            od_series_free(s);
+            od_iterations_free(its);
+            return OD_EXIT_INTERNAL;
+        }
+        for (size_t i = 0; i < its->n; i++) {
+            s->x[i] = (double)i;
+            s->y[OD_METRIC_ALLOCATED][i] = (double)its->items[i].live_bytes;
+        }
+        if (metric >= 0 && metric != OD_METRIC_ALLOCATED) {
+            od_series_free(s);
+            od_iterations_free(its);
+            return od_cli_usage_error("trend", "--metric: a snapshot gives live (allocated) memory only");
+        }
+    } else if (od_profile_detect(text, len < 4096 ? len : 4096) >= 0) {
         /* A profiler record (trace, memory timeline): per-step or timed allocated. */
         od_input *in = NULL;
         od_profile *prof = NULL;
@@ -205,16 +246,18 @@ int od_cmd_trend(int argc, char **argv)
         free(text);
         if (st)
             return od_cli_report_error(path, &err);
-    } else if (od_series_parse(text, len, &s, &err) != OD_OK) {
-        free(text);
-        return od_cli_report_error(path, &err);
     } else {
+        if (od_series_parse(text, len, &s, &err) != OD_OK) {
+            free(text);
+            return od_cli_report_error(path, &err);
+        }
         free(text);
     }
     od_metric prim = metric >= 0 ? (od_metric)metric : od_series_primary(s);
     od_trend_fit fit;
     if (od_trend_analyze(s, prim, capacity, &fit, &err) != OD_OK) {
         od_series_free(s);
+        od_iterations_free(its);
         if (err.status == OD_ERR_ARG)
             return od_cli_usage_error("trend", "%s", err.msg);
         if (err.status == OD_ERR_FORMAT) {
@@ -233,7 +276,15 @@ int od_cmd_trend(int argc, char **argv)
         json_t *doc = json_object();
         json_object_set_new(doc, "schema_version", json_integer(1));
         json_object_set_new(doc, "input", json_string(strcmp(path, "-") == 0 ? "<stdin>" : path));
-        json_object_set_new(doc, "index", json_string(s->time_indexed ? "time_s" : "step"));
+        json_object_set_new(doc, "index", json_string(its ? "iteration" : s->time_indexed ? "time_s" : "step"));
+        if (its) {
+            json_t *lv = json_array();
+            for (size_t i = 0; i < its->n; i++)
+                json_array_append_new(lv, json_integer((json_int_t)its->items[i].live_bytes));
+            json_object_set_new(doc, "iterations", json_pack("{s:s,s:s,s:I,s:o}", "source", od_iter_source_name(its->source),
+                                                             "marker", its->marker, "device", (json_int_t)its->device,
+                                                             "live_bytes", lv));
+        }
         json_object_set_new(doc, "capacity_bytes", capacity ? json_integer((json_int_t)capacity) : json_null());
         json_t *p = fit_json(s, &fit, capacity);
         json_object_update(doc, p);
@@ -244,9 +295,20 @@ int od_cmd_trend(int argc, char **argv)
                 json_array_append_new(arr, fit_json(s, &others[m], capacity));
         json_object_set_new(doc, "other_metrics", arr);
         od_series_free(s);
+        od_iterations_free(its);
         return od_cli_print_json(doc);
     }
     od_cli_color_init();
+    if (its) {
+        char a[32];
+        printf("%zu iterations on device %lld (%s: %s); live memory at each boundary:\n ", its->n,
+               (long long)its->device, its->source == OD_ITER_ANNOTATIONS ? "annotation" : "repeating allocation at",
+               its->marker);
+        for (size_t i = 0; i < its->n; i++)
+            printf(" %s%s", od_format_iec(its->items[i].live_bytes, a, sizeof a), i + 1 < its->n ? "," : "\n");
+        od_iterations_free(its);
+        its = NULL;
+    }
     print_fit(s, &fit, capacity, 1);
     int any = 0;
     for (int m = 0; m < OD_METRIC_COUNT; m++)

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/units.h"
@@ -116,6 +117,14 @@ FILE *od_cli_open(const char *path, int *exit_code)
     if (!f) {
         fprintf(stderr, "oomdoc: %s: cannot open: %s\n", path, strerror(errno));
         *exit_code = OD_EXIT_INPUT;
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        fprintf(stderr, "oomdoc: %s: is a directory, expected a file\n", path);
+        *exit_code = OD_EXIT_INPUT;
+        return NULL;
     }
     return f;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/diagnose.h"
 #include "../lib/input.h"
 #include "../lib/units.h"
 #include "output.h"
@@ -70,77 +71,12 @@ char *od_cli_read_all(const char *path, size_t *len, int *exit_code)
 
 const char *od_cli_request_note(const od_oom_report *r)
 {
-    if (!r->request_is_segment)
-        return NULL;
-    if (r->requested_bytes == 2ULL << 20 || r->requested_bytes == 20ULL << 20)
-        return "the allocator's segment size: the tensor may be much smaller (requests up to 1 MiB "
-               "take a 2 MiB segment, up to 10 MiB a 20 MiB one)";
-    return "the allocator's block size (the request rounded up), not the tensor's exact size";
+    return od_oom_request_note(r);
 }
 
 void od_cli_oom_reason(const od_oom_report *r, char *buf, size_t size)
 {
-    char a[32], b[32], c[32], d[32], e[32], f[32];
-    uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
-    const char *lim = (r->have & OD_HAVE_ALLOWED) ? "the cap" : "capacity";
-    switch (r->verdict) {
-    case OD_OOM_UNKNOWN:
-        if (!(r->have & OD_HAVE_REQUESTED))
-            snprintf(buf, size, "the message does not say how much was requested");
-        else
-            snprintf(buf, size, "the message gives no pool figures (%s), so the cause cannot be told from it",
-                     !(r->have & OD_HAVE_ALLOCATED) ? "allocated memory" : "capacity or cap");
-        return;
-    case OD_OOM_FRAGMENTATION:
-        snprintf(buf, size,
-                 "%s requested <= %s reserved-unallocated + %s headroom under %s = %s: the memory "
-                 "existed, but no free block was large enough",
-                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(ru, b, sizeof b),
-                 od_format_iec(r->headroom_bytes, c, sizeof c), lim,
-                 od_format_iec(r->available_bytes, d, sizeof d));
-        return;
-    case OD_OOM_CAP_LIMIT:
-        if (r->framework == OD_FW_PYTORCH_MPS)
-            snprintf(buf, size,
-                     "the MPS high-watermark cap (max allowed %s) was reached: %s requested, only %s "
-                     "left under it",
-                     od_format_iec(r->allowed_bytes, a, sizeof a), od_format_iec(r->requested_bytes, b, sizeof b),
-                     od_format_iec(r->available_bytes, c, sizeof c));
-        else if (r->have & OD_HAVE_FREE)
-            snprintf(buf, size,
-                     "the per-process cap (%s allowed) was reached: %s requested, %s available under "
-                     "the cap, while the device still had %s free",
-                     od_format_iec(r->allowed_bytes, a, sizeof a), od_format_iec(r->requested_bytes, b, sizeof b),
-                     od_format_iec(r->available_bytes, c, sizeof c), od_format_iec(r->free_bytes, d, sizeof d));
-        else
-            snprintf(buf, size, "the per-process cap (%s allowed) was reached: %s requested, %s available under it",
-                     od_format_iec(r->allowed_bytes, a, sizeof a), od_format_iec(r->requested_bytes, b, sizeof b),
-                     od_format_iec(r->available_bytes, c, sizeof c));
-        return;
-    case OD_OOM_OTHER_PROCESSES:
-        snprintf(buf, size,
-                 "%s requested > %s available (%s reserved-unallocated + %s headroom): %s missing, and "
-                 "other processes hold %s",
-                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->available_bytes, b, sizeof b),
-                 od_format_iec(ru, c, sizeof c), od_format_iec(r->headroom_bytes, d, sizeof d),
-                 od_format_iec(r->missing_bytes, e, sizeof e),
-                 od_format_iec(r->others_bytes, f, sizeof f));
-        return;
-    case OD_OOM_CAPACITY: {
-        char o[64] = "no other process is reported";
-        if (r->n_other)
-            snprintf(o, sizeof o, "other processes hold only %s", od_format_iec(r->others_bytes, e, sizeof e));
-        char m[32];
-        snprintf(buf, size,
-                 "%s requested > %s available (%s reserved-unallocated + %s headroom under %s): %s "
-                 "missing; %s",
-                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->available_bytes, b, sizeof b),
-                 od_format_iec(ru, c, sizeof c), od_format_iec(r->headroom_bytes, d, sizeof d), lim,
-                 od_format_iec(r->missing_bytes, m, sizeof m), o);
-        return;
-    }
-    }
-    snprintf(buf, size, "?");
+    od_oom_reason(r, buf, size);
 }
 
 static json_t *opt_bytes(const od_oom_report *r, unsigned bit, uint64_t v)

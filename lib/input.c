@@ -1,11 +1,34 @@
-/* input.c - streaming input with transparent gzip (zlib). */
+/* input.c - streaming input with transparent gzip (zlib).
+ *
+ * A file is read (and inflated) by a background thread into a small ring of buffers, so
+ * that reading and decompressing overlap with the parser on a second core; memory input
+ * is read synchronously. Either way at most a few MiB are held. */
 #include "input.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #define RAW_CHUNK (64u * 1024u)
+#define SLOTS 4
+#define SLOT_SIZE (1u << 20)
+
+typedef struct {
+    unsigned char *data;
+    size_t len;
+    int last;                   /* the stream ends after this slot (EOF or error) */
+} slot;
+
+/* The background reader: the thread fills slots[tail...], the reader drains slots[head]. */
+typedef struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    slot slots[SLOTS];
+    int head, count, stop, done;
+    size_t pos;                 /* read position in slots[head] */
+} async_reader;
 
 struct od_input {
     FILE *file;                 /* NULL for memory input */
@@ -21,7 +44,10 @@ struct od_input {
     int z_ready;
     unsigned char *raw;         /* compressed bytes waiting for inflate */
     size_t raw_len, raw_pos;
+    async_reader *async;        /* NULL: read synchronously */
 };
+
+static size_t read_sync(od_input *in, void *buf, size_t n);
 
 static size_t raw_read(od_input *in, unsigned char *buf, size_t n)
 {
@@ -72,13 +98,85 @@ static od_status start(od_input *in, od_input **out, od_error *err)
     return OD_OK;
 }
 
+static void *reader_main(void *arg)
+{
+    od_input *in = arg;
+    async_reader *a = in->async;
+    for (int tail = 0;; tail = (tail + 1) % SLOTS) {
+        pthread_mutex_lock(&a->mu);
+        while (a->count == SLOTS && !a->stop)
+            pthread_cond_wait(&a->cv, &a->mu);
+        int stop = a->stop;
+        pthread_mutex_unlock(&a->mu);
+        if (stop)
+            break;
+        slot *sl = &a->slots[tail];
+        sl->len = 0;
+        while (sl->len < SLOT_SIZE) {
+            size_t got = read_sync(in, sl->data + sl->len, SLOT_SIZE - sl->len);
+            if (got == 0)
+                break;
+            sl->len += got;
+        }
+        sl->last = sl->len < SLOT_SIZE;
+        pthread_mutex_lock(&a->mu);
+        a->count++;
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&a->mu);
+        if (sl->last)
+            break;
+    }
+    return NULL;
+}
+
+static void async_free(async_reader *a)
+{
+    for (int i = 0; i < SLOTS; i++)
+        free(a->slots[i].data);
+    free(a);
+}
+
+/* Start the background reader; on failure the input simply stays synchronous. */
+static void async_start(od_input *in)
+{
+    async_reader *a = calloc(1, sizeof *a);
+    if (!a)
+        return;
+    for (int i = 0; i < SLOTS; i++) {
+        a->slots[i].data = malloc(SLOT_SIZE);
+        if (!a->slots[i].data) {
+            async_free(a);
+            return;
+        }
+    }
+    if (pthread_mutex_init(&a->mu, NULL) != 0) {
+        async_free(a);
+        return;
+    }
+    if (pthread_cond_init(&a->cv, NULL) != 0) {
+        pthread_mutex_destroy(&a->mu);
+        async_free(a);
+        return;
+    }
+    in->async = a;
+    if (pthread_create(&a->thread, NULL, reader_main, in) != 0) {
+        in->async = NULL;
+        pthread_cond_destroy(&a->cv);
+        pthread_mutex_destroy(&a->mu);
+        async_free(a);
+    }
+}
+
 od_status od_input_open_file(FILE *f, od_input **out, od_error *err)
 {
     od_input *in = calloc(1, sizeof *in);
     if (!in)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     in->file = f;
-    return start(in, out, err);
+    od_status st = start(in, out, err);
+    if (st == OD_OK)
+        async_start(in);
+    return st;
 }
 
 od_status od_input_open_memory(const void *data, size_t size, od_input **out, od_error *err)
@@ -96,6 +194,17 @@ void od_input_close(od_input *in)
 {
     if (!in)
         return;
+    if (in->async) {
+        async_reader *a = in->async;
+        pthread_mutex_lock(&a->mu);
+        a->stop = 1;
+        pthread_cond_broadcast(&a->cv);
+        pthread_mutex_unlock(&a->mu);
+        pthread_join(a->thread, NULL);
+        pthread_cond_destroy(&a->cv);
+        pthread_mutex_destroy(&a->mu);
+        async_free(a);
+    }
     if (in->z_ready)
         inflateEnd(&in->z);
     free(in->raw);
@@ -162,15 +271,59 @@ static size_t read_gzip(od_input *in, unsigned char *buf, size_t n)
     return got;
 }
 
-size_t od_input_read(od_input *in, void *buf, size_t n)
+static size_t read_sync(od_input *in, void *buf, size_t n)
 {
     if (in->status != OD_OK || n == 0)
         return 0;
     return in->gzip ? read_gzip(in, buf, n) : read_plain(in, buf, n);
 }
 
+/* Drain the ring: copy from the head slot, release it when empty, wait for the next. */
+static size_t read_async(od_input *in, unsigned char *buf, size_t n)
+{
+    async_reader *a = in->async;
+    size_t done = 0;
+    while (done < n && !a->done) {
+        pthread_mutex_lock(&a->mu);
+        while (a->count == 0)
+            pthread_cond_wait(&a->cv, &a->mu);
+        pthread_mutex_unlock(&a->mu);
+        slot *sl = &a->slots[a->head];
+        size_t k = sl->len - a->pos;
+        if (k > n - done)
+            k = n - done;
+        memcpy(buf + done, sl->data + a->pos, k);
+        a->pos += k;
+        done += k;
+        if (a->pos == sl->len) {
+            if (sl->last)
+                a->done = 1; /* in->status is final: the thread wrote it before this slot */
+            a->pos = 0;
+            a->head = (a->head + 1) % SLOTS;
+            pthread_mutex_lock(&a->mu);
+            a->count--;
+            pthread_cond_broadcast(&a->cv);
+            pthread_mutex_unlock(&a->mu);
+        }
+    }
+    return done;
+}
+
+size_t od_input_read(od_input *in, void *buf, size_t n)
+{
+    if (n == 0)
+        return 0;
+    if (in->async)
+        return read_async(in, buf, n);
+    return read_sync(in, buf, n);
+}
+
 od_status od_input_error(const od_input *in, od_error *err)
 {
+    /* With a background reader the status is final (and safe to read) once the last
+     * slot has been drained; before that no error has been seen by the caller. */
+    if (in->async && !in->async->done)
+        return OD_OK;
     if (in->status != OD_OK && err)
         *err = in->err;
     return in->status;
@@ -183,5 +336,7 @@ int od_input_is_gzip(const od_input *in)
 
 uint64_t od_input_raw_offset(const od_input *in)
 {
+    if (in->async && !in->async->done)
+        return 0; /* not known while the reader thread runs */
     return in->raw_offset;
 }

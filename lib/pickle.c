@@ -673,9 +673,12 @@ static od_pv vm_new_cont(vm *m, int kind)
  * list/tuple already exists. */
 static od_pv consume_cont(vm *m, od_pv v);
 
-static inline od_pv consume(vm *m, od_pv v)
+static inline __attribute__((always_inline)) od_pv consume(vm *m, od_pv v)
 {
-    return TAG(v) == TAG_CONT ? consume_cont(m, v) : v;
+    /* Most containers placed are already frozen (shared frames): nothing to do. */
+    if (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN))
+        return consume_cont(m, v);
+    return v;
 }
 
 static od_pv consume_cont(vm *m, od_pv v)
@@ -940,10 +943,26 @@ static uint64_t rd_u64(const unsigned char *p)
     return (uint64_t)rd_u32(p) | (uint64_t)rd_u32(p + 4) << 32;
 }
 
-#define NEED(n, what)                           \
-    do {                                        \
-        if (m->end - m->p < (ptrdiff_t)(n) && !fill(m, (n))) \
-            return truncated(m, what);          \
+#define SAVE_P() (m->p = p)
+#define PUSH_STRING(len_, bytes_)                       \
+    do {                                                \
+        uint64_t l_ = (len_);                           \
+        SAVE_P();                                       \
+        st = push_string(m, l_, (bytes_));              \
+        LOAD_P();                                       \
+        if (st != OD_OK)                                \
+            return st;                                  \
+    } while (0)
+#define LOAD_P() (p = m->p, end = m->end)
+#define NEED(n, what)                                   \
+    do {                                                \
+        if (end - p < (ptrdiff_t)(n)) {                 \
+            SAVE_P();                                   \
+            int ok_ = fill(m, (n));                     \
+            LOAD_P();                                   \
+            if (!ok_)                                   \
+                return truncated(m, what);              \
+        }                                               \
     } while (0)
 #define PUSH(v)                                 \
     do {                                        \
@@ -1034,10 +1053,15 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
 #define DISPATCH_END
 #define NEXT                                                              \
     do {                                                                  \
-        if (__builtin_expect(m->end - m->p < 16, 0) && !refill_or_eof(m)) \
-            return truncated(m, "the pickle (no STOP opcode)");           \
-        m->op_p = m->p;                  \
-        op = *m->p++;                                                     \
+        if (__builtin_expect(end - p < 16, 0)) {                          \
+            SAVE_P();                                                     \
+            int ok_ = refill_or_eof(m);                                   \
+            LOAD_P();                                                     \
+            if (!ok_)                                                     \
+                return truncated(m, "the pickle (no STOP opcode)");       \
+        }                                                                 \
+        m->op_p = p;                                                      \
+        op = *p++;                                                        \
         goto *table[op];                                                  \
     } while (0)
 #else
@@ -1046,10 +1070,15 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
 #define OP_DEFAULT default:
 #define DISPATCH_BEGIN                                                    \
     for (;;) {                                                            \
-        if (m->end - m->p < 16 && !refill_or_eof(m))                      \
-            return truncated(m, "the pickle (no STOP opcode)");           \
-        m->op_p = m->p;                  \
-        op = *m->p++;                                                     \
+        if (end - p < 16) {                                               \
+            SAVE_P();                                                     \
+            int ok_ = refill_or_eof(m);                                   \
+            LOAD_P();                                                     \
+            if (!ok_)                                                     \
+                return truncated(m, "the pickle (no STOP opcode)");       \
+        }                                                                 \
+        m->op_p = p;                                                      \
+        op = *p++;                                                        \
         switch (op) {
 #define DISPATCH_END } }
 #define NEXT continue
@@ -1069,6 +1098,8 @@ static int refill_or_eof(vm *m)
 static od_status run(vm *m)
 {
     od_status st;
+    /* The read window lives in registers; m->p / m->end are synced around calls that move it. */
+    const unsigned char *p = m->p, *end = m->end;
     unsigned op;
 #if OD_THREADED
 #pragma GCC diagnostic push
@@ -1131,19 +1162,19 @@ static od_status run(vm *m)
     DISPATCH_BEGIN
         OP(80) /* PROTO */
             NEED(1, "PROTO");
-            if (*m->p > 5)
+            if (*p > 5)
                 return fail(m, OD_ERR_FORMAT, "unsupported pickle protocol%s (expected 2-5)", "");
-            m->p++;
+            p++;
             NEXT;
         OP(95) /* FRAME: only a hint for buffering */
             NEED(8, "FRAME");
-            m->p += 8;
+            p += 8;
             NEXT;
         OP(2e) { /* STOP */
             if (m->sp == 0 || m->n_marks)
                 return fail(m, OD_ERR_FORMAT, "STOP with %s", m->sp ? "an open MARK" : "an empty stack");
             m->t->root = consume(m, m->stack[m->sp - 1]);
-            m->t->input_bytes = m->base + (uint64_t)(m->p - m->buf);
+            m->t->input_bytes = m->base + (uint64_t)(p - m->buf);
             return OD_OK;
         }
         OP(28) /* MARK */
@@ -1177,45 +1208,47 @@ static od_status run(vm *m)
         OP(89) PUSH(MKV(TAG_CONST, C_FALSE)); NEXT;
         OP(4a) /* BININT */
             NEED(4, "BININT");
-            PUSH(make_int(m->t, (int32_t)rd_u32(m->p)));
-            m->p += 4;
+            PUSH(make_int(m->t, (int32_t)rd_u32(p)));
+            p += 4;
             NEXT;
         OP(4b) /* BININT1 */
             NEED(1, "BININT1");
-            PUSH(MKV(TAG_INT, *m->p));
-            m->p++;
+            PUSH(MKV(TAG_INT, *p));
+            p++;
             NEXT;
         OP(4d) /* BININT2 */
             NEED(2, "BININT2");
-            PUSH(MKV(TAG_INT, (unsigned)m->p[0] | (unsigned)m->p[1] << 8));
-            m->p += 2;
+            PUSH(MKV(TAG_INT, (unsigned)p[0] | (unsigned)p[1] << 8));
+            p += 2;
             NEXT;
         OP(8a) { /* LONG1 */
             NEED(1, "LONG1");
-            size_t n = *m->p++;
-            if (n && n < 8 && m->end - m->p >= 8) {
+            size_t n = *p++;
+            if (n && n < 8 && end - p >= 8) {
                 /* Fast path: load 8 bytes, keep n, sign-extend. */
                 uint64_t u;
-                memcpy(&u, m->p, 8);
+                memcpy(&u, p, 8);
                 u = le64(u);
                 int sh = 64 - 8 * (int)n;
                 int64_t v = (int64_t)(u << sh) >> sh;
-                m->p += n;
+                p += n;
                 PUSH(make_int(m->t, v));
                 NEXT;
             }
             NEED(n, "LONG1");
-            PUSH(decode_long(m, m->p, n));
-            m->p += n;
+            PUSH(decode_long(m, p, n));
+            p += n;
             NEXT;
         }
         OP(8b) { /* LONG4 */
             NEED(4, "LONG4");
-            int32_t n = (int32_t)rd_u32(m->p);
-            m->p += 4;
+            int32_t n = (int32_t)rd_u32(p);
+            p += 4;
             if (n < 0)
                 return fail(m, OD_ERR_FORMAT, "LONG4 with a negative length%s", "");
+            SAVE_P();
             const char *s = read_bytes(m, (uint64_t)n, &st);
+            LOAD_P();
             if (!s)
                 return st;
             PUSH(decode_long(m, (const unsigned char *)s, (size_t)n));
@@ -1225,8 +1258,8 @@ static od_status run(vm *m)
             NEED(8, "BINFLOAT");
             uint64_t u = 0;
             for (int i = 0; i < 8; i++)
-                u = (u << 8) | m->p[i];
-            m->p += 8;
+                u = (u << 8) | p[i];
+            p += 8;
             double d;
             memcpy(&d, &u, sizeof d);
             PUSH(new_box(m->t, (box){.kind = B_F64, .as.f = d}));
@@ -1234,40 +1267,34 @@ static od_status run(vm *m)
         }
         OP(8c) /* SHORT_BINUNICODE */
             NEED(1, "SHORT_BINUNICODE");
-            if ((st = push_string(m, *m->p++, 0)) != OD_OK)
-                return st;
+            PUSH_STRING(*p++, 0);
             NEXT;
         OP(58) /* BINUNICODE */
             NEED(4, "BINUNICODE");
-            m->p += 4;
-            if ((st = push_string(m, rd_u32(m->p - 4), 0)) != OD_OK)
-                return st;
+            p += 4;
+            PUSH_STRING(rd_u32(p - 4), 0);
             NEXT;
         OP(8d) /* BINUNICODE8 */
             NEED(8, "BINUNICODE8");
-            m->p += 8;
-            if ((st = push_string(m, rd_u64(m->p - 8), 0)) != OD_OK)
-                return st;
+            p += 8;
+            PUSH_STRING(rd_u64(p - 8), 0);
             NEXT;
         OP(43) /* SHORT_BINBYTES */
         OP(55) /* SHORT_BINSTRING */
             NEED(1, "SHORT_BINBYTES");
-            if ((st = push_string(m, *m->p++, 1)) != OD_OK)
-                return st;
+            PUSH_STRING(*p++, 1);
             NEXT;
         OP(42) /* BINBYTES */
         OP(54) /* BINSTRING */
             NEED(4, "BINBYTES");
-            m->p += 4;
-            if ((st = push_string(m, rd_u32(m->p - 4), 1)) != OD_OK)
-                return st;
+            p += 4;
+            PUSH_STRING(rd_u32(p - 4), 1);
             NEXT;
         OP(8e) /* BINBYTES8 */
         OP(96) /* BYTEARRAY8 */
             NEED(8, "BINBYTES8");
-            m->p += 8;
-            if ((st = push_string(m, rd_u64(m->p - 8), 1)) != OD_OK)
-                return st;
+            p += 8;
+            PUSH_STRING(rd_u64(p - 8), 1);
             NEXT;
         OP(5d) PUSH(vm_new_cont(m, K_LIST)); NEXT;
         OP(7d) PUSH(vm_new_cont(m, K_DICT)); NEXT;
@@ -1346,24 +1373,24 @@ static od_status run(vm *m)
             NEXT;
         OP(71) /* BINPUT */
             NEED(1, "BINPUT");
-            if ((st = memo_put_slow(m, *m->p++)) != OD_OK)
+            if ((st = memo_put_slow(m, *p++)) != OD_OK)
                 return st;
             NEXT;
         OP(72) /* LONG_BINPUT */
             NEED(4, "LONG_BINPUT");
-            m->p += 4;
-            if ((st = memo_put_slow(m, rd_u32(m->p - 4))) != OD_OK)
+            p += 4;
+            if ((st = memo_put_slow(m, rd_u32(p - 4))) != OD_OK)
                 return st;
             NEXT;
         OP(68) /* BINGET */
             NEED(1, "BINGET");
-            if ((st = memo_get(m, *m->p++)) != OD_OK)
+            if ((st = memo_get(m, *p++)) != OD_OK)
                 return st;
             NEXT;
         OP(6a) /* LONG_BINGET */
             NEED(4, "LONG_BINGET");
-            m->p += 4;
-            if ((st = memo_get(m, rd_u32(m->p - 4))) != OD_OK)
+            p += 4;
+            if ((st = memo_get(m, rd_u32(p - 4))) != OD_OK)
                 return st;
             NEXT;
         OP_DEFAULT

@@ -338,7 +338,23 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
             n_oom++;
         }
     }
-    /* ... plus blocks live at the end whose address the trace never allocated. */
+#define ADD_ITEM(addr_, bytes_, req_, slot_)                                                   \
+    do {                                                                                       \
+        if (n_items == cap_items) {                                                            \
+            size_t nc_ = cap_items ? cap_items * 2 : 1024;                                     \
+            live_item *ni_ = realloc(items, nc_ * sizeof *items);                              \
+            if (!ni_)                                                                          \
+                goto out;                                                                      \
+            items = ni_;                                                                       \
+            cap_items = nc_;                                                                   \
+        }                                                                                      \
+        items[n_items] = (live_item){(bytes_), (req_), (uint32_t)(slot_)};                     \
+        if (!od_u64map_put(&live, (addr_), (uint32_t)n_items))                                 \
+            goto out;                                                                          \
+        n_items++;                                                                             \
+    } while (0)
+    /* ... plus blocks live at the end whose address the trace never allocated: they were
+     * live all along, so they also start the live set walked to the peak below. */
     for (size_t i = 0; i < s->n_segments; i++) {
         const od_segment *seg = &s->segments[i];
         if (seg->device != d->device)
@@ -346,8 +362,10 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
         for (size_t k = 0; k < seg->n_blocks; k++) {
             const od_block *b = &s->blocks[seg->first_block + k];
             uint32_t dummy;
-            if (is_live(b) && !od_u64map_get(seen, b->address, &dummy))
+            if (is_live(b) && !od_u64map_get(seen, b->address, &dummy)) {
                 start = add(a, start, b->requested_size);
+                ADD_ITEM(b->address, b->size, b->requested_size, bucket_slot(s, BUCKET_BEFORE));
+            }
         }
     }
     d->start_live_requested_bytes = start;
@@ -391,33 +409,7 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
 
     /* Live set at the peak: what was live before the trace and is not freed by then, then
      * the trace up to the peak. */
-#define ADD_ITEM(addr_, bytes_, req_, slot_)                                                   \
-    do {                                                                                       \
-        if (n_items == cap_items) {                                                            \
-            size_t nc_ = cap_items ? cap_items * 2 : 1024;                                     \
-            live_item *ni_ = realloc(items, nc_ * sizeof *items);                              \
-            if (!ni_)                                                                          \
-                goto out;                                                                      \
-            items = ni_;                                                                       \
-            cap_items = nc_;                                                                   \
-        }                                                                                      \
-        items[n_items] = (live_item){(bytes_), (req_), (uint32_t)(slot_)};                     \
-        if (!od_u64map_put(&live, (addr_), (uint32_t)n_items))                                 \
-            goto out;                                                                          \
-        n_items++;                                                                             \
-    } while (0)
     size_t stop = d->has_peak_entry ? d->peak_index + 1 : 0;
-    for (size_t i = 0; i < s->n_segments; i++) {
-        const od_segment *seg = &s->segments[i];
-        if (seg->device != d->device)
-            continue;
-        for (size_t k = 0; k < seg->n_blocks; k++) {
-            const od_block *b = &s->blocks[seg->first_block + k];
-            uint32_t dummy;
-            if (is_live(b) && !od_u64map_get(seen, b->address, &dummy))
-                ADD_ITEM(b->address, b->size, b->requested_size, bucket_slot(s, BUCKET_BEFORE));
-        }
-    }
     for (size_t k = 0; k < n_early; k++)
         if (early[k].index >= stop)
             ADD_ITEM(early[k].addr, od_round_request(early[k].size), early[k].size, bucket_slot(s, BUCKET_BEFORE));

@@ -1,0 +1,50 @@
+/* snapin.c - loading a snapshot named on the command line. */
+#include "snapin.h"
+
+#include <string.h>
+
+#include "../lib/input.h"
+#include "output.h"
+
+int od_cli_is_pickle(const void *bytes, size_t len)
+{
+    return len > 1 && ((const unsigned char *)bytes)[0] == 0x80;
+}
+
+od_snapshot *od_cli_load_snapshot(const char *path, int *exit_code)
+{
+    FILE *f = od_cli_open(path, exit_code);
+    if (!f)
+        return NULL;
+    od_input *in = NULL;
+    od_snapshot *snap = NULL;
+    od_error err;
+    od_error_clear(&err);
+    od_status st = od_input_open_file(f, &in, &err);
+    if (st == OD_OK)
+        st = od_snapshot_load(in, &snap, &err);
+    od_input_close(in);
+    od_cli_close(f);
+    if (st != OD_OK) {
+        *exit_code = od_cli_report_error(path, &err);
+        return NULL;
+    }
+    return snap;
+}
+
+od_snapshot *od_cli_load_snapshot_mem(const char *path, const void *bytes, size_t len, int *exit_code)
+{
+    od_input *in = NULL;
+    od_snapshot *snap = NULL;
+    od_error err;
+    od_error_clear(&err);
+    od_status st = od_input_open_memory(bytes, len, &in, &err);
+    if (st == OD_OK)
+        st = od_snapshot_load(in, &snap, &err);
+    od_input_close(in);
+    if (st != OD_OK) {
+        *exit_code = od_cli_report_error(strcmp(path, "-") == 0 ? "<stdin>" : path, &err);
+        return NULL;
+    }
+    return snap;
+}

@@ -1,0 +1,19 @@
+/* snapin.h - loading a snapshot named on the command line (doctor, trend, diff). */
+#ifndef OD_CLI_SNAPIN_H
+#define OD_CLI_SNAPIN_H
+
+#include <stddef.h>
+
+#include "../lib/snapshot.h"
+
+/* Whether bytes (already gunzipped) start like a pickle: protocol 2+ opens with PROTO. */
+int od_cli_is_pickle(const void *bytes, size_t len);
+
+/* Load the snapshot in path ("-" = stdin). On failure prints the error line and returns
+ * NULL with *exit_code set (3 for bad input). The caller frees with od_snapshot_free. */
+od_snapshot *od_cli_load_snapshot(const char *path, int *exit_code);
+
+/* Load one from bytes already read (gunzipped or not); errors name path. */
+od_snapshot *od_cli_load_snapshot_mem(const char *path, const void *bytes, size_t len, int *exit_code);
+
+#endif

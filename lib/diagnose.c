@@ -1,0 +1,1042 @@
+/* diagnose.c - one diagnosis from every input: the verdict, its evidence, ranked
+ * remedies and the command that verifies the fix. */
+#include "diagnose.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sites.h"
+#include "units.h"
+
+#define MAX_EVIDENCE 48
+#define MAX_REMEDIES 8
+#define MiB (1024.0 * 1024.0)
+
+static const char *const verdict_names[OD_VERDICT_COUNT] = {
+    "healthy", "unknown", "capacity", "fragmentation", "other_processes", "cap_limit", "leak",
+};
+
+const char *od_verdict_name(od_verdict v)
+{
+    return v < OD_VERDICT_COUNT ? verdict_names[v] : "?";
+}
+
+int od_verdict_parse(const char *name)
+{
+    for (int v = 0; v < OD_VERDICT_COUNT; v++)
+        if (name && strcmp(name, verdict_names[v]) == 0)
+            return v;
+    return -1;
+}
+
+const char *od_input_kind_name(od_input_kind k)
+{
+    static const char *const n[] = {"log", "series", "snapshot", "config", "unrecognized"};
+    return k <= OD_INPUT_NOTHING ? n[k] : "?";
+}
+
+const char *od_oom_request_note(const od_oom_report *r)
+{
+    if (!r->request_is_segment)
+        return NULL;
+    if (r->requested_bytes == 2ULL << 20 || r->requested_bytes == 20ULL << 20)
+        return "the allocator's segment size: the tensor may be much smaller (requests up to 1 MiB "
+               "take a 2 MiB segment, up to 10 MiB a 20 MiB one)";
+    return "the allocator's block size (the request rounded up), not the tensor's exact size";
+}
+
+void od_oom_reason(const od_oom_report *r, char *buf, size_t size)
+{
+    char a[32], b[32], c[32], d[32], e[32], f[32];
+    uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
+    const char *lim = (r->have & OD_HAVE_ALLOWED) ? "the cap" : "capacity";
+    switch (r->verdict) {
+    case OD_OOM_UNKNOWN:
+        if (!(r->have & OD_HAVE_REQUESTED))
+            snprintf(buf, size, "the message does not say how much was requested");
+        else
+            snprintf(buf, size, "the message gives no pool figures (%s), so the cause cannot be told from it",
+                     !(r->have & OD_HAVE_ALLOCATED) ? "allocated memory" : "capacity or cap");
+        return;
+    case OD_OOM_FRAGMENTATION:
+        snprintf(buf, size,
+                 "%s requested <= %s reserved-unallocated + %s headroom under %s = %s: the memory "
+                 "existed, but no free block was large enough",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(ru, b, sizeof b),
+                 od_format_iec(r->headroom_bytes, c, sizeof c), lim,
+                 od_format_iec(r->available_bytes, d, sizeof d));
+        return;
+    case OD_OOM_CAP_LIMIT:
+        if (r->framework == OD_FW_PYTORCH_MPS)
+            snprintf(buf, size,
+                     "the MPS high-watermark cap (max allowed %s) was reached: %s requested, only %s "
+                     "left under it",
+                     od_format_iec(r->allowed_bytes, a, sizeof a), od_format_iec(r->requested_bytes, b, sizeof b),
+                     od_format_iec(r->available_bytes, c, sizeof c));
+        else if (r->have & OD_HAVE_FREE)
+            snprintf(buf, size,
+                     "the per-process cap (%s allowed) was reached: %s requested, %s available under "
+                     "the cap, while the device still had %s free",
+                     od_format_iec(r->allowed_bytes, a, sizeof a), od_format_iec(r->requested_bytes, b, sizeof b),
+                     od_format_iec(r->available_bytes, c, sizeof c), od_format_iec(r->free_bytes, d, sizeof d));
+        else
+            snprintf(buf, size, "the per-process cap (%s allowed) was reached: %s requested, %s available under it",
+                     od_format_iec(r->allowed_bytes, a, sizeof a), od_format_iec(r->requested_bytes, b, sizeof b),
+                     od_format_iec(r->available_bytes, c, sizeof c));
+        return;
+    case OD_OOM_OTHER_PROCESSES:
+        snprintf(buf, size,
+                 "%s requested > %s available (%s reserved-unallocated + %s headroom): %s missing, and "
+                 "other processes hold %s",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->available_bytes, b, sizeof b),
+                 od_format_iec(ru, c, sizeof c), od_format_iec(r->headroom_bytes, d, sizeof d),
+                 od_format_iec(r->missing_bytes, e, sizeof e),
+                 od_format_iec(r->others_bytes, f, sizeof f));
+        return;
+    case OD_OOM_CAPACITY: {
+        char o[64] = "no other process is reported";
+        if (r->n_other)
+            snprintf(o, sizeof o, "other processes hold only %s", od_format_iec(r->others_bytes, e, sizeof e));
+        char m[32];
+        snprintf(buf, size,
+                 "%s requested > %s available (%s reserved-unallocated + %s headroom under %s): %s "
+                 "missing; %s",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->available_bytes, b, sizeof b),
+                 od_format_iec(ru, c, sizeof c), od_format_iec(r->headroom_bytes, d, sizeof d), lim,
+                 od_format_iec(r->missing_bytes, m, sizeof m), o);
+        return;
+    }
+    }
+    snprintf(buf, size, "?");
+}
+
+/* ---------- building ---------- */
+
+static void evid(od_diagnosis *d, size_t input, const char *key, double value, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static void evid(od_diagnosis *d, size_t input, const char *key, double value, const char *fmt, ...)
+{
+    if (d->n_evidence >= MAX_EVIDENCE)
+        return;
+    od_evidence *e = &d->evidence[d->n_evidence++];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->text, sizeof e->text, fmt, ap);
+    va_end(ap);
+    e->input = input;
+    e->key = key;
+    e->value = value;
+}
+
+static void remedy(od_remedy *arr, size_t *n, const char *action, const char *effect)
+{
+    if (*n >= MAX_REMEDIES)
+        return;
+    snprintf(arr[*n].action, sizeof arr[0].action, "%s", action);
+    snprintf(arr[*n].effect, sizeof arr[0].effect, "%s", effect);
+    (*n)++;
+}
+
+static void now(od_diagnosis *d, const char *action, const char *effect)
+{
+    remedy(d->do_now, &d->n_do_now, action, effect);
+}
+
+static void later(od_diagnosis *d, const char *action, const char *effect)
+{
+    remedy(d->long_term, &d->n_long_term, action, effect);
+}
+
+static const char *iec(uint64_t v, char *buf, size_t size)
+{
+    return od_format_iec(v, buf, size);
+}
+
+static uint64_t clamp_u64(double v)
+{
+    if (!(v > 0))
+        return 0;
+    return v >= 9e18 ? (uint64_t)9e18 : (uint64_t)llround(v);
+}
+
+static od_verdict from_oom(od_oom_verdict v)
+{
+    switch (v) {
+    case OD_OOM_FRAGMENTATION: return OD_VERDICT_FRAGMENTATION;
+    case OD_OOM_CAP_LIMIT: return OD_VERDICT_CAP_LIMIT;
+    case OD_OOM_OTHER_PROCESSES: return OD_VERDICT_OTHER_PROCESSES;
+    case OD_OOM_CAPACITY: return OD_VERDICT_CAPACITY;
+    case OD_OOM_UNKNOWN: return OD_VERDICT_UNKNOWN;
+    }
+    return OD_VERDICT_UNKNOWN;
+}
+
+/* ---------- snapshots ---------- */
+
+/* A leak in a snapshot: live memory at the iteration boundaries grows (trend's verdict on
+ * them as a step log) AND allocations made in the judged iterations survive to the last
+ * boundary, accounting for a real share of the growth. Both are needed: growth alone can
+ * be a cache warming up, survivors alone can be a buffer replaced every few steps. */
+static int snapshot_leak(const od_iterations *it)
+{
+    if (!it || it->source == OD_ITER_NONE || !it->have_fit || it->judged == 0)
+        return 0;
+    if (it->fit.verdict != OD_TREND_LEAK || it->fit.growth_per_x <= 0)
+        return 0;
+    double s = (double)it->surviving_bytes_per_iteration;
+    return s >= MiB && s >= 0.25 * it->fit.growth_per_x;
+}
+
+/* The pool when the last OOM of the trace happened: live bytes (requests rounded) and
+ * reserved bytes from the segment events, counted back from the segments at the end. */
+static void oom_state(const od_snapshot *s, od_snapshot_findings *f)
+{
+    const od_device_trace *tr = NULL;
+    for (size_t i = 0; i < s->n_traces; i++)
+        if (s->traces[i].device == f->device)
+            tr = &s->traces[i];
+    const od_device_summary *ds = f->figures;
+    if (!tr || !ds->n_ooms)
+        return;
+    size_t at = ds->ooms[ds->n_ooms - 1].index;
+    if (at >= tr->n_entries)
+        return;
+    int64_t delta = 0; /* reserved change over the whole trace */
+    for (size_t i = 0; i < tr->n_entries; i++) {
+        const od_trace_entry *e = &tr->entries[i];
+        if (e->action == OD_ACT_SEGMENT_ALLOC || e->action == OD_ACT_SEGMENT_MAP)
+            delta += (int64_t)(e->size > INT64_MAX / 4 ? INT64_MAX / 4 : e->size);
+        else if (e->action == OD_ACT_SEGMENT_FREE || e->action == OD_ACT_SEGMENT_UNMAP)
+            delta -= (int64_t)(e->size > INT64_MAX / 4 ? INT64_MAX / 4 : e->size);
+    }
+    int64_t res = (int64_t)(ds->reserved_bytes > INT64_MAX / 4 ? INT64_MAX / 4 : ds->reserved_bytes) - delta;
+    if (res < 0)
+        res = 0;
+    uint64_t live = od_trace_start_live_bytes(s, tr);
+    int64_t max_res = res;
+    for (size_t i = 0; i < at; i++) {
+        const od_trace_entry *e = &tr->entries[i];
+        int64_t sz = (int64_t)(e->size > INT64_MAX / 4 ? INT64_MAX / 4 : e->size);
+        switch (e->action) {
+        case OD_ACT_SEGMENT_ALLOC:
+        case OD_ACT_SEGMENT_MAP: res += sz; break;
+        case OD_ACT_SEGMENT_FREE:
+        case OD_ACT_SEGMENT_UNMAP: res = res > sz ? res - sz : 0; break;
+        case OD_ACT_ALLOC: live += od_round_request(e->size); break;
+        case OD_ACT_FREE_COMPLETED: {
+            uint64_t r = od_round_request(e->size);
+            live = live >= r ? live - r : 0;
+            break;
+        }
+        default: break;
+        }
+        if (res > max_res)
+            max_res = res;
+    }
+    f->have_oom = 1;
+    f->oom_request_bytes = tr->entries[at].size;
+    f->oom_device_free_bytes = tr->entries[at].device_free;
+    f->oom_allocated_bytes = live;
+    f->oom_reserved_bytes = (uint64_t)res;
+    f->max_reserved_bytes = (uint64_t)max_res;
+}
+
+/* The verdict of one snapshot by itself. */
+static od_verdict snapshot_verdict(const od_snapshot_findings *f)
+{
+    if (snapshot_leak(f->iterations))
+        return OD_VERDICT_LEAK;
+    if (!f->have_oom)
+        return OD_VERDICT_HEALTHY;
+    uint64_t s = f->oom_request_bytes, a = f->oom_allocated_bytes;
+    /* The pool (or, earlier, the process) held enough memory: it was not contiguous. */
+    if (s <= (f->oom_reserved_bytes > a ? f->oom_reserved_bytes - a : 0) ||
+        s <= (f->max_reserved_bytes > a ? f->max_reserved_bytes - a : 0))
+        return OD_VERDICT_FRAGMENTATION;
+    /* The device had the memory: something capped this process. */
+    if (f->oom_device_free_bytes >= s)
+        return OD_VERDICT_CAP_LIMIT;
+    return OD_VERDICT_CAPACITY;
+}
+
+/* Replay the trace under the run's setting and a few others, with the cap the run had:
+ * the OOM message's "allowed" figure when a log says it, else the most the process ever
+ * reserved (the cap was at least that). The run's own setting must fail where the run
+ * failed, or the model (or the cap guess) does not describe the run and nothing counts. */
+static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, const od_diag_input *ins, size_t n,
+                             od_error *err)
+{
+    static const char *const settings[] = {
+        "expandable_segments:True",
+        "max_split_size_mb:128",
+        "garbage_collection_threshold:0.8",
+        "expandable_segments:True,garbage_collection_threshold:0.8",
+    };
+    if (!f->have_oom || (f->verdict != OD_VERDICT_FRAGMENTATION && f->verdict != OD_VERDICT_CAP_LIMIT))
+        return OD_OK;
+    uint64_t cap = 0;
+    for (size_t i = n; i-- > 0 && !cap;) {
+        const od_triage *t = ins[i].kind == OD_INPUT_LOG ? ins[i].triage : NULL;
+        for (size_t k = t ? t->n_reports : 0; k-- > 0 && !cap;) {
+            const od_oom_report *r = &t->reports[k];
+            if ((r->have & OD_HAVE_ALLOWED) && r->allowed_bytes &&
+                (!(r->have & OD_HAVE_DEVICE) || r->device == f->device))
+                cap = r->allowed_bytes;
+        }
+    }
+    f->whatif_cap_source = cap ? "the OOM message" : "the most ever reserved (a lower bound)";
+    if (!cap)
+        cap = f->max_reserved_bytes;
+    if (!cap)
+        return OD_OK;
+    f->whatif_cap_bytes = cap;
+    od_replay_opts base;
+    memset(&base, 0, sizeof base);
+    od_replay_config_from_snapshot(s, &base.cfg);
+    base.cfg.allowed_bytes = cap;
+    base.device = f->device;
+    size_t recorded = f->figures->ooms[f->figures->n_ooms - 1].index;
+    od_replay_result *res = malloc(sizeof *res);
+    if (!res)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k <= sizeof settings / sizeof settings[0] && k < OD_MAX_WHATIFS; k++) {
+        od_replay_opts o = base;
+        if (k > 0) {
+            od_error e2;
+            if (od_allocsim_config_parse(&o.cfg, settings[k - 1], &e2) != OD_OK)
+                continue;
+        }
+        od_error e3;
+        od_status st = od_replay_snapshot(s, &o, res, &e3);
+        if (st == OD_ERR_NOMEM) {
+            free(res);
+            return od_fail(err, OD_ERR_NOMEM, "out of memory");
+        }
+        if (st != OD_OK)
+            break;
+        od_whatif *w = &f->whatifs[f->n_whatifs++];
+        snprintf(w->setting, sizeof w->setting, "%s", k ? settings[k - 1] : "");
+        w->oom = res->oom.happened;
+        w->oom_entry = res->oom.event_index;
+        w->peak_reserved_bytes = res->stats.peak_reserved_bytes;
+        w->stranded_at_peak_bytes = res->stats.stranded_at_peak_bytes;
+        if (k == 0) {
+            f->whatif_reproduces = w->oom && w->oom_entry == recorded;
+            if (!f->whatif_reproduces)
+                break;
+        }
+    }
+    free(res);
+    return OD_OK;
+}
+
+/* The first setting that avoided the OOM, or NULL. */
+static const od_whatif *whatif_fix(const od_snapshot_findings *f)
+{
+    for (size_t k = 1; f->whatif_reproduces && k < f->n_whatifs; k++)
+        if (!f->whatifs[k].oom)
+            return &f->whatifs[k];
+    return NULL;
+}
+
+static const char *short_name(const char *path)
+{
+    const char *p = strrchr(path, '/');
+    return p ? p + 1 : path;
+}
+
+static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, size_t idx, const od_snapshot_findings *f)
+{
+    char a[32], b[32], c[32], e[32], g[32];
+    const od_device_summary *ds = f->figures;
+    evid(d, idx, "stranded_bytes", (double)ds->stranded_bytes,
+         "%s: device %lld: %s reserved in %llu segments, %s allocated; %s stranded (free inside segments "
+         "in use), largest free block %s",
+         in->name, (long long)f->device, iec(ds->reserved_bytes, a, sizeof a), (unsigned long long)ds->segments,
+         iec(ds->allocated_bytes, b, sizeof b), iec(ds->stranded_bytes, c, sizeof c),
+         iec(ds->largest_free_block_bytes, e, sizeof e));
+    const od_iterations *it = f->iterations;
+    if (it && it->source != OD_ITER_NONE && it->n) {
+        const char *from = it->source == OD_ITER_ANNOTATIONS ? "annotation" : "repeating allocation at";
+        if (it->have_fit)
+            evid(d, idx, "growth_bytes_per_iteration", it->fit.growth_per_x,
+                 "%s: %zu iteration boundaries (%s %s); live memory at them went from %s to %s: %s%s per "
+                 "iteration (Theil-Sen, r2 %.4f, trend %s)",
+                 in->name, it->n, from, it->marker, iec(it->items[0].live_bytes, a, sizeof a),
+                 iec(it->items[it->n - 1].live_bytes, b, sizeof b), it->fit.growth_per_x < 0 ? "-" : "",
+                 iec(clamp_u64(fabs(it->fit.growth_per_x)), c, sizeof c), it->fit.r2,
+                 od_trend_verdict_name(it->fit.verdict));
+        size_t shown = 0;
+        for (size_t i = 0; i < it->n_survivors && shown < 3; i++) {
+            const od_survivor *sv = &it->survivors[i];
+            if (sv->bytes_per_iteration == 0)
+                continue;
+            shown++;
+            int same = strcmp(sv->site, sv->where) == 0;
+            evid(d, idx, "surviving_bytes_per_iteration", (double)sv->bytes_per_iteration,
+                 "%s: allocations made at %s%s%s%s outlive their iteration: %s per iteration (in %llu of %zu "
+                 "judged iterations, %s in all)",
+                 in->name, sv->site, same ? "" : " (", same ? "" : sv->where, same ? "" : ")",
+                 iec(sv->bytes_per_iteration, a, sizeof a), (unsigned long long)sv->iterations, it->judged,
+                 iec(sv->surviving_bytes, b, sizeof b));
+        }
+        if (!shown && it->judged)
+            evid(d, idx, "surviving_bytes_per_iteration", 0,
+                 "%s: nothing allocated in the %zu judged iterations outlives them", in->name, it->judged);
+    } else if (ds->has_trace) {
+        evid(d, idx, NULL, 0, "%s: no repeating iterations found in the trace (%llu entries)", in->name,
+             (unsigned long long)ds->entries);
+    } else {
+        evid(d, idx, NULL, 0, "%s: the snapshot has no trace (torch 1.13 layout): no iterations or peak", in->name);
+    }
+    const od_categories *cat = f->categories;
+    if (cat && cat->total_bytes) {
+        char buf[600];
+        size_t o = 0;
+        for (int k = 0; k < OD_CAT_COUNT && o < sizeof buf - 80; k++)
+            if (cat->bytes[k])
+                o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %s", o ? ", " : "",
+                                      od_category_name((od_category)k), iec(cat->bytes[k], a, sizeof a));
+        evid(d, idx, "peak_bytes", (double)cat->total_bytes, "%s: %s live at the peak%s: %s", in->name,
+             iec(cat->total_bytes, b, sizeof b), cat->have_peak ? "" : " (no trace: live at the end)", buf);
+        double share = (double)cat->bytes[OD_CAT_UNKNOWN] / (double)cat->total_bytes;
+        evid(d, idx, "unknown_share", share, "%s: %.1f%% of the peak is of unknown purpose (%s)", in->name,
+             100.0 * share, iec(cat->bytes[OD_CAT_UNKNOWN], a, sizeof a));
+    }
+    if (f->have_oom) {
+        const od_oom_event *o = &ds->ooms[ds->n_ooms - 1];
+        uint64_t s = f->oom_request_bytes, al = f->oom_allocated_bytes;
+        evid(d, idx, "oom_request_bytes", (double)s,
+             "%s: OOM at entry %zu: %s requested at %s, with %s live and %s reserved (at most %s earlier); the "
+             "device had %s free",
+             in->name, o->index, iec(s, a, sizeof a), o->site, iec(al, b, sizeof b),
+             iec(f->oom_reserved_bytes, c, sizeof c), iec(f->max_reserved_bytes, e, sizeof e),
+             iec(f->oom_device_free_bytes, g, sizeof g));
+        switch (f->verdict) {
+        case OD_VERDICT_FRAGMENTATION:
+            evid(d, idx, "largest_free_block_bytes", (double)ds->largest_free_block_bytes,
+                 "%s: the request fit in what the pool held (%s reserved - %s live) or had held (%s), but the "
+                 "largest free block is %s: fragmentation",
+                 in->name, iec(f->oom_reserved_bytes, a, sizeof a), iec(al, b, sizeof b),
+                 iec(f->max_reserved_bytes, c, sizeof c), iec(ds->largest_free_block_bytes, e, sizeof e));
+            break;
+        case OD_VERDICT_CAP_LIMIT:
+            evid(d, idx, NULL, 0,
+                 "%s: the device had %s free but the pool could not grow by %s: a per-process cap "
+                 "(set_per_process_memory_fraction) was reached at about %s reserved; with %s stranded and a "
+                 "largest free block of %s, whether it was fragmentation depends on the cap: pass the OOM "
+                 "message too",
+                 in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b),
+                 iec(f->oom_reserved_bytes, c, sizeof c), iec(ds->stranded_bytes, e, sizeof e),
+                 iec(ds->largest_free_block_bytes, g, sizeof g));
+            break;
+        case OD_VERDICT_CAPACITY:
+            evid(d, idx, NULL, 0, "%s: the device had only %s free for a %s request: the work does not fit",
+                 in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b));
+            break;
+        default:
+            break;
+        }
+    }
+    if (f->n_whatifs) {
+        if (!f->whatif_reproduces) {
+            evid(d, idx, NULL, 0,
+                 "%s: replayed under a cap of %s (%s), the run's own allocator setting does not fail where the run "
+                 "did: no what-if is measured",
+                 in->name, iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source);
+        } else {
+            char buf[600];
+            size_t o = 0;
+            for (size_t k = 1; k < f->n_whatifs && o < sizeof buf - 160; k++) {
+                const od_whatif *w = &f->whatifs[k];
+                if (w->oom)
+                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: still OOM (at entry %zu)", o ? "; " : "",
+                                          w->setting, w->oom_entry);
+                else
+                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: no OOM, peak reserved %s", o ? "; " : "",
+                                          w->setting, iec(w->peak_reserved_bytes, b, sizeof b));
+            }
+            evid(d, idx, "whatif_cap_bytes", (double)f->whatif_cap_bytes,
+                 "%s: replayed under a cap of %s (%s), the run's setting fails at entry %zu as recorded; %s", in->name,
+                 iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source, f->whatifs[0].oom_entry, buf);
+        }
+    }
+}
+
+static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, size_t n, size_t idx, od_error *err)
+{
+    const od_diag_input *in = &ins[idx];
+    od_summary *sum = NULL;
+    od_status rc = od_summarize(in->snapshot, &sum, err);
+    if (rc != OD_OK)
+        return rc;
+    d->summaries[d->n_summaries++] = sum;
+    od_snapshot_findings *nf = realloc(d->snapshots, (d->n_snapshots + sum->n_devices + 1) * sizeof *nf);
+    if (!nf)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    d->snapshots = nf;
+    for (size_t k = 0; k < sum->n_devices; k++) {
+        od_snapshot_findings *f = &d->snapshots[d->n_snapshots++];
+        memset(f, 0, sizeof *f);
+        f->input = idx;
+        f->device = sum->devices[k].device;
+        f->figures = &sum->devices[k];
+        if ((rc = od_iterations_find(in->snapshot, f->device, 1, &f->iterations, err)) != OD_OK)
+            return rc;
+        if ((rc = od_categorize(in->snapshot, f->device, &f->categories, err)) != OD_OK)
+            return rc;
+        oom_state(in->snapshot, f);
+        f->verdict = snapshot_verdict(f);
+        if ((rc = run_whatifs(in->snapshot, f, ins, n, err)) != OD_OK)
+            return rc;
+    }
+    return OD_OK;
+}
+
+static uint64_t findings_peak(const od_snapshot_findings *f)
+{
+    if (f->categories && f->categories->total_bytes)
+        return f->categories->total_bytes;
+    return f->figures->allocated_bytes;
+}
+
+/* Expected (plan) vs actual per category: the category that exceeds its expectation the
+ * most is the place where the framework did something the plan did not foresee. The
+ * autograd engine allocates without Python frames, so the snapshot cannot tell parameter
+ * gradients from activation or logits gradients: gradients, activations and
+ * logits_and_loss are judged as one group; the other categories one by one. */
+static void expected_vs_actual(od_diagnosis *d, const od_diag_input *ins, size_t n)
+{
+    const od_estimate *e = NULL;
+    size_t from = OD_NO_INPUT;
+    for (size_t i = 0; i < n && !e; i++)
+        if (ins[i].kind == OD_INPUT_CONFIG && ins[i].expected) {
+            e = ins[i].expected;
+            from = i;
+        }
+    if (!e)
+        return;
+    for (size_t k = 0; k < d->n_snapshots; k++) {
+        od_snapshot_findings *f = &d->snapshots[k];
+        if (!f->categories || !f->categories->total_bytes)
+            continue;
+        const od_breakdown *b = &e->at_peak;
+        f->have_expected = 1;
+        f->expected_bytes[OD_CAT_PARAMETERS] = b->parameters;
+        f->expected_bytes[OD_CAT_GRADIENTS] = b->gradients;
+        f->expected_bytes[OD_CAT_OPTIMIZER_STATES] = b->optimizer_states;
+        f->expected_bytes[OD_CAT_ACTIVATIONS] = b->activations;
+        f->expected_bytes[OD_CAT_LOGITS_AND_LOSS] = b->logits_and_loss;
+        f->expected_bytes[OD_CAT_KV_CACHE] = b->kv_cache;
+        f->expected_bytes[OD_CAT_TEMPORARIES] = b->temporaries;
+        f->expected_peak_bytes = e->peak_allocated_bytes;
+        f->worst_category = -1;
+        char buf[700], a[32], c[32], g[32];
+        size_t o = 0;
+        for (int cat = 0; cat < OD_CAT_COUNT; cat++) {
+            uint64_t act = f->categories->bytes[cat], exp = f->expected_bytes[cat];
+            if ((act || exp) && o < sizeof buf - 100)
+                o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s %s vs %s", o ? ", " : "",
+                                      od_category_name((od_category)cat), iec(act, a, sizeof a), iec(exp, c, sizeof c));
+        }
+        /* Candidates: each category, the backward group pooled instead of its members. */
+        for (int cat = 0; cat <= OD_CAT_COUNT; cat++) {
+            if (cat == OD_CAT_GRADIENTS || cat == OD_CAT_ACTIVATIONS || cat == OD_CAT_LOGITS_AND_LOSS)
+                continue;
+            uint64_t act = 0, exp = 0;
+            if (cat == OD_CAT_COUNT) {
+                const int grp[3] = {OD_CAT_GRADIENTS, OD_CAT_ACTIVATIONS, OD_CAT_LOGITS_AND_LOSS};
+                for (int g3 = 0; g3 < 3; g3++) {
+                    act += f->categories->bytes[grp[g3]];
+                    exp += f->expected_bytes[grp[g3]];
+                }
+            } else {
+                act = f->categories->bytes[cat];
+                exp = f->expected_bytes[cat];
+            }
+            int64_t ex = (int64_t)(act > INT64_MAX ? INT64_MAX : act) - (int64_t)(exp > INT64_MAX ? INT64_MAX : exp);
+            if (ex > 0 && (f->worst_category < 0 || ex > f->worst_excess_bytes)) {
+                f->worst_category = cat;
+                f->worst_excess_bytes = ex;
+            }
+        }
+        evid(d, f->input, "expected_peak_bytes", (double)e->peak_allocated_bytes,
+             "%s: actual vs expected (plan of %s) at the peak: %s in all vs %s; %s", ins[f->input].name,
+             ins[from].name, iec(f->categories->total_bytes, a, sizeof a), iec(e->peak_allocated_bytes, c, sizeof c),
+             buf);
+        /* Small excesses are the plan's error, not a surprise: 2% of the peak. */
+        if (f->worst_category >= 0 && (double)f->worst_excess_bytes >= 0.02 * (double)e->peak_allocated_bytes) {
+            int w = f->worst_category;
+            uint64_t base = 0;
+            const char *name = w == OD_CAT_COUNT ? "gradients + activations + logits_and_loss (the backward pass)"
+                                                 : od_category_name((od_category)w);
+            const char *site = w == OD_CAT_COUNT ? f->categories->top_site[OD_CAT_ACTIVATIONS] : f->categories->top_site[w];
+            if (w == OD_CAT_COUNT)
+                base = f->expected_bytes[OD_CAT_GRADIENTS] + f->expected_bytes[OD_CAT_ACTIVATIONS] +
+                       f->expected_bytes[OD_CAT_LOGITS_AND_LOSS];
+            else
+                base = f->expected_bytes[w];
+            char pct[48] = "";
+            if (base > 0)
+                snprintf(pct, sizeof pct, " (+%.0f%%)", 100.0 * (double)f->worst_excess_bytes / (double)base);
+            evid(d, f->input, "excess_bytes", (double)f->worst_excess_bytes,
+                 "%s: %s exceed the plan the most: %s more than expected%s, mostly from %s", ins[f->input].name, name,
+                 iec((uint64_t)f->worst_excess_bytes, g, sizeof g), pct, site[0] ? site : "unknown sites");
+        } else {
+            evid(d, f->input, "excess_bytes", f->worst_category >= 0 ? (double)f->worst_excess_bytes : 0,
+                 "%s: no category exceeds the plan by more than 2%% of the expected peak (%s)", ins[f->input].name,
+                 iec(e->peak_allocated_bytes, g, sizeof g));
+        }
+    }
+}
+
+/* Several snapshots (one per rank): which peaks highest, and the purpose that makes the
+ * difference against the lowest one. */
+static void compare_snapshots(od_diagnosis *d, const od_diag_input *ins)
+{
+    if (d->n_snapshots < 2)
+        return;
+    size_t hi = 0, lo = 0;
+    for (size_t i = 1; i < d->n_snapshots; i++) {
+        if (findings_peak(&d->snapshots[i]) > findings_peak(&d->snapshots[hi]))
+            hi = i;
+        if (findings_peak(&d->snapshots[i]) < findings_peak(&d->snapshots[lo]))
+            lo = i;
+    }
+    d->highest_snapshot = hi;
+    const od_snapshot_findings *H = &d->snapshots[hi], *L = &d->snapshots[lo];
+    char a[32], b[32], c[32], e[32];
+    uint64_t ph = findings_peak(H), pl = findings_peak(L);
+    char why[700] = "";
+    if (H->categories && L->categories && hi != lo) {
+        int best = -1;
+        uint64_t best_d = 0;
+        for (int k = 0; k < OD_CAT_COUNT; k++) {
+            uint64_t x = H->categories->bytes[k], y = L->categories->bytes[k];
+            if (x > y && x - y > best_d) {
+                best_d = x - y;
+                best = k;
+            }
+        }
+        if (best >= 0)
+            snprintf(why, sizeof why, ": its %s are %s larger (%s vs %s), mostly from %s",
+                     od_category_name((od_category)best), iec(best_d, a, sizeof a),
+                     iec(H->categories->bytes[best], b, sizeof b), iec(L->categories->bytes[best], c, sizeof c),
+                     H->categories->top_site[best][0] ? H->categories->top_site[best] : "unknown sites");
+    }
+    evid(d, OD_NO_INPUT, "highest_peak_bytes", (double)ph,
+         "%s (device %lld) peaks highest of %zu snapshots: %s vs %s at the lowest (%s, device %lld)%s",
+         short_name(ins[H->input].name), (long long)H->device, d->n_snapshots, iec(ph, e, sizeof e),
+         iec(pl, a, sizeof a), short_name(ins[L->input].name), (long long)L->device, why);
+}
+
+/* ---------- logs and series ---------- */
+
+static void evidence_from_log(od_diagnosis *d, const od_diag_input *in, size_t idx)
+{
+    char a[32], b[32], c[32], e[32], reason[512];
+    const od_triage *t = in->triage;
+    if (t->n_reports) {
+        const od_oom_report *r = &t->reports[t->n_reports - 1];
+        od_oom_reason(r, reason, sizeof reason);
+        evid(d, idx, "requested_bytes", (double)r->requested_bytes, "%s: %s OOM (line %llu): %s", in->name,
+             od_framework_name(r->framework), (unsigned long long)r->line, reason);
+        if (t->n_reports > 1)
+            evid(d, idx, NULL, (double)t->n_reports, "%s: %zu OOM reports; the last one is used", in->name,
+                 t->n_reports);
+        const char *note = od_oom_request_note(r);
+        if (note && r->verdict != OD_OOM_UNKNOWN)
+            evid(d, idx, NULL, 0, "requested %s: %s", iec(r->requested_bytes, a, sizeof a), note);
+    }
+    for (size_t i = 0; i < t->n_summaries; i++) {
+        const od_mem_summary *m = &t->summaries[i];
+        uint64_t ru = m->reserved_bytes > m->allocated_bytes ? m->reserved_bytes - m->allocated_bytes : 0;
+        evid(d, idx, "non_releasable_bytes", (double)m->non_releasable_bytes,
+             "%s: memory_summary: %s allocated, %s reserved (%s unallocated, %s non-releasable), %llu OOMs",
+             in->name, iec(m->allocated_bytes, a, sizeof a), iec(m->reserved_bytes, b, sizeof b),
+             iec(ru, c, sizeof c), iec(m->non_releasable_bytes, e, sizeof e), (unsigned long long)m->ooms);
+    }
+    if (t->stats && !t->stats->jax && (t->stats->have & OD_MS_RESERVED) && (t->stats->have & OD_MS_ALLOCATED))
+        evid(d, idx, "reserved_bytes", (double)t->stats->reserved_bytes,
+             "%s: memory_stats: %s allocated (peak %s), %s reserved, %llu OOMs", in->name,
+             iec(t->stats->allocated_bytes, a, sizeof a), iec(t->stats->allocated_peak_bytes, b, sizeof b),
+             iec(t->stats->reserved_bytes, c, sizeof c), (unsigned long long)t->stats->ooms);
+    for (size_t i = 0; i < t->n_procs; i++)
+        evid(d, idx, "process_bytes", (double)t->procs[i].bytes, "%s: nvidia-smi: process %llu (%s) holds %s on GPU %d",
+             in->name, (unsigned long long)t->procs[i].pid, t->procs[i].name, iec(t->procs[i].bytes, a, sizeof a),
+             t->procs[i].gpu);
+    for (size_t i = 0; i < t->n_gpus; i++)
+        evid(d, idx, "used_bytes", (double)t->gpus[i].used_bytes, "%s: nvidia-smi: GPU %d: %s used of %s", in->name,
+             t->gpus[i].index, iec(t->gpus[i].used_bytes, a, sizeof a), iec(t->gpus[i].total_bytes, b, sizeof b));
+}
+
+static void evidence_from_series(od_diagnosis *d, const od_diag_input *in, size_t idx)
+{
+    char a[32], b[32], c[32];
+    const od_trend_fit *f = in->fit;
+    const char *unit = in->series->time_indexed ? "second" : "step";
+    iec(clamp_u64(fabs(f->growth_per_x)), a, sizeof a);
+    evid(d, idx, in->series->time_indexed ? "growth_bytes_per_second" : "growth_bytes_per_step", f->growth_per_x,
+         "%s: %s %s: %s%s per %s (Theil-Sen, r2 %.4f) over %zu %s after %zu of %s", in->name,
+         od_metric_name(f->metric), od_trend_verdict_name(f->verdict), f->growth_per_x < 0 ? "-" : "", a, unit,
+         f->r2, f->n_points - f->warmup_points, in->series->time_indexed ? "samples" : "steps", f->warmup_points,
+         in->series->time_indexed ? "idle start and warm-up" : "warm-up");
+    evid(d, idx, NULL, f->last_bytes, "%s: %s went from %s to %s", in->name, od_metric_name(f->metric),
+         iec(clamp_u64(f->first_bytes), b, sizeof b), iec(clamp_u64(f->last_bytes), c, sizeof c));
+}
+
+/* ---------- remedies ---------- */
+
+static void prescribe(od_diagnosis *d, const od_diag_input *ins)
+{
+    char a[32], b[32], buf[480];
+    const od_oom_report *r = d->report;
+    const od_diag_input *from = d->decided_by != OD_NO_INPUT ? &ins[d->decided_by] : NULL;
+    const char *path = from ? from->name : "LOG";
+    int snap = from && from->kind == OD_INPUT_SNAPSHOT;
+    const od_snapshot_findings *sf = NULL;
+    for (size_t i = 0; snap && i < d->n_snapshots && !sf; i++)
+        if (d->snapshots[i].input == d->decided_by && d->snapshots[i].verdict == d->verdict)
+            sf = &d->snapshots[i];
+    int rocm = r && r->framework == OD_FW_PYTORCH_ROCM;
+    const char *conf = rocm ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
+    /* Allocator what-ifs measured on a snapshot outrank advice by rule. */
+    const od_snapshot_findings *wf = NULL;
+    for (size_t i = 0; i < d->n_snapshots && !wf; i++)
+        if (d->snapshots[i].whatif_reproduces)
+            wf = &d->snapshots[i];
+    if (wf && (d->verdict == OD_VERDICT_FRAGMENTATION || d->verdict == OD_VERDICT_CAP_LIMIT)) {
+        const od_whatif *fix = whatif_fix(wf);
+        char eff[480], c[32];
+        if (fix) {
+            snprintf(buf, sizeof buf, "set %s=%s", conf, fix->setting);
+            snprintf(eff, sizeof eff,
+                     "measured by replaying the trace under the %s cap: no OOM, peak reserved %s (the run's setting "
+                     "fails at entry %zu)",
+                     iec(wf->whatif_cap_bytes, a, sizeof a), iec(fix->peak_reserved_bytes, b, sizeof b),
+                     wf->whatifs[0].oom_entry);
+            now(d, buf, eff);
+        } else {
+            snprintf(buf, sizeof buf,
+                     "lower the peak instead of tuning the allocator: no setting tried avoids this OOM (replayed: "
+                     "expandable_segments, max_split_size_mb:128, garbage_collection_threshold:0.8)");
+            snprintf(eff, sizeof eff,
+                     "the %s request needs room under the %s cap: free or shrink what is live before it "
+                     "(smaller batch, activation checkpointing, del tensors before the large request)",
+                     iec(wf->oom_request_bytes, c, sizeof c), iec(wf->whatif_cap_bytes, a, sizeof a));
+            now(d, buf, eff);
+        }
+    }
+    switch (d->verdict) {
+    case OD_VERDICT_LEAK: {
+        const char *per = d->have_growth_per_step ? "step" : "second";
+        double g = d->have_growth_per_step ? d->growth_bytes_per_step : d->growth_bytes_per_second;
+        iec(clamp_u64(g), a, sizeof a);
+        if (d->site[0]) {
+            snprintf(buf, sizeof buf,
+                     "at %.300s: do not keep its results across iterations (an eval forward without torch.no_grad(), "
+                     "a loss tensor appended instead of loss.item())",
+                     d->site);
+            char eff[480];
+            snprintf(eff, sizeof eff, "the %s per iteration that survive from there are freed; memory stays flat", a);
+            now(d, buf, eff);
+        }
+        snprintf(buf, sizeof buf, "growth of %s per %s stops; memory stays flat after step 1", a, per);
+        now(d, "keep Python numbers, not tensors, across steps: loss.item() instead of appending the loss tensor",
+            buf);
+        now(d, "wrap evaluation in torch.no_grad() (or torch.inference_mode())",
+            "no autograd graph is kept alive by eval outputs");
+        now(d, "detach() or .cpu() anything stored for logging or metrics", "stored values no longer pin GPU memory");
+        if (snap)
+            later(d, "keep a snapshot check in CI: oomdoc doctor --fail-on leak on a few recorded steps",
+                  "a tensor kept across iterations fails the build, with the site that keeps it");
+        else
+            later(d, "record a memory snapshot over a few steps (torch.cuda.memory._record_memory_history) and run "
+                     "oomdoc doctor on it",
+                  "names the code site whose allocations survive each step");
+        later(d, "log torch.cuda.memory_allocated() per step and fail CI on oomdoc trend --json verdict leak",
+              "leaks are caught before they reach production runs");
+        if (snap)
+            snprintf(d->verify, sizeof d->verify, "oomdoc doctor NEW.pickle --fail-on leak   (a snapshot after the fix: "
+                     "expect live memory flat across iterations)");
+        else
+            snprintf(d->verify, sizeof d->verify, "oomdoc trend %s   (expect verdict stable after the fix)", path);
+        return;
+    }
+    case OD_VERDICT_FRAGMENTATION:
+        snprintf(buf, sizeof buf, "set %s=expandable_segments:True", conf);
+        if (wf) {
+            /* Measured above: settings are advised only as the replay found them. */
+        } else if (r) {
+            char effect[480], c[32];
+            snprintf(effect, sizeof effect,
+                     "segments grow instead of stranding free blocks: the %s request fits in the %s "
+                     "(%s reserved but unallocated + headroom) that existed",
+                     iec(r->requested_bytes, a, sizeof a), iec(r->available_bytes, b, sizeof b),
+                     iec(r->reserved_unallocated_bytes, c, sizeof c));
+            now(d, buf, effect);
+        } else if (sf) {
+            char effect[480], c[32];
+            snprintf(effect, sizeof effect,
+                     "segments grow instead of stranding free blocks: %s is stranded and the largest free block "
+                     "is %s, against a %s request",
+                     iec(sf->figures->stranded_bytes, a, sizeof a), iec(sf->figures->largest_free_block_bytes, b, sizeof b),
+                     iec(sf->oom_request_bytes, c, sizeof c));
+            now(d, buf, effect);
+        } else {
+            now(d, buf, "free blocks are no longer stranded in fixed-size segments");
+        }
+        snprintf(buf, sizeof buf, "or %s=max_split_size_mb:128,garbage_collection_threshold:0.8", conf);
+        if (!wf)
+            now(d, buf, "large cached blocks are not split for small requests and are reclaimed earlier");
+        now(d, "call torch.cuda.empty_cache() between phases (e.g. after evaluation), never per step",
+            "cached blocks of the finished phase return to the device");
+        later(d, "allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes)",
+              "freed blocks fit the next requests exactly");
+        later(d, "use CUDA graphs or a static memory plan for the steady state", "no allocation churn at all");
+        /* TODO(replay): measure these settings on the snapshot's trace (oomdoc replay) and
+         * rank them by the peak reserve each one reaches. */
+        if (wf && whatif_fix(wf))
+            snprintf(d->verify, sizeof d->verify, "oomdoc replay %s --capacity %llu --compare '%s'   (then rerun with "
+                     "it and oomdoc doctor NEW.pickle)", ins[wf->input].name, (unsigned long long)wf->whatif_cap_bytes,
+                     whatif_fix(wf)->setting);
+        else if (wf)
+            snprintf(d->verify, sizeof d->verify, "after lowering the peak: oomdoc doctor NEW.pickle   (expect no OOM)");
+        else if (snap)
+            snprintf(d->verify, sizeof d->verify,
+                     "%s=expandable_segments:True python train.py; then oomdoc doctor NEW.pickle", conf);
+        else
+            snprintf(d->verify, sizeof d->verify, "%s=expandable_segments:True python train.py; then oomdoc triage %s",
+                     conf, path);
+        return;
+    case OD_VERDICT_CAP_LIMIT:
+        if (r && r->framework == OD_FW_PYTORCH_MPS) {
+            now(d, "raise PYTORCH_MPS_HIGH_WATERMARK_RATIO (e.g. 1.7; 0.0 removes the cap)",
+                "the pool may grow past the watermark that stopped it");
+            snprintf(d->verify, sizeof d->verify, "PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.7 python train.py");
+        } else {
+            if (r && (r->have & OD_HAVE_CAPACITY) && r->capacity_bytes) {
+                double need = (double)(r->allocated_bytes + r->reserved_unallocated_bytes + r->requested_bytes) /
+                              (double)r->capacity_bytes;
+                snprintf(buf, sizeof buf, "raise torch.cuda.set_per_process_memory_fraction(...) to at least %.3f",
+                         ceil(need * 1000) / 1000);
+                snprintf(d->verify, sizeof d->verify, "the %s request fits under the cap (the device had %s free)",
+                         iec(r->requested_bytes, a, sizeof a), iec(r->free_bytes, b, sizeof b));
+                now(d, buf, d->verify);
+            } else if (sf) {
+                char eff[480];
+                snprintf(buf, sizeof buf,
+                         "raise or remove torch.cuda.set_per_process_memory_fraction(...): the cap must allow at "
+                         "least %s",
+                         iec(sf->oom_reserved_bytes + sf->oom_request_bytes, a, sizeof a));
+                snprintf(eff, sizeof eff, "the %s request fits (the device had %s free)",
+                         iec(sf->oom_request_bytes, a, sizeof a), iec(sf->oom_device_free_bytes, b, sizeof b));
+                now(d, buf, eff);
+            } else {
+                now(d, "raise or remove torch.cuda.set_per_process_memory_fraction(...)", "the request fits under the cap");
+            }
+            if (snap)
+                snprintf(d->verify, sizeof d->verify,
+                         "rerun with the larger fraction; then oomdoc doctor NEW.pickle (expect no OOM)");
+            else
+                snprintf(d->verify, sizeof d->verify,
+                         "rerun with the larger fraction; then oomdoc triage %s (expect no OOM report)", path);
+        }
+        now(d, "or shrink the step to fit the cap: smaller batch, activation checkpointing", "peak memory drops below the cap");
+        later(d, "size the cap from a plan of the workload (oomdoc plan config.json)", "the cap matches what the job needs");
+        return;
+    case OD_VERDICT_OTHER_PROCESSES: {
+        char pids[200] = "";
+        size_t o = 0;
+        for (size_t i = 0; r && i < r->n_other && o < sizeof pids - 24; i++)
+            o += (size_t)snprintf(pids + o, sizeof pids - o, "%s%llu (%s)", i ? ", " : "",
+                                  (unsigned long long)r->other[i].pid, iec(r->other[i].bytes, a, sizeof a));
+        snprintf(buf, sizeof buf, "stop or move the other processes on this GPU%s%s", o ? ": " : "", pids);
+        if (r)
+            snprintf(d->verify, sizeof d->verify, "frees %s; %s were missing", iec(r->others_bytes, a, sizeof a),
+                     iec(r->missing_bytes, b, sizeof b));
+        now(d, buf, r ? d->verify : "their memory becomes available");
+        now(d, "or run on an idle GPU (CUDA_VISIBLE_DEVICES=N)", "the whole device is available");
+        later(d, "make GPUs exclusive to one job (nvidia-smi -c EXCLUSIVE_PROCESS, or the scheduler's GPU isolation)",
+              "no other process can take memory from a running job");
+        later(d, "partition large GPUs with MIG where jobs must share", "each job gets a fixed, isolated slice");
+        snprintf(d->verify, sizeof d->verify, "nvidia-smi | oomdoc triage   (expect no other processes listed)");
+        return;
+    }
+    case OD_VERDICT_CAPACITY:
+        now(d, "halve the batch size and use gradient accumulation to keep the effective batch",
+            "activation memory roughly halves");
+        now(d, "enable activation checkpointing (model.gradient_checkpointing_enable() in transformers)",
+            "activations shrink to about one layer's worth at a time, at ~30% more compute");
+        now(d, "train under bf16 autocast, or use a fused or 8-bit optimizer", "activations and optimizer state shrink");
+        later(d, "shard parameters, gradients and optimizer state (FSDP / ZeRO) across GPUs",
+              "per-GPU model state divides by the number of GPUs");
+        later(d, "estimate what fits before launching: oomdoc plan config.json", "batch size chosen from the estimate, not by trial");
+        snprintf(d->verify, sizeof d->verify, "oomdoc plan config.json --batch-size N   (then rerun and oomdoc triage %s)", path);
+        return;
+    case OD_VERDICT_UNKNOWN:
+        now(d, "capture a memory snapshot at the OOM: torch.cuda.memory._record_memory_history(max_entries=100000), "
+               "then torch.cuda.memory._dump_snapshot(\"oom.pickle\") in the except block",
+            "oomdoc doctor oom.pickle can tell capacity, fragmentation and leaks apart");
+        now(d, "print torch.cuda.memory_summary() when the OOM is caught", "gives the pool figures the message lacks");
+        if (r && r->framework == OD_FW_JAX)
+            now(d, "JAX preallocates 75% of the GPU: try XLA_PYTHON_CLIENT_MEM_FRACTION=.95 or XLA_PYTHON_CLIENT_PREALLOCATE=false",
+                "more of the device is available to the pool, or memory is taken on demand");
+        if (r && r->framework == OD_FW_TENSORFLOW)
+            now(d, "tf.config.experimental.set_memory_growth(gpu, True); TF_GPU_ALLOCATOR=cuda_malloc_async",
+                "TF stops reserving the whole GPU and fragments less");
+        snprintf(d->verify, sizeof d->verify, "oomdoc doctor oom.pickle");
+        return;
+    case OD_VERDICT_HEALTHY:
+    case OD_VERDICT_COUNT:
+        snprintf(d->verify, sizeof d->verify, "nothing to fix");
+        return;
+    }
+}
+
+/* ---------- the whole ---------- */
+
+od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od_error *err)
+{
+    *out = NULL;
+    od_diagnosis *d = calloc(1, sizeof *d);
+    if (!d)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    d->evidence = calloc(MAX_EVIDENCE, sizeof *d->evidence);
+    d->do_now = calloc(MAX_REMEDIES, sizeof *d->do_now);
+    d->long_term = calloc(MAX_REMEDIES, sizeof *d->long_term);
+    d->summaries = calloc(n + 1, sizeof *d->summaries);
+    if (!d->evidence || !d->do_now || !d->long_term || !d->summaries) {
+        od_diagnosis_free(d);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    d->verdict = OD_VERDICT_UNKNOWN;
+    d->decided_by = OD_NO_INPUT;
+    for (size_t i = 0; i < n; i++) {
+        if (ins[i].kind == OD_INPUT_SNAPSHOT && ins[i].snapshot) {
+            od_status rc = analyze_snapshot(d, ins, n, i, err);
+            if (rc != OD_OK) {
+                od_diagnosis_free(d);
+                return rc;
+            }
+        }
+    }
+    int decided = 0, any_data = 0;
+    /* A leak outranks the OOM it ends in: a snapshot's first (it names the site), then a
+     * series'. */
+    for (size_t i = 0; i < d->n_snapshots && !decided; i++) {
+        const od_snapshot_findings *f = &d->snapshots[i];
+        if (f->verdict != OD_VERDICT_LEAK)
+            continue;
+        d->verdict = OD_VERDICT_LEAK;
+        d->decided_by = f->input;
+        d->have_growth_per_step = 1;
+        d->growth_bytes_per_step = f->iterations->fit.growth_per_x;
+        for (size_t k = 0; k < f->iterations->n_survivors; k++)
+            if (f->iterations->survivors[k].bytes_per_iteration) {
+                snprintf(d->site, sizeof d->site, "%s", f->iterations->survivors[k].site);
+                break;
+            }
+        decided = 1;
+    }
+    for (size_t i = 0; i < n && !decided; i++)
+        if (ins[i].kind == OD_INPUT_SERIES && ins[i].fit && ins[i].fit->verdict == OD_TREND_LEAK) {
+            d->verdict = OD_VERDICT_LEAK;
+            d->decided_by = i;
+            if (ins[i].series->time_indexed) {
+                d->have_growth_per_second = 1;
+                d->growth_bytes_per_second = ins[i].fit->growth_per_x;
+            } else {
+                d->have_growth_per_step = 1;
+                d->growth_bytes_per_step = ins[i].fit->growth_per_x;
+            }
+            decided = 1;
+        }
+    for (size_t i = n; !decided && i-- > 0;)
+        if (ins[i].kind == OD_INPUT_LOG && ins[i].triage && ins[i].triage->n_reports) {
+            d->report = &ins[i].triage->reports[ins[i].triage->n_reports - 1];
+            d->verdict = from_oom(d->report->verdict);
+            d->decided_by = i;
+            decided = 1;
+        }
+    for (size_t i = d->n_snapshots; !decided && i-- > 0;)
+        if (d->snapshots[i].have_oom) {
+            d->verdict = d->snapshots[i].verdict;
+            d->decided_by = d->snapshots[i].input;
+            decided = 1;
+        }
+    for (size_t i = 0; i < n; i++) {
+        const od_diag_input *in = &ins[i];
+        switch (in->kind) {
+        case OD_INPUT_LOG:
+            evidence_from_log(d, in, i);
+            any_data = 1;
+            break;
+        case OD_INPUT_SERIES:
+            if (in->fit) {
+                evidence_from_series(d, in, i);
+                any_data = 1;
+            } else {
+                evid(d, i, NULL, 0, "%s: a memory series too short for a trend", in->name);
+            }
+            break;
+        case OD_INPUT_SNAPSHOT:
+            for (size_t k = 0; k < d->n_snapshots; k++)
+                if (d->snapshots[k].input == i) {
+                    evidence_from_snapshot(d, in, i, &d->snapshots[k]);
+                    any_data = 1;
+                }
+            break;
+        case OD_INPUT_CONFIG:
+            if (!in->expected || !d->n_snapshots)
+                evid(d, i, NULL, 0, "%s: a model config.json: estimate with oomdoc plan %s%s", in->name, in->name,
+                     d->n_snapshots ? "" : " (with a snapshot, doctor compares the plan with it)");
+            break;
+        case OD_INPUT_NOTHING:
+            evid(d, i, NULL, 0, "%s: no OOM report, memory log or GPU listing recognized", in->name);
+            break;
+        }
+    }
+    expected_vs_actual(d, ins, n);
+    compare_snapshots(d, ins);
+    if (!decided && any_data) {
+        /* No OOM and no leak: healthy when the data shows no OOM either. */
+        int ooms = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (ins[i].kind == OD_INPUT_LOG && ins[i].triage) {
+                for (size_t k = 0; k < ins[i].triage->n_summaries; k++)
+                    ooms += ins[i].triage->summaries[k].ooms > 0;
+                if (ins[i].triage->stats && (ins[i].triage->stats->have & OD_MS_OOMS))
+                    ooms += ins[i].triage->stats->ooms > 0;
+            }
+        }
+        d->verdict = ooms ? OD_VERDICT_UNKNOWN : OD_VERDICT_HEALTHY;
+        if (ooms)
+            evid(d, OD_NO_INPUT, NULL, ooms, "the allocator counted OOMs, but no OOM message was given");
+    }
+    prescribe(d, ins);
+    *out = d;
+    return OD_OK;
+}
+
+void od_diagnosis_free(od_diagnosis *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n_snapshots; i++) {
+        od_iterations_free(d->snapshots[i].iterations);
+        od_categories_free(d->snapshots[i].categories);
+    }
+    free(d->snapshots);
+    for (size_t i = 0; i < d->n_summaries; i++)
+        od_summary_free(d->summaries[i]);
+    free(d->summaries);
+    free(d->evidence);
+    free(d->do_now);
+    free(d->long_term);
+    free(d);
+}

@@ -1,0 +1,159 @@
+/* diagnose.h - one diagnosis from everything the user has after an OOM: OOM reports and
+ * memory_summary()/memory_stats()/nvidia-smi output (triage), per-step or NVML series
+ * (trend), memory snapshots (summary, iterations, categorize).
+ *
+ * The verdict, the evidence behind it (each item a sentence plus its main figure), the
+ * ranked "do now" mitigations and "long term" solutions, each with its expected effect,
+ * and the command that verifies the fix. `oomdoc doctor` prints it; `oomdoc report`
+ * renders it.
+ *
+ * od_diagnose reads the caller's inputs (never keeps pointers to them past the call,
+ * except as noted) and returns a diagnosis the caller frees with od_diagnosis_free (NULL
+ * is fine); everything inside belongs to the diagnosis. */
+#ifndef OD_DIAGNOSE_H
+#define OD_DIAGNOSE_H
+
+#include "categorize.h"
+#include "estimate.h"
+#include "iterations.h"
+#include "od.h"
+#include "replay.h"
+#include "snapshot.h"
+#include "summary.h"
+#include "trend.h"
+#include "triage.h"
+
+typedef enum {
+    OD_VERDICT_HEALTHY,
+    OD_VERDICT_UNKNOWN,
+    OD_VERDICT_CAPACITY,
+    OD_VERDICT_FRAGMENTATION,
+    OD_VERDICT_OTHER_PROCESSES,
+    OD_VERDICT_CAP_LIMIT,
+    OD_VERDICT_LEAK,
+    OD_VERDICT_COUNT
+} od_verdict;
+
+typedef enum {
+    OD_INPUT_LOG,       /* text: OOM reports, memory_summary, memory_stats, nvidia-smi */
+    OD_INPUT_SERIES,    /* per-step log or NVML series */
+    OD_INPUT_SNAPSHOT,  /* torch.cuda.memory._dump_snapshot() pickle */
+    OD_INPUT_CONFIG,    /* a model's config.json */
+    OD_INPUT_NOTHING    /* nothing recognized */
+} od_input_kind;
+
+/* One input as the caller parsed it. The diagnosis reads these during od_diagnose only. */
+typedef struct {
+    const char *name;             /* as shown in evidence ("<stdin>" for -) */
+    od_input_kind kind;
+    const od_triage *triage;      /* OD_INPUT_LOG */
+    const od_series *series;      /* OD_INPUT_SERIES */
+    const od_trend_fit *fit;      /* OD_INPUT_SERIES; NULL when too short for a trend */
+    const od_snapshot *snapshot;  /* OD_INPUT_SNAPSHOT */
+    const od_estimate *expected;  /* OD_INPUT_CONFIG: plan's estimate of the workload the
+                                     snapshots ran (od_estimate_compute), or NULL */
+} od_diag_input;
+
+#define OD_NO_INPUT ((size_t)-1)
+
+/* One piece of evidence: a sentence (sizes in IEC units) and its main figure. */
+typedef struct {
+    char text[720];
+    size_t input;        /* index of the input it comes from, OD_NO_INPUT: several/none */
+    const char *key;     /* stable name of the figure ("stranded_bytes", ...), or NULL */
+    double value;        /* the figure: bytes, bytes per step, or a ratio, as key says */
+} od_evidence;
+
+/* A mitigation or solution and what it is expected to do. Ranked by position. */
+typedef struct {
+    char action[480];
+    char effect[480];
+} od_remedy;
+
+/* One allocator setting replayed on a snapshot's trace (replay.h) under the run's cap. */
+typedef struct {
+    char setting[80];              /* PYTORCH_CUDA_ALLOC_CONF text; "" = as the run had it */
+    int oom;                       /* the model failed a request */
+    size_t oom_entry;              /* trace index of the first failed request */
+    uint64_t peak_reserved_bytes;
+    uint64_t stranded_at_peak_bytes;
+} od_whatif;
+
+#define OD_MAX_WHATIFS 6
+
+/* What a snapshot input showed, per device that has memory in it. */
+typedef struct {
+    size_t input;                      /* index into the inputs */
+    int64_t device;
+    od_verdict verdict;                /* this snapshot alone */
+    const od_device_summary *figures;  /* segments, reserved, stranded, peak, OOMs */
+    od_iterations *iterations;         /* NULL without a trace */
+    od_categories *categories;         /* live memory at the peak by purpose; NULL without a trace */
+    /* The OOM (last oom trace entry), as the pool stood at that moment. */
+    int have_oom;
+    uint64_t oom_request_bytes;        /* 512-rounded request */
+    uint64_t oom_device_free_bytes;    /* device-wide; ignores any per-process cap */
+    uint64_t oom_allocated_bytes;      /* live (requests rounded) when it failed */
+    uint64_t oom_reserved_bytes;       /* from segment events; 0 when not traced */
+    uint64_t max_reserved_bytes;       /* highest reserve seen in the trace */
+    /* Expected (plan, from a config input's estimate) vs actual (categories) at the peak. */
+    int have_expected;
+    uint64_t expected_bytes[OD_CAT_COUNT]; /* plan's keys; workspace and unknown stay 0 */
+    uint64_t expected_peak_bytes;
+    int worst_category;                /* the category most above its expectation, or -1;
+                                          OD_CAT_COUNT: gradients + activations +
+                                          logits_and_loss together (backward allocations
+                                          carry no frames that tell them apart) */
+    int64_t worst_excess_bytes;        /* actual - expected for it */
+    /* Allocator what-ifs for an OOM, measured by replaying the trace (whatifs[0] is the
+     * run's own setting: it must fail where the run failed for the others to count). */
+    size_t n_whatifs;
+    od_whatif whatifs[OD_MAX_WHATIFS];
+    uint64_t whatif_cap_bytes;         /* the cap replayed under */
+    const char *whatif_cap_source;     /* "the OOM message" or "the most ever reserved (a lower bound)" */
+    int whatif_reproduces;             /* whatifs[0] failed at the recorded OOM */
+} od_snapshot_findings;
+
+typedef struct {
+    od_verdict verdict;
+    size_t decided_by;                 /* input index, OD_NO_INPUT when none decided */
+    const od_oom_report *report;       /* the OOM report that decided it (points into that
+                                          input's od_triage: valid while the caller keeps it) */
+    od_evidence *evidence;
+    size_t n_evidence;
+    od_remedy *do_now;
+    size_t n_do_now;
+    od_remedy *long_term;
+    size_t n_long_term;
+    char verify[480];                  /* the command (and what to expect) that checks the fix */
+    /* Leaks. */
+    int have_growth_per_step;
+    double growth_bytes_per_step;      /* per training step (snapshot: per iteration) */
+    int have_growth_per_second;
+    double growth_bytes_per_second;    /* NVML series */
+    char site[512];                    /* "file:line:function" keeping memory alive, or "" */
+    /* Snapshots, in input order. */
+    od_snapshot_findings *snapshots;
+    size_t n_snapshots;
+    size_t highest_snapshot;           /* index into snapshots of the highest peak, when >1 */
+    od_summary **summaries;            /* owned: one per snapshot input (internal) */
+    size_t n_summaries;
+} od_diagnosis;
+
+/* Diagnose inputs[0..n). A leak (series or snapshot) outranks the OOM it ends in; then the
+ * most recent OOM report; then a snapshot's own OOM; else healthy when there is data and
+ * no OOM, unknown otherwise. Fails with OD_ERR_NOMEM, OD_ERR_LIMIT (absurd snapshot). */
+od_status od_diagnose(const od_diag_input *inputs, size_t n, od_diagnosis **out, od_error *err);
+void od_diagnosis_free(od_diagnosis *d);
+
+/* "healthy", "unknown", "capacity", ... and back (-1 when unknown). */
+const char *od_verdict_name(od_verdict v);
+int od_verdict_parse(const char *name);
+const char *od_input_kind_name(od_input_kind k); /* "log", "series", "snapshot", "config", "unrecognized" */
+
+/* One sentence giving an OOM report's verdict with its numbers (IEC units), into buf. */
+void od_oom_reason(const od_oom_report *r, char *buf, size_t size);
+/* How a report's request figure relates to the tensor, or NULL (a static string). */
+const char *od_oom_request_note(const od_oom_report *r);
+
+#endif

@@ -1,0 +1,1 @@
+$OOMDOC diff tests/data/snapshots/frag_default.pickle

@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/bad/refuse_global.pickle

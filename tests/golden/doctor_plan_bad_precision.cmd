@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/snapshots/snap_train_default.pickle --config tests/data/extracted/snap_train_default_config.json --precision fp64

@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/snapshots/leak_eval_no_grad.pickle

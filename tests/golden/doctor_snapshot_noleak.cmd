@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/snapshots/noleak_eval.pickle

@@ -1,0 +1,1 @@
+printf "\200\004\225garbage" | $OOMDOC doctor -

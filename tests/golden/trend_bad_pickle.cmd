@@ -1,0 +1,1 @@
+$OOMDOC trend tests/data/bad/refuse_global.pickle

@@ -1,0 +1,1 @@
+$OOMDOC trend tests/data/snapshots/leak_eval_no_grad.pickle --capacity 24GiB

@@ -1,0 +1,1 @@
+$OOMDOC trend --json tests/data/snapshots/noleak_eval.pickle

@@ -1,0 +1,277 @@
+/* test_diagnose.c - the snapshot diagnosis on the real fixtures (tests/data/snapshots):
+ * iterations, surviving sites, categories at the peak, verdicts, snapshot diff. Expected
+ * figures come from each fixture's own .json (step_log: torch.cuda.memory_allocated()
+ * after every step; n_params) or from what the run did (tests/data/README.md). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "categorize.h"
+#include "diagnose.h"
+#include "iterations.h"
+#include "snapdiff.h"
+
+#define DIR "tests/data/snapshots/"
+#define MiB (1024.0 * 1024.0)
+
+static od_snapshot *load(const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    od_input *in = NULL;
+    od_snapshot *s = NULL;
+    od_error err;
+    assert_int_equal(od_input_open_file(f, &in, &err), OD_OK);
+    assert_int_equal(od_snapshot_load(in, &s, &err), OD_OK);
+    od_input_close(in);
+    fclose(f);
+    return s;
+}
+
+/* Least-squares slope of the step log's allocated figure over steps 1.. (step 0 creates
+ * the optimizer state). */
+static double step_log_growth(const char *json_name)
+{
+    char path[256];
+    snprintf(path, sizeof path, DIR "%s", json_name);
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    assert_non_null(doc);
+    json_t *log = json_object_get(doc, "step_log");
+    size_t n = json_array_size(log);
+    assert_true(n >= 4);
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, m = (double)(n - 1);
+    for (size_t i = 1; i < n; i++) {
+        double x = (double)i, y = (double)json_integer_value(json_object_get(json_array_get(log, i), "allocated"));
+        sx += x, sy += y, sxx += x * x, sxy += x * y;
+    }
+    json_decref(doc);
+    return (m * sxy - sx * sy) / (m * sxx - sx * sx);
+}
+
+static void test_leak_iterations_both_ways(void **state)
+{
+    (void)state;
+    od_snapshot *s = load("leak_eval_no_grad.pickle");
+    double truth = step_log_growth("leak_eval_no_grad.json");
+    assert_true(truth > 1.3e9 && truth < 1.45e9); /* the README's ~1.38 GB per step */
+    for (int ann = 1; ann >= 0; ann--) {
+        od_iterations *it = NULL;
+        od_error err;
+        assert_int_equal(od_iterations_find(s, 0, ann, &it, &err), OD_OK);
+        assert_int_equal(it->source, ann ? OD_ITER_ANNOTATIONS : OD_ITER_PATTERN);
+        assert_int_equal(it->n, 8); /* 8 training steps (args.steps) */
+        assert_true(it->have_fit);
+        assert_int_equal(it->fit.verdict, OD_TREND_LEAK);
+        assert_true(fabs(it->fit.growth_per_x - truth) < 0.05 * truth);
+        assert_true(it->n_survivors >= 1);
+        assert_non_null(strstr(it->survivors[0].site, "train.py"));
+        assert_true(fabs((double)it->survivors[0].bytes_per_iteration - truth) < 0.05 * truth);
+        od_iterations_free(it);
+    }
+    od_snapshot_free(s);
+}
+
+static void test_noleak_is_flat(void **state)
+{
+    (void)state;
+    const char *names[] = {"noleak_eval.pickle", "snap_train_long.pickle.gz"};
+    for (int k = 0; k < 2; k++) {
+        od_snapshot *s = load(names[k]);
+        od_iterations *it = NULL;
+        od_error err;
+        assert_int_equal(od_iterations_find(s, 0, 1, &it, &err), OD_OK);
+        assert_int_equal(it->source, OD_ITER_ANNOTATIONS);
+        assert_true(it->n >= 8);
+        assert_int_not_equal(it->fit.verdict, OD_TREND_LEAK);
+        assert_true(it->surviving_bytes_per_iteration < MiB);
+        od_iterations_free(it);
+        od_snapshot_free(s);
+    }
+}
+
+/* snap_train_oom died in its first forward: no iterations, not even from the per-layer
+ * repeats of model construction or of that forward. */
+static void test_oom_run_has_no_iterations(void **state)
+{
+    (void)state;
+    od_snapshot *s = load("snap_train_oom.pickle");
+    od_iterations *it = NULL;
+    od_error err;
+    assert_int_equal(od_iterations_find(s, 0, 1, &it, &err), OD_OK);
+    assert_int_equal(it->source, OD_ITER_NONE);
+    od_iterations_free(it);
+    od_snapshot_free(s);
+}
+
+/* GPT-2 6 layers has n_params parameters in fp32 (the .json); AdamW keeps two fp32 states
+ * per parameter. Blocks round requests to 512 B, hence the small tolerance. */
+static void test_categories_model_state(void **state)
+{
+    (void)state;
+    char path[] = DIR "snap_train_default.json";
+    json_error_t je;
+    json_t *doc = json_load_file(path, 0, &je);
+    assert_non_null(doc);
+    double params = (double)json_integer_value(json_object_get(doc, "n_params"));
+    json_decref(doc);
+    assert_true(params > 8e7);
+    od_snapshot *s = load("snap_train_default.pickle");
+    od_categories *c = NULL;
+    od_error err;
+    assert_int_equal(od_categorize(s, 0, &c, &err), OD_OK);
+    assert_true(c->have_peak);
+    assert_true(fabs((double)c->bytes[OD_CAT_PARAMETERS] - 4 * params) < 0.01 * 4 * params);
+    assert_true(fabs((double)c->bytes[OD_CAT_OPTIMIZER_STATES] - 8 * params) < 0.01 * 8 * params);
+    /* Gradients of the parameters at least (plus activation gradients at the peak). */
+    assert_true((double)c->bytes[OD_CAT_GRADIENTS] >= 4 * params * 0.99);
+    assert_true(c->bytes[OD_CAT_ACTIVATIONS] > 0);
+    assert_true(c->bytes[OD_CAT_LOGITS_AND_LOSS] > 0);
+    uint64_t sum = 0;
+    for (int k = 0; k < OD_CAT_COUNT; k++)
+        sum += c->bytes[k];
+    assert_int_equal(sum, c->total_bytes);
+    assert_true(c->bytes[OD_CAT_UNKNOWN] < c->total_bytes / 100);
+    od_categories_free(c);
+    od_snapshot_free(s);
+}
+
+static od_diagnosis *diagnose1(od_snapshot *s)
+{
+    od_diag_input in = {"x.pickle", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL};
+    od_diagnosis *d = NULL;
+    od_error err;
+    assert_int_equal(od_diagnose(&in, 1, &d, &err), OD_OK);
+    return d;
+}
+
+static void test_verdicts(void **state)
+{
+    (void)state;
+    od_snapshot *s = load("leak_eval_no_grad.pickle");
+    od_diagnosis *d = diagnose1(s);
+    assert_int_equal(d->verdict, OD_VERDICT_LEAK);
+    assert_true(d->have_growth_per_step);
+    assert_non_null(strstr(d->site, "train.py"));
+    assert_true(d->n_do_now > 0 && d->n_long_term > 0 && d->verify[0]);
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+
+    s = load("noleak_eval.pickle");
+    d = diagnose1(s);
+    assert_int_equal(d->verdict, OD_VERDICT_HEALTHY);
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+
+    /* Capped at 6% of the GPU with 126 GiB free on the device (its OOM message). */
+    s = load("snap_train_oom.pickle");
+    d = diagnose1(s);
+    assert_int_equal(d->verdict, OD_VERDICT_CAP_LIMIT);
+    assert_int_equal(d->n_snapshots, 1);
+    assert_true(d->snapshots[0].have_oom);
+    assert_int_equal(d->snapshots[0].oom_request_bytes, 128u << 20); /* "Tried to allocate 128.00 MiB" */
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    for (int v = 0; v < OD_VERDICT_COUNT; v++)
+        assert_int_equal(od_verdict_parse(od_verdict_name((od_verdict)v)), v);
+    assert_int_equal(od_verdict_parse("leaky"), -1);
+    assert_string_equal(od_category_name(OD_CAT_OPTIMIZER_STATES), "optimizer_states");
+    od_diagnosis *d = NULL;
+    od_error err;
+    assert_int_equal(od_diagnose(NULL, 0, &d, &err), OD_OK);
+    assert_int_equal(d->verdict, OD_VERDICT_UNKNOWN);
+    od_diagnosis_free(d);
+}
+
+/* leak vs fixed: the eval forward's site (train.py:346) held 10.28 GiB at the end of the
+ * leaking run and nothing in the fixed one. */
+static void test_diff(void **state)
+{
+    (void)state;
+    od_snapshot *a = load("leak_eval_no_grad.pickle"), *b = load("noleak_eval.pickle");
+    od_summary *sa = NULL, *sb = NULL;
+    od_snapdiff *x = NULL;
+    od_error err;
+    assert_int_equal(od_summarize(a, &sa, &err), OD_OK);
+    assert_int_equal(od_summarize(b, &sb, &err), OD_OK);
+    assert_int_equal(od_snapdiff_compute(sa, sb, &x, &err), OD_OK);
+    assert_int_equal(x->n_devices, 1);
+    const od_device_change *c = &x->devices[0];
+    assert_true(c->n_live >= 1);
+    assert_non_null(strstr(c->live[0].site, "train.py"));
+    assert_true(c->live[0].change_bytes < 0);
+    assert_int_equal(c->live[0].after_bytes, 0);
+    assert_int_equal((int64_t)c->allocated[1] - (int64_t)c->allocated[0],
+                     (int64_t)sb->devices[0].allocated_bytes - (int64_t)sa->devices[0].allocated_bytes);
+    for (size_t i = 1; i < c->n_live; i++)
+        assert_true(llabs(c->live[i - 1].change_bytes) >= llabs(c->live[i].change_bytes));
+    od_snapdiff_free(x);
+    od_summary_free(sa);
+    od_summary_free(sb);
+    od_snapshot_free(a);
+    od_snapshot_free(b);
+}
+
+/* frag_default with its real OOM message: the message's verdict (fragmentation) decides,
+ * the replay of the trace under the message's 2.00 GiB cap fails at the recorded OOM entry
+ * (the run's own setting), and the what-ifs are measured against it. */
+static void test_message_and_snapshot(void **state)
+{
+    (void)state;
+    FILE *f = fopen("tests/data/extracted/frag_default_oom.txt", "rb");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof text, f);
+    fclose(f);
+    od_triage *t = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(text, len, &t, &err), OD_OK);
+    assert_int_equal(t->n_reports, 1);
+    od_snapshot *s = load("frag_default.pickle");
+    od_diag_input in[2] = {
+        {"frag_default.pickle", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL},
+        {"frag_default_oom.txt", OD_INPUT_LOG, t, NULL, NULL, NULL, NULL},
+    };
+    od_diagnosis *d = NULL;
+    assert_int_equal(od_diagnose(in, 2, &d, &err), OD_OK);
+    assert_int_equal(d->verdict, OD_VERDICT_FRAGMENTATION);
+    assert_int_equal(d->decided_by, 1);
+    assert_int_equal(d->n_snapshots, 1);
+    const od_snapshot_findings *sf = &d->snapshots[0];
+    assert_int_equal(sf->whatif_cap_bytes, 2ull << 30); /* "2.00 GiB allowed" */
+    assert_true(sf->whatif_reproduces);
+    assert_int_equal(sf->whatifs[0].oom_entry, sf->figures->ooms[0].index);
+    assert_true(sf->n_whatifs >= 2);
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+    od_triage_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_leak_iterations_both_ways),
+        cmocka_unit_test(test_noleak_is_flat),
+        cmocka_unit_test(test_oom_run_has_no_iterations),
+        cmocka_unit_test(test_categories_model_state),
+        cmocka_unit_test(test_verdicts),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_message_and_snapshot),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
