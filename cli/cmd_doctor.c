@@ -14,6 +14,8 @@
 #include "../lib/diagnose.h"
 #include "../lib/estimate.h"
 #include "../lib/hfconfig.h"
+#include "../lib/input.h"
+#include "../lib/profile.h"
 #include "../lib/trend.h"
 #include "../lib/triage.h"
 #include "../lib/units.h"
@@ -35,6 +37,7 @@ typedef struct {
     od_series *series;    /* OD_INPUT_SERIES */
     od_trend_fit fit;
     int have_fit;
+    od_profile *profile;  /* OD_INPUT_PROFILE, or a BFC allocator log (OD_INPUT_LOG) */
 } input;
 
 static void usage(void)
@@ -42,7 +45,9 @@ static void usage(void)
     printf("Usage: oomdoc doctor FILE... [--config config.json [plan flags]] [--fail-on VERDICT,...] [--json]\n\n"
            "One diagnosis from whatever you have after an OOM: the error log or traceback,\n"
            "a per-step memory log (CSV/JSON Lines), an NVML series (time_s,used_bytes),\n"
-           "memory_summary() or memory_stats() output, nvidia-smi output. Each input's kind\n"
+           "memory_summary() or memory_stats() output, nvidia-smi output, profiler records\n"
+           "(PyTorch traces, memory timelines, key_averages tables; JAX memory profiles and\n"
+           "memory_stats; BFC allocator logs: see oomdoc profile). Each input's kind\n"
            "is detected from its content. Prints the verdict (capacity, fragmentation, leak,\n"
            "other_processes, cap_limit, healthy, unknown), the evidence with numbers, what to\n"
            "do now and in the long term, ranked, and the command that verifies the fix.\n"
@@ -90,16 +95,78 @@ static int looks_like_config(const char *text, size_t len)
     return cfg;
 }
 
+/* The profiler-record kind of a file from its first bytes (gunzipped), or -1. */
+static int peek_profile_kind(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    od_input *in = NULL;
+    od_error err;
+    char head[4096];
+    size_t n = 0, got;
+    if (od_input_open_file(f, &in, &err) == OD_OK)
+        while (n < sizeof head && (got = od_input_read(in, head + n, sizeof head - n)) > 0)
+            n += got;
+    od_input_close(in);
+    fclose(f);
+    return n ? od_profile_detect(head, n) : -1;
+}
+
+/* Load a profiler record from a file (streamed) or from text already read. */
+static int load_profile(input *in, const char *text, size_t len)
+{
+    int rc = 0;
+    od_error err;
+    od_error_clear(&err);
+    FILE *f = NULL;
+    od_input *src = NULL;
+    od_status st;
+    if (text) {
+        st = od_input_open_memory(text, len, &src, &err);
+    } else {
+        f = od_cli_open(in->path, &rc);
+        if (!f)
+            return rc;
+        st = od_input_open_file(f, &src, &err);
+    }
+    if (!st)
+        st = od_profile_load(src, &in->profile, &err);
+    od_input_close(src);
+    if (f)
+        od_cli_close(f);
+    return st ? od_cli_report_error(in->path, &err) : 0;
+}
+
 /* Reads and classifies one input. Returns 0 or an exit code. */
 static int load_input(input *in)
 {
     int rc = 0;
     size_t len = 0;
+    /* Profiler traces can be hundreds of MB: look first, then stream them. BFC allocator
+     * logs are OOM logs first (triage below), their figures read as a profile too. */
+    int pk = strcmp(in->path, "-") ? peek_profile_kind(in->path) : -1;
+    if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
+        in->kind = OD_INPUT_PROFILE;
+        return load_profile(in, NULL, 0);
+    }
     char *text = od_cli_read_all(in->path, &len, &rc);
     if (!text)
         return rc;
     od_error err;
     od_error_clear(&err);
+    if (pk < 0 && !od_cli_is_pickle(text, len))
+        pk = od_profile_detect(text, len < 4096 ? len : 4096);
+    if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
+        in->kind = OD_INPUT_PROFILE;
+        rc = load_profile(in, text, len);
+        free(text);
+        return rc;
+    }
+    if (pk == OD_PROFILE_BFC_LOG && load_profile(in, text, len) != 0) {
+        free(text);
+        return OD_EXIT_INPUT;
+    }
     if (od_cli_is_pickle(text, len)) {
         in->kind = OD_INPUT_SNAPSHOT;
         in->snap = od_cli_load_snapshot_mem(in->path, text, len, &rc);
@@ -271,6 +338,8 @@ static json_t *doc_json(const od_diagnosis *d, const input *ins, size_t n)
         json_t *o = json_object();
         json_object_set_new(o, "file", json_string(ins[i].name));
         json_object_set_new(o, "kind", json_string(od_input_kind_name(ins[i].kind)));
+        if (ins[i].profile)
+            json_object_set_new(o, "profile_kind", json_string(od_profile_kind_name(ins[i].profile->kind)));
         json_array_append_new(arr, o);
     }
     json_object_set_new(doc, "inputs", arr);
@@ -472,7 +541,7 @@ int od_cmd_doctor(int argc, char **argv)
             all_nothing &= ins[i].kind == OD_INPUT_NOTHING;
             di[i] = (od_diag_input){ins[i].name, ins[i].kind, ins[i].tri, ins[i].series,
                                     ins[i].have_fit ? &ins[i].fit : NULL, ins[i].snap,
-                                    ins[i].have_estimate ? &ins[i].estimate : NULL};
+                                    ins[i].have_estimate ? &ins[i].estimate : NULL, ins[i].profile};
         }
         od_diagnosis *d = NULL;
         od_error err;
@@ -497,6 +566,7 @@ int od_cmd_doctor(int argc, char **argv)
         od_triage_free(ins[i].tri);
         od_series_free(ins[i].series);
         od_snapshot_free(ins[i].snap);
+        od_profile_free(ins[i].profile);
     }
     free(ins);
     return rc;
