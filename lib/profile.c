@@ -1538,7 +1538,9 @@ od_status od_profile_to_series(const od_profile *p, od_series **out, od_error *e
 
 static int looks_like_table(const char *t, size_t n)
 {
-    return find_in(t, n, "Name") && find_in(t, n, " Mem") && find_in(t, n, "--------");
+    /* key_averages() always prints these columns; nvidia-smi's table has Name and Mem. */
+    return find_in(t, n, "Name") && find_in(t, n, "# of Calls") && find_in(t, n, "Self CPU") &&
+           find_in(t, n, "--------");
 }
 
 static int looks_like_bfc(const char *t, size_t n)

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <zlib.h>
 
+#include "diagnose.h"
 #include "jsonstream.h"
 #include "pprof.h"
 #include "profile.h"
@@ -437,6 +438,62 @@ static void test_svg(void **state)
     od_profile_free(tr);
 }
 
+/* doctor's use: a JAX OOM message without pool figures, completed by memory_stats. The
+ * 400000000000-byte request (the log's "rounded to") exceeds the 112583507968-byte limit
+ * (jax_memory_stats.json): capacity. Against a limit with room but a smaller largest free
+ * block, the same request is fragmentation. */
+static void test_diagnose_with_profiles(void **state)
+{
+    (void)state;
+    size_t n;
+    char *log = read_file(DIR "jax_bfc.log", &n);
+    od_triage *t = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(log, n, &t, &err), OD_OK);
+    assert_true(t->n_reports >= 1);
+    od_profile *stats = must_load(DIR "jax_memory_stats.json");
+    od_profile *trace = must_load(DIR "torch_profiler_trace.json.gz");
+    od_diag_input in[3];
+    memset(in, 0, sizeof in);
+    in[0].name = "jax_bfc.log";
+    in[0].kind = OD_INPUT_LOG;
+    in[0].triage = t;
+    in[1].name = "jax_memory_stats.json";
+    in[1].kind = OD_INPUT_PROFILE;
+    in[1].profile = stats;
+    od_diagnosis *d = NULL;
+    assert_int_equal(od_diagnose(in, 1, &d, &err), OD_OK);
+    assert_int_equal(d->verdict, OD_VERDICT_UNKNOWN);   /* the message alone cannot tell */
+    od_diagnosis_free(d);
+    assert_int_equal(od_diagnose(in, 2, &d, &err), OD_OK);
+    assert_int_equal(d->verdict, OD_VERDICT_CAPACITY);
+    od_diagnosis_free(d);
+    /* the same request against a roomy limit whose largest free block is too small */
+    od_profile roomy = *stats;
+    roomy.stats.bytes_limit = 1000000000000ULL;
+    roomy.stats.largest_free_block_bytes = 1ULL << 30;
+    in[1].profile = &roomy;
+    assert_int_equal(od_diagnose(in, 2, &d, &err), OD_OK);
+    assert_int_equal(d->verdict, OD_VERDICT_FRAGMENTATION);
+    od_diagnosis_free(d);
+    /* a profiled run alone: healthy, with the peak as evidence */
+    in[2].name = "trace";
+    in[2].kind = OD_INPUT_PROFILE;
+    in[2].profile = trace;
+    assert_int_equal(od_diagnose(&in[2], 1, &d, &err), OD_OK);
+    assert_int_equal(d->verdict, OD_VERDICT_HEALTHY);
+    int found = 0;
+    for (size_t i = 0; i < d->n_evidence; i++)
+        found |= d->evidence[i].key && !strcmp(d->evidence[i].key, "peak_allocated_bytes") &&
+                 (uint64_t)d->evidence[i].value == real_peak();
+    assert_true(found);
+    od_diagnosis_free(d);
+    od_profile_free(stats);
+    od_profile_free(trace);
+    od_triage_free(t);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -451,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_jsonstream),
         cmocka_unit_test(test_detect),
         cmocka_unit_test(test_svg),
+        cmocka_unit_test(test_diagnose_with_profiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
