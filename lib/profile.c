@@ -315,10 +315,15 @@ static od_status read_id(od_js *js, uint64_t *out, od_error *err)
 
 static od_status read_int_field(od_js *js, int64_t *out, int *have, od_error *err)
 {
-    if (od_js_peek(js) != OD_JS_NUMBER)
-        return od_js_skip(js, err);
-    od_js_number n;
     uint64_t at = od_js_offset(js);
+    od_js_kind k = od_js_peek(js);
+    if (k == OD_JS_NULL)
+        return od_js_skip(js, err);
+    if (k != OD_JS_NUMBER)
+        return k == OD_JS_BAD ? od_js_skip(js, err)
+                              : od_fail_at(err, OD_ERR_FORMAT, at, "expected an integer in the event's args");
+    od_js_number n;
+    at = od_js_offset(js);
     od_status st = od_js_number_read(js, &n, err);
     if (st)
         return st;
