@@ -473,7 +473,6 @@ od_status od_js_skip(od_js *js, od_error *err)
                 js->pos++;
             }
         }
-        od_js_number num;
         switch (od_js_peek(js)) {
         case OD_JS_OBJECT:
             if (push(js, err, '}'))
@@ -502,7 +501,6 @@ od_status od_js_skip(od_js *js, od_error *err)
             bad = !digits || !((prev >= '0' && prev <= '9'));
             if (bad)
                 return fail_at(js, err, OD_ERR_FORMAT, at, "malformed number");
-            (void)num;
             break;
         }
         case OD_JS_TRUE:

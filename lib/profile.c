@@ -366,7 +366,7 @@ static od_status trace_event(od_js *js, trace_state *t, od_error *err)
     int64_t ts = 0, dur = 0;
     uint64_t tid = 0;
     int64_t a_total = 0, a_res = 0, a_bytes = 0, a_addr = 0, a_dev = -1, a_devtype = 1;
-    int h_total = 0, h_res = 0, h_bytes = 0, h_addr = 0, h_dev = 0, h_devtype = 0;
+    int h_total = 0, h_res = 0, h_bytes = 0, h_addr = 0, h_dev = 0, h_devtype = 0; /* present */
     const char *key;
     size_t klen;
     int r;
@@ -465,8 +465,6 @@ static od_status trace_event(od_js *js, trace_state *t, od_error *err)
         m->seq = (uint32_t)t->n_mem;
         m->op = m->src = m->mod = UINT32_MAX;
         t->n_mem++;
-        (void)h_res;
-        (void)h_addr;
         return OD_OK;
     }
     if (ph == 'X' && (cat == 1 || cat == 2) && have_name && have_ts) {
@@ -994,7 +992,7 @@ static od_status load_json_object(od_js *js, od_profile *p, od_error *err)
 /* export_memory_timeline: [times, sizes]; each sizes row is [pad, 8 categories]. */
 static od_status load_timeline(od_js *js, od_profile *p, od_error *err)
 {
-    size_t cap_t = 0, n_t = 0, cap_r = 0, n_r = 0;
+    size_t cap_t = 0, n_t = 0, n_r = 0;
     int64_t *times = NULL;
     od_status st = od_js_begin_array(js, err);
     if (!st)
@@ -1047,7 +1045,6 @@ static od_status load_timeline(od_js *js, od_profile *p, od_error *err)
             if (st)
                 break;
         }
-        (void)cap_r;
         int col = 0, cr;
         while (!st && (cr = od_js_next_element(js, err)) > 0) {
             uint64_t vat = od_js_offset(js);
