@@ -1,0 +1,1106 @@
+/* report.c - the HTML report: page skeleton, CSS, and one SVG plot per section. */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay.h"
+#include "summary.h"
+#include "timeline.h"
+#include "units.h"
+
+/* Plot geometry, in SVG user units (the SVG scales to the page width). */
+#define W 960.0
+#define ML 76.0   /* left margin: y labels */
+#define MR 16.0
+#define MT 26.0
+#define MB 40.0   /* bottom margin: x labels and axis title */
+
+typedef struct {
+    FILE *f;
+    const od_report_input *in;
+    size_t points, top;
+    unsigned figure;         /* running id for SVG element ids */
+} ctx;
+
+/* ---------- text helpers ---------- */
+
+static void esc(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default:
+            /* Control characters have no business in a page; show them as '?'. */
+            fputc((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t' ? '?' : *s, f);
+        }
+    }
+}
+
+/* Each use gets its own buffer (a compound literal lives until the end of the block), so
+ * several may appear in one printf. */
+#define IEC(v) od_format_iec((v), (char[32]){0}, 32)
+#define TICK(v) tick_label((v), (char[32]){0})
+
+/* Tick labels: "512 MiB", "1.25 GiB", "1152 MiB" (never a rounded figure), "0". */
+static const char *tick_label(uint64_t v, char *buf)
+{
+    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (v == 0) {
+        snprintf(buf, 32, "0");
+        return buf;
+    }
+    /* The largest unit in which v needs at most two decimals, exactly. */
+    for (int i = 5; i >= 0; i--) {
+        uint64_t unit = (uint64_t)1 << (10 * i);
+        if (v < unit || (v * 100) / 100 != v || (v * 100) % unit != 0)
+            continue;
+        double x = (double)v / (double)unit;
+        snprintf(buf, 32, "%.*f %s", (v % unit == 0) ? 0 : ((v * 10) % unit == 0) ? 1 : 2, x, u[i]);
+        return buf;
+    }
+    snprintf(buf, 32, "%llu B", (unsigned long long)v);
+    return buf;
+}
+
+/* A byte step for about `ticks` gridlines up to max: a power of two (IEC-round labels). */
+static uint64_t byte_step(uint64_t max, int ticks)
+{
+    uint64_t step = 1;
+    while (step < UINT64_MAX / 4 && max / step > (uint64_t)ticks)
+        step *= 2;
+    return step;
+}
+
+static uint64_t round_up(uint64_t v, uint64_t step)
+{
+    if (v == 0)
+        return step;
+    uint64_t r = (v + step - 1) / step * step;
+    return r < v ? v : r;
+}
+
+/* A 1-2-5 step for about `ticks` gridlines over span. */
+static double nice_step(double span, int ticks)
+{
+    if (span <= 0)
+        return 1;
+    double raw = span / ticks, p = pow(10, floor(log10(raw)));
+    double m = raw / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+/* ---------- page ---------- */
+
+static const char CSS[] =
+    ":root{color-scheme:light dark;--bg:#ffffff;--fg:#1f2328;--muted:#59636e;--grid:#d8dee4;--panel:#f6f8fa;"
+    "--border:#d1d9e0;--alloc:#0969da;--pend:#bf8700;--strand:#cf222e;--free:#afb8c1;--res:#8250df;"
+    "--oom:#cf222e;--peak:#1a7f37;--s0:#0969da;--s1:#e16f24;--s2:#1a7f37;--s3:#bf3989;--s4:#8250df;"
+    "--s5:#9a6700;--s6:#0598bc;--s7:#6e7781;--other:#afb8c1}\n"
+    "@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--grid:#30363d;"
+    "--panel:#151b23;--border:#3d444d;--alloc:#4493f8;--pend:#d29922;--strand:#f85149;--free:#656c76;"
+    "--res:#ab7df8;--oom:#ff7b72;--peak:#3fb950;--s0:#4493f8;--s1:#f0883e;--s2:#3fb950;--s3:#db61a2;"
+    "--s4:#ab7df8;--s5:#d29922;--s6:#39c5cf;--s7:#9198a1;--other:#656c76}}\n"
+    "@media print{:root{color-scheme:light;--bg:#ffffff;--fg:#000000;--muted:#444c56;--grid:#d0d7de;"
+    "--panel:#ffffff;--border:#8c959f;--alloc:#0969da;--pend:#bf8700;--strand:#cf222e;--free:#afb8c1;"
+    "--res:#8250df;--oom:#cf222e;--peak:#1a7f37;--s0:#0969da;--s1:#e16f24;--s2:#1a7f37;--s3:#bf3989;"
+    "--s4:#8250df;--s5:#9a6700;--s6:#0598bc;--s7:#6e7781;--other:#afb8c1}"
+    "body{max-width:none;padding:0}section,figure,table{break-inside:avoid}"
+    "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\n"
+    "body{margin:0 auto;max-width:1040px;padding:16px 24px;background:var(--bg);color:var(--fg);"
+    "font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}\n"
+    "h1{font-size:1.6em;margin:.2em 0}h2{font-size:1.25em;margin:1.4em 0 .4em;border-bottom:1px solid var(--border);"
+    "padding-bottom:.2em}h3{font-size:1.05em;margin:1.1em 0 .3em}\n"
+    "p,li{max-width:80ch}.muted,figcaption{color:var(--muted)}code,.mono{font-family:ui-monospace,"
+    "SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}\n"
+    "figure{margin:.6em 0 1.2em;padding:8px;background:var(--panel);border:1px solid var(--border);"
+    "border-radius:6px}figcaption{font-size:.9em;margin-top:.3em}\n"
+    "svg{display:block;width:100%;height:auto}svg text{fill:var(--fg);font:12px system-ui,sans-serif}"
+    "svg .axis{fill:var(--muted)}svg .grid{stroke:var(--grid);stroke-width:1}\n"
+    "svg .live{fill:none;stroke:var(--fg);stroke-width:.9;opacity:.75}svg .res{fill:none;stroke:var(--res);"
+    "stroke-width:1.8;stroke-dasharray:6 3}svg .peak{stroke:var(--peak);stroke-width:1.5;stroke-dasharray:3 3}"
+    "svg .peakdot{fill:var(--peak)}svg text.peak{fill:var(--peak);font-weight:600;stroke:none}"
+    "svg .oom{stroke:var(--oom);stroke-width:2}svg text.oom{fill:var(--oom);font-weight:600;stroke:none}\n"
+    "svg .a{fill:var(--alloc)}svg .p{fill:var(--pend)}svg .x{fill:var(--strand)}svg .f{fill:var(--free)}"
+    "svg .sep{stroke:var(--bg);stroke-width:1.5}svg .bar{fill:var(--alloc)}svg .barpk{fill:var(--alloc);opacity:.35}"
+    "svg .fit{fill:none;stroke:var(--oom);stroke-width:1.5;stroke-dasharray:5 4}svg .cap{stroke:var(--oom);stroke-width:2}\n"
+    ".s0{fill:var(--s0);background:var(--s0)}.s1{fill:var(--s1);background:var(--s1)}.s2{fill:var(--s2);"
+    "background:var(--s2)}.s3{fill:var(--s3);background:var(--s3)}.s4{fill:var(--s4);background:var(--s4)}"
+    ".s5{fill:var(--s5);background:var(--s5)}.s6{fill:var(--s6);background:var(--s6)}.s7{fill:var(--s7);"
+    "background:var(--s7)}.so{fill:var(--other);background:var(--other)}\n"
+    "svg .m0{stroke:var(--s0)}svg .m1{stroke:var(--s1)}svg .m2{stroke:var(--s2)}svg .m3{stroke:var(--s3)}"
+    "svg .ml{fill:none;stroke-width:1.6}\n"
+    "ul.legend{list-style:none;padding:0;margin:.4em 0 0;font-size:.9em}ul.legend li{margin:.1em 0;max-width:none}"
+    ".sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;vertical-align:-.1em;margin-right:.4em}"
+    ".sw.a{background:var(--alloc)}.sw.p{background:var(--pend)}.sw.x{background:var(--strand)}"
+    ".sw.f{background:var(--free)}.sw.ln{height:0;border-top:2px solid var(--fg);border-radius:0}"
+    ".sw.rs{height:0;border-top:2px dashed var(--res);border-radius:0}.sw.pk{height:0;border-top:2px dashed var(--peak);border-radius:0}"
+    ".sw.om{height:0;border-top:2px solid var(--oom);border-radius:0}\n"
+    "table{border-collapse:collapse;margin:.4em 0 1em;font-size:.92em}th,td{padding:3px 10px;"
+    "border-bottom:1px solid var(--border);text-align:left;vertical-align:top}td.n,th.n{text-align:right;"
+    "white-space:nowrap;font-variant-numeric:tabular-nums}\n"
+    ".verdict{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:700;background:var(--oom);"
+    "color:var(--bg)}.verdict.ok{background:var(--peak)}.card{padding:10px 14px;border:1px solid var(--border);"
+    "border-radius:6px;background:var(--panel)}\n";
+
+/* ---------- SVG frame ---------- */
+
+static void svg_open(ctx *c, double h, const char *id, const char *label)
+{
+    fprintf(c->f, "<svg id=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"", id, W, h);
+    esc(c->f, label);
+    fprintf(c->f, "\">\n<title>");
+    esc(c->f, label);
+    fprintf(c->f, "</title>\n");
+}
+
+/* Horizontal gridlines and byte labels for [0, ymax] over the plot area. */
+static void y_axis(ctx *c, double top, double h, uint64_t ymax, uint64_t step, const char *title)
+{
+
+    for (uint64_t v = 0; v <= ymax; v += step) {
+        double y = top + h - (double)v / (double)ymax * h;
+        fprintf(c->f, "<line class=\"grid\" x1=\"%.0f\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\"/>", ML, y, W - MR, y);
+        fprintf(c->f, "<text class=\"axis\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\">%s</text>\n",
+                ML - 6, y, TICK(v));
+        if (v > ymax - step)
+            break;
+    }
+    if (title) {
+        fprintf(c->f, "<text class=\"axis\" x=\"12\" y=\"%.1f\" transform=\"rotate(-90 12 %.1f)\" text-anchor=\"middle\">",
+                top + h / 2, top + h / 2);
+        esc(c->f, title);
+        fprintf(c->f, "</text>\n");
+    }
+}
+
+/* Vertical gridlines and labels for x in [x0, x1] (any unit) scaled by `scale` for the
+ * label, with `unit` appended. */
+static void x_axis(ctx *c, double top, double h, double x0, double x1, double scale, const char *unit,
+                   const char *title, int integer)
+{
+    double span = x1 - x0, step = nice_step(span * scale, 8) / scale;
+    if (integer && step < 1)
+        step = 1;
+    double first = ceil(x0 / step) * step;
+    for (double v = first; v <= x1 + step * 1e-9; v += step) {
+        double x = ML + (span > 0 ? (v - x0) / span : 0) * (W - ML - MR);
+        fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.1f\"/>", x, top, x, top + h);
+        fprintf(c->f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%g%s</text>\n", x,
+                top + h + 16, round(v * scale * 1e6) / 1e6, unit);
+    }
+    if (title) {
+        fprintf(c->f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", ML + (W - ML - MR) / 2,
+                top + h + 34);
+        esc(c->f, title);
+        fprintf(c->f, "</text>\n");
+    }
+}
+
+/* ---------- timeline ---------- */
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+typedef struct {
+    uint64_t t0, t1, ymax;
+    double top, h;
+} frame;
+
+static double fx(const frame *fr, uint64_t t)
+{
+    double span = (double)(fr->t1 - fr->t0);
+    double r = span > 0 ? (double)(t - fr->t0) / span : 0;
+    return ML + r * (W - ML - MR);
+}
+
+static double fy(const frame *fr, uint64_t v)
+{
+    return fr->top + fr->h - (double)v / (double)fr->ymax * fr->h;
+}
+
+/* The allocator replay of the trace under the snapshot's settings (and --capacity as the
+ * cap): shown only when the model ends in the snapshot's own final state, since only then
+ * are its block-size figures (memory_allocated(), max_memory_allocated()) trustworthy. */
+typedef struct {
+    int ran, agrees;
+    od_replay_result r;
+} replay_view;
+
+static void run_replay(ctx *c, const od_snapshot *s, const od_device_summary *d, replay_view *v)
+{
+    od_replay_opts o;
+    memset(v, 0, sizeof *v);
+    od_replay_config_from_snapshot(s, &o.cfg);
+    o.cfg.allowed_bytes = c->in->capacity_bytes;
+    o.device = d->device;
+    if (od_replay_snapshot(s, &o, &v->r, NULL) != OD_OK)
+        return;
+    v->ran = 1;
+    v->agrees = v->r.snapshot_allocated_bytes == v->r.stats.allocated_bytes &&
+                v->r.snapshot_reserved_bytes == v->r.stats.reserved_bytes;
+}
+
+static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline *t, const od_report_item *it,
+                          const replay_view *rv)
+{
+    char id[48];
+    frame fr = {t->first_time_us, t->last_time_us, 0, MT, 300};
+    if (fr.t1 == fr.t0)
+        fr.t1 = fr.t0 + 1;
+    uint64_t top = t->peak_live_bytes;
+    if (t->has_reserved && t->peak_reserved_bytes > top)
+        top = t->peak_reserved_bytes;
+    for (size_t i = 0; i < it->n_replay_reserved; i++)
+        if (it->replay_reserved[i].bytes > top)
+            top = it->replay_reserved[i].bytes;
+    uint64_t step = byte_step(top ? top : 1, 6);
+    fr.ymax = round_up(top, step);
+    double span_s = (double)(fr.t1 - fr.t0) / 1e6;
+    int ms = span_s < 2;
+
+    snprintf(id, sizeof id, "timeline-%u", c->figure++);
+    fprintf(c->f, "<figure>\n");
+    svg_open(c, fr.top + fr.h + MB, id, "memory timeline: live bytes by site, reserved bytes, peak and OOM events");
+    y_axis(c, fr.top, fr.h, fr.ymax, step, NULL);
+    x_axis(c, fr.top, fr.h, 0, (double)(fr.t1 - fr.t0), ms ? 1e-3 : 1e-6, ms ? " ms" : " s",
+           "time since the trace's first entry", 0);
+
+    /* Stacked areas; "other sites" only when it ever holds memory. Persistent groups go
+     * at the bottom (highest median over the points first) so the spikes of short-lived
+     * ones ride on top of a steady base instead of lifting it. Colours follow the peak
+     * ranking. */
+    size_t ng = t->n_groups;
+    int other = 0;
+    for (size_t i = 0; i < t->n_points && !other; i++)
+        other = t->group_bytes[i * ng + ng - 1] != 0;
+    size_t order[9];
+    uint64_t lows[9];
+    uint64_t *col = malloc(t->n_points * sizeof *col);
+    for (size_t g = 0; g < ng && g < 9; g++) {
+        order[g] = g;
+        lows[g] = 0;
+        if (!col)
+            continue; /* out of memory: keep the peak ranking */
+        for (size_t i = 0; i < t->n_points; i++)
+            col[i] = t->group_bytes[i * ng + g];
+        qsort(col, t->n_points, sizeof *col, cmp_u64);
+        lows[g] = col[t->n_points / 2];
+    }
+    free(col);
+    for (size_t a = 1; a + 1 < ng; a++) /* insertion sort, "other" stays last */
+        for (size_t b = a; b > 0 && lows[order[b]] > lows[order[b - 1]]; b--) {
+            size_t x = order[b];
+            order[b] = order[b - 1];
+            order[b - 1] = x;
+        }
+    for (size_t o = 0; o < ng; o++) {
+        size_t g = order[o];
+        if (g + 1 == ng && !other)
+            break;
+        fprintf(c->f, "<path class=\"%s%c\" d=\"", g + 1 == ng ? "so" : "s", g + 1 == ng ? ' ' : (char)('0' + g % 8));
+        for (size_t i = 0; i < t->n_points; i++) {
+            uint64_t below = 0;
+            for (size_t h = 0; h <= o; h++)
+                below += t->group_bytes[i * ng + order[h]];
+            fprintf(c->f, "%c%.1f %.1f", i ? 'L' : 'M', fx(&fr, t->time_us[i]), fy(&fr, below));
+        }
+        for (size_t i = t->n_points; i-- > 0;) {
+            uint64_t below = 0;
+            for (size_t h = 0; h < o; h++)
+                below += t->group_bytes[i * ng + order[h]];
+            fprintf(c->f, "L%.1f %.1f", fx(&fr, t->time_us[i]), fy(&fr, below));
+        }
+        fprintf(c->f, "Z\"><title>");
+        esc(c->f, t->group_site[g]);
+        fprintf(c->f, "</title></path>\n");
+    }
+    /* Total live and reserved lines. */
+    fprintf(c->f, "<path class=\"live\" d=\"");
+    for (size_t i = 0; i < t->n_points; i++)
+        fprintf(c->f, "%c%.1f %.1f", i ? 'L' : 'M', fx(&fr, t->time_us[i]), fy(&fr, t->live_bytes[i]));
+    fprintf(c->f, "\"><title>live requested bytes</title></path>\n");
+    if (t->has_reserved) {
+        fprintf(c->f, "<path class=\"res\" d=\"");
+        for (size_t i = 0; i < t->n_points; i++)
+            fprintf(c->f, "%c%.1f %.1f", i ? 'L' : 'M', fx(&fr, t->time_us[i]), fy(&fr, t->reserved_bytes[i]));
+        fprintf(c->f, "\"><title>reserved bytes (from the trace's segment events)</title></path>\n");
+    }
+    if (it->n_replay_reserved) {
+        fprintf(c->f, "<path class=\"res\" style=\"stroke-dasharray:2 2\" d=\"");
+        for (size_t i = 0; i < it->n_replay_reserved; i++) {
+            uint64_t tt = it->replay_reserved[i].time_us;
+            tt = tt < fr.t0 ? fr.t0 : tt > fr.t1 ? fr.t1 : tt;
+            fprintf(c->f, "%c%.1f %.1f", i ? 'L' : 'M', fx(&fr, tt), fy(&fr, it->replay_reserved[i].bytes));
+        }
+        fprintf(c->f, "\"><title>reserved bytes (allocator replay)</title></path>\n");
+    }
+    /* The peak. */
+    double px = fx(&fr, t->peak_time_us), py = fy(&fr, t->peak_live_bytes);
+    fprintf(c->f, "<line class=\"peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", px, fr.top, px, fr.top + fr.h);
+    fprintf(c->f, "<circle class=\"peakdot\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak: %s live at %.3f s</title></circle>",
+            px, py, IEC(t->peak_live_bytes), (double)(t->peak_time_us - fr.t0) / 1e6);
+    int right = px > ML + (W - ML - MR) * 0.7;
+    double ly = py - 8 < fr.top + 12 ? fr.top + 12 : py - 8;
+    fprintf(c->f, "<text class=\"peak\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text>\n",
+            right ? px - 8 : px + 8, ly, right ? "end" : "start", IEC(t->peak_live_bytes));
+    /* OOM events. */
+    for (size_t i = 0; i < d->n_ooms; i++) {
+        const od_oom_event *o = &d->ooms[i];
+        double ox = fx(&fr, o->time_us);
+        int r2 = ox > ML + (W - ML - MR) * 0.6;
+        fprintf(c->f, "<line class=\"oom\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>OOM: tried to allocate %s with %s free on the device, at ",
+                ox, fr.top - 10, ox, fr.top + fr.h, IEC(o->size_bytes), IEC(o->device_free_bytes));
+        esc(c->f, o->site);
+        fprintf(c->f, "</title></line>");
+        if (i < 3)
+            fprintf(c->f, "<text class=\"oom\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">OOM: tried to allocate %s</text>\n",
+                    r2 ? ox - 6 : ox + 6, fr.top - 12 + 14.0 * (double)i + (i ? 14 : 0), r2 ? "end" : "start",
+                    IEC(o->size_bytes));
+    }
+    fprintf(c->f, "</svg>\n<ul class=\"legend\">\n");
+    for (size_t o = ng; o-- > 0;) { /* top of the stack first, as drawn */
+        size_t g = order[o];
+        uint64_t at_peak = 0;
+        if (g + 1 == ng && !other)
+            continue;
+        if (g + 1 < ng) {
+            at_peak = d->peak_sites.items[g].bytes;
+        } else {
+            for (size_t k = ng - 1; k < d->peak_sites.n; k++)
+                at_peak += d->peak_sites.items[k].bytes;
+        }
+        fprintf(c->f, "<li><span class=\"sw %s%c\"></span><code>", g + 1 == ng ? "so" : "s",
+                g + 1 == ng ? ' ' : (char)('0' + g % 8));
+        esc(c->f, t->group_site[g]);
+        if (g + 1 == ng && d->peak_sites.n > ng - 1)
+            fprintf(c->f, "</code> (%zu sites)", d->peak_sites.n - (ng - 1));
+        else
+            fprintf(c->f, "</code>");
+        fprintf(c->f, " &mdash; %s at the peak</li>\n", IEC(at_peak));
+    }
+    fprintf(c->f, "<li><span class=\"sw ln\"></span>live requested bytes (total)</li>\n");
+    if (t->has_reserved)
+        fprintf(c->f, "<li><span class=\"sw rs\"></span>reserved by the caching allocator (from the trace's segment events)"
+                      " &mdash; highest %s</li>\n", IEC(t->peak_reserved_bytes));
+    if (it->n_replay_reserved)
+        fprintf(c->f, "<li><span class=\"sw rs\"></span>reserved (allocator replay)</li>\n");
+    fprintf(c->f, "<li><span class=\"sw pk\"></span>peak: %s live %s %.3f s</li>\n", IEC(t->peak_live_bytes),
+            t->has_peak ? "at" : "from the start,", (double)(t->peak_time_us - fr.t0) / 1e6);
+    if (d->n_ooms)
+        fprintf(c->f, "<li><span class=\"sw om\"></span>OOM event%s</li>\n", d->n_ooms > 1 ? "s" : "");
+    fprintf(c->f, "</ul>\n<figcaption>Memory over %.3f s of trace (%llu entries%s). Live bytes are the requested sizes of "
+                  "live allocations, stacked by the source line that made them (the sites holding the most at the peak; the "
+                  "most persistent at the bottom).",
+            span_s, (unsigned long long)d->entries,
+            t->n_points < d->entries ? "" : ", every entry drawn");
+    if (t->n_points < d->entries)
+        fprintf(c->f, " Drawn as %zu points: each is the highest moment of its interval, so no peak is lost.",
+                t->n_points);
+    if (!d->complete)
+        fprintf(c->f, " The trace starts mid-run (ring buffer wrapped or recording started late): %s was already live, "
+                      "shown as <code>&lt;before trace&gt;</code>.", IEC(d->start_live_requested_bytes));
+    if (!t->has_reserved)
+        fprintf(c->f, " Reserved bytes are not shown: the trace's segment events do not add up to the final segments.");
+    if (rv->ran && rv->agrees) {
+        fprintf(c->f, " Allocator replay (the snapshot's settings%s) ends in the snapshot's final state: peak allocated "
+                      "%s in block sizes (<code>max_memory_allocated()</code>), peak reserved %s.",
+                c->in->capacity_bytes ? ", the given capacity as the cap" : "", IEC(rv->r.stats.peak_allocated_bytes),
+                IEC(rv->r.stats.peak_reserved_bytes));
+        if (rv->r.oom.happened && rv->r.oom.recorded)
+            fprintf(c->f, " At the OOM the model's pool held %s reserved, %s allocated, largest free block %s.",
+                    IEC(rv->r.oom.reserved_bytes), IEC(rv->r.oom.allocated_bytes), IEC(rv->r.oom.largest_free_bytes));
+    } else if (rv->ran) {
+        fprintf(c->f, " Allocator replay does not end in this snapshot's final state%s, so its figures are not shown.",
+                d->n_ooms && !c->in->capacity_bytes ? " (was the run capped? give the cap as the capacity)" : "");
+    }
+    fprintf(c->f, "</figcaption>\n</figure>\n");
+}
+
+/* ---------- iterations ---------- */
+
+static void iterations_plot(ctx *c, const od_timeline *t)
+{
+    char id[48];
+    size_t n = t->n_iterations;
+    uint64_t top = 0;
+    for (size_t i = 0; i < n; i++)
+        if (t->iterations[i].peak_bytes > top)
+            top = t->iterations[i].peak_bytes;
+    uint64_t step = byte_step(top ? top : 1, 5);
+    uint64_t ymax = round_up(top, step);
+    double h = 220, pw = W - ML - MR, slot = pw / (double)n, bw = slot * 0.7;
+    snprintf(id, sizeof id, "iterations-%u", c->figure++);
+    fprintf(c->f, "<figure>\n");
+    svg_open(c, MT + h + MB, id, "live memory per iteration");
+    y_axis(c, MT, h, ymax, step, NULL);
+    frame fr = {0, 1, ymax, MT, h};
+    for (size_t i = 0; i < n; i++) {
+        const od_timeline_iteration *x = &t->iterations[i];
+        double x0 = ML + slot * (double)i + (slot - bw) / 2;
+        fprintf(c->f, "<rect class=\"barpk\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>iteration %zu: peak %s</title></rect>",
+                x0, fy(&fr, x->peak_bytes), bw, fy(&fr, 0) - fy(&fr, x->peak_bytes), i + 1, IEC(x->peak_bytes));
+        fprintf(c->f, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"><title>iteration %zu: %s live after %s</title></rect>\n",
+                x0 + bw * 0.2, fy(&fr, x->live_bytes), bw * 0.6, fy(&fr, 0) - fy(&fr, x->live_bytes), i + 1,
+                IEC(x->live_bytes), t->boundary_name);
+        if (n <= 16)
+            fprintf(c->f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", x0 + bw / 2,
+                    fy(&fr, x->live_bytes) - 4, IEC(x->live_bytes));
+        if (n <= 40 || i % (n / 20 + 1) == 0)
+            fprintf(c->f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%zu</text>\n", x0 + bw / 2,
+                    MT + h + 16, i + 1);
+    }
+    fprintf(c->f, "<text class=\"axis\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">iteration (ends at %s)</text>\n",
+            ML + pw / 2, MT + h + 34, t->boundary_name);
+    fprintf(c->f, "</svg>\n<ul class=\"legend\"><li><span class=\"sw a\"></span>live when the iteration's %s ended</li>"
+                  "<li><span class=\"sw a\" style=\"opacity:.35\"></span>highest live during the iteration</li></ul>\n",
+            t->boundary_name);
+    /* The trend of live memory at the boundaries, as trend judges step logs. */
+    fprintf(c->f, "<figcaption>Live requested bytes at each of the %zu iteration boundaries found in the trace "
+                  "(<code>%s</code> END annotations).", n, t->boundary_name);
+    if (n >= 3) {
+        double *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys);
+        if (xs && ys) {
+            for (size_t i = 0; i < n; i++) {
+                xs[i] = (double)(i + 1);
+                ys[i] = (double)t->iterations[i].live_bytes;
+            }
+            od_series s = {0};
+            s.n = n;
+            s.x = xs;
+            s.y[OD_METRIC_ALLOCATED] = ys;
+            od_trend_fit fit;
+            if (od_trend_analyze(&s, OD_METRIC_ALLOCATED, c->in->capacity_bytes, &fit, NULL) == OD_OK) {
+                double g = fit.growth_per_x;
+                fprintf(c->f, " Trend: <strong>%s</strong>, %s%s per iteration (r&sup2; %.3f, %zu warm-up point%s left out).",
+                        od_trend_verdict_name(fit.verdict), g < 0 ? "&minus;" : "+",
+                        IEC((uint64_t)fabs(g)), fit.r2, fit.warmup_points, fit.warmup_points == 1 ? "" : "s");
+            }
+        }
+        free(xs);
+        free(ys);
+    }
+    fprintf(c->f, "</figcaption>\n</figure>\n");
+}
+
+/* ---------- segment map ---------- */
+
+typedef enum { SP_ALLOC, SP_PEND, SP_STRAND, SP_FREE } span_kind;
+static const char span_class[] = {'a', 'p', 'x', 'f'};
+
+/* The final segments of a device as a layout (busy blocks only: the rest is free). */
+static od_layout *final_layout(const od_snapshot *s, int64_t device)
+{
+    od_layout *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    size_t ns = 0, nb = 0;
+    for (size_t i = 0; i < s->n_segments; i++)
+        if (s->segments[i].device == device)
+            ns++, nb += s->segments[i].n_blocks;
+    l->segments = calloc(ns ? ns : 1, sizeof *l->segments);
+    l->blocks = calloc(nb ? nb : 1, sizeof *l->blocks);
+    if (!l->segments || !l->blocks) {
+        od_layout_free(l);
+        return NULL;
+    }
+    for (size_t i = 0; i < s->n_segments; i++) {
+        const od_segment *seg = &s->segments[i];
+        if (seg->device != device)
+            continue;
+        od_layout_segment *o = &l->segments[l->n_segments++];
+        o->address = seg->address;
+        o->size = seg->total_size;
+        o->first_block = l->n_blocks;
+        l->reserved_bytes += seg->total_size;
+        for (size_t k = 0; k < seg->n_blocks; k++) {
+            const od_block *bl = &s->blocks[seg->first_block + k];
+            if (bl->state == OD_BLOCK_INACTIVE || !bl->size)
+                continue;
+            /* unknown states count as busy: they are not free */
+            l->blocks[l->n_blocks++] = (od_layout_block){bl->address, bl->size,
+                                                         bl->state == OD_BLOCK_ACTIVE_ALLOCATED
+                                                             ? OD_BLOCK_ACTIVE_ALLOCATED
+                                                             : OD_BLOCK_ACTIVE_PENDING_FREE};
+            l->busy_bytes += bl->size;
+        }
+        o->n_blocks = l->n_blocks - o->first_block;
+    }
+    return l;
+}
+
+/* Draw bytes [a, z) of the row-wrapped strip in one class. */
+static void strip(ctx *c, uint64_t a, uint64_t z, uint64_t row, double unit, double rh, double gap, span_kind kind)
+{
+    while (a < z) {
+        uint64_t r = a / row, rend = (r + 1) * row;
+        uint64_t e = z < rend ? z : rend;
+        double x = ML + (double)(a - r * row) * unit, w = (double)(e - a) * unit;
+        if (w >= 0.05)
+            fprintf(c->f, "<rect class=\"%c\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.0f\"/>", span_class[kind], x,
+                    6 + (double)r * (rh + gap), w, rh);
+        a = e;
+    }
+}
+
+/* The segment map: every segment laid out left to right in address order on rows of a
+ * fixed byte width, busy blocks by state, free space stranded (in a segment that still
+ * holds busy blocks) or releasable. Fills *largest_free with the largest free run. */
+static void segment_map(ctx *c, const od_layout *l, const char *label, uint64_t *largest_free, uint64_t *free_total)
+{
+    char id[48];
+    uint64_t total = l->reserved_bytes;
+    *largest_free = *free_total = 0;
+    if (!total)
+        return;
+    uint64_t row = byte_step(total, 24);
+    size_t rows = (size_t)((total + row - 1) / row);
+    double rh = 18, gap = 8, pw = W - ML - MR;
+    double h = (double)rows * (rh + gap);
+    snprintf(id, sizeof id, "segments-%u", c->figure++);
+    fprintf(c->f, "<figure>\n");
+    svg_open(c, h + 12, id, label);
+    for (size_t r = 0; r < rows; r++)
+        fprintf(c->f, "<text class=\"axis\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\">%s</text>\n",
+                ML - 6, 6 + (double)r * (rh + gap) + rh / 2, TICK((uint64_t)r * row));
+    uint64_t off = 0;
+    double unit = pw / (double)row;
+    for (size_t i = 0; i < l->n_segments; i++) {
+        const od_layout_segment *seg = &l->segments[i];
+        const od_layout_block *b = l->blocks + seg->first_block;
+        int busy = seg->n_blocks > 0;
+        uint64_t used = 0;
+        for (size_t k = 0; k < seg->n_blocks; k++)
+            used += b[k].size;
+        uint64_t freeb = seg->size > used ? seg->size - used : 0;
+        fprintf(c->f, "<g><title>segment at 0x%llx: %s, %zu busy block%s: %s in use, %s free%s</title>",
+                (unsigned long long)seg->address, IEC(seg->size), seg->n_blocks, seg->n_blocks == 1 ? "" : "s",
+                IEC(used), IEC(freeb), busy && freeb ? " (stranded: empty_cache() cannot release it)" : "");
+        /* Free runs between busy blocks, and runs of busy blocks of one state, merged. */
+        uint64_t pos = 0;
+        size_t k = 0;
+        while (pos < seg->size) {
+            uint64_t bstart = k < seg->n_blocks ? b[k].address - seg->address : seg->size;
+            if (bstart > seg->size)
+                bstart = seg->size;
+            if (bstart > pos) {
+                uint64_t len = bstart - pos;
+                if (len > *largest_free)
+                    *largest_free = len;
+                *free_total += len;
+                strip(c, off + pos, off + bstart, row, unit, rh, gap, busy ? SP_STRAND : SP_FREE);
+                pos = bstart;
+                continue;
+            }
+            span_kind kind = b[k].state == OD_BLOCK_ACTIVE_ALLOCATED ? SP_ALLOC : SP_PEND;
+            uint64_t end = pos + b[k].size;
+            k++;
+            while (k < seg->n_blocks && b[k].address - seg->address == end &&
+                   (b[k].state == OD_BLOCK_ACTIVE_ALLOCATED ? SP_ALLOC : SP_PEND) == kind)
+                end += b[k++].size;
+            if (end > seg->size || end <= pos)
+                end = seg->size;
+            strip(c, off + pos, off + end, row, unit, rh, gap, kind);
+            pos = end;
+        }
+        /* The segment's start, as a thin gap. */
+        uint64_t r = off / row;
+        double sx = ML + (double)(off - r * row) * unit;
+        fprintf(c->f, "<line class=\"sep\" x1=\"%.2f\" y1=\"%.1f\" x2=\"%.2f\" y2=\"%.1f\"/></g>\n", sx,
+                6 + (double)r * (rh + gap), sx, 6 + (double)r * (rh + gap) + rh);
+        off += seg->size;
+    }
+    fprintf(c->f, "</svg>\n<ul class=\"legend\"><li><span class=\"sw a\"></span>allocated</li>"
+                  "<li><span class=\"sw p\"></span>freed, waiting for its stream (pending free)</li>"
+                  "<li><span class=\"sw x\"></span>free but stranded: inside a segment that still holds live blocks, "
+                  "so <code>empty_cache()</code> cannot release it</li>"
+                  "<li><span class=\"sw f\"></span>free in an idle segment (releasable)</li></ul>\n");
+    fprintf(c->f, "<figcaption>%zu segments in address order, laid out left to right; each row is %s, a thin gap "
+                  "starts each segment.", l->n_segments, TICK(row));
+}
+
+static void end_map(ctx *c, const od_snapshot *s, const od_device_summary *d)
+{
+    od_layout *l = final_layout(s, d->device);
+    uint64_t largest, freeb;
+    if (!l)
+        return;
+    segment_map(c, l, "segment map at the end: blocks by state", &largest, &freeb);
+    fprintf(c->f, " Reserved %s, allocated %s, stranded %s, largest free block %s.", IEC(d->reserved_bytes),
+            IEC(d->allocated_bytes), IEC(d->stranded_bytes), IEC(d->largest_free_block_bytes));
+    for (size_t i = 0; i < d->n_ooms && i < 1; i++) {
+        const od_oom_event *o = &d->ooms[i];
+        uint64_t free_all = d->reserved_bytes - d->active_bytes;
+        if (o->size_bytes > d->largest_free_block_bytes && o->size_bytes <= free_all)
+            fprintf(c->f, " The failed request of %s exceeds the largest free block although %s is free in all: "
+                          "fragmentation.", IEC(o->size_bytes), IEC(free_all));
+        else if (o->size_bytes > d->largest_free_block_bytes)
+            fprintf(c->f, " The failed request of %s exceeds every free block (largest %s).", IEC(o->size_bytes),
+                    IEC(d->largest_free_block_bytes));
+    }
+    fprintf(c->f, "</figcaption>\n</figure>\n");
+    od_layout_free(l);
+}
+
+static od_status peak_map(ctx *c, const od_snapshot *s, const od_device_summary *d, od_error *err)
+{
+    od_layout *l = NULL;
+    uint64_t largest, freeb;
+    od_status st = od_layout_at(s, d->device, d->peak_index, &l, err);
+    if (st != OD_OK)
+        return st == OD_ERR_NOMEM ? st : OD_OK; /* an impossible index only means no map */
+    if (l->reserved_bytes) {
+        fprintf(c->f, "<h3>Segment map at the peak</h3>\n");
+        segment_map(c, l, "segment map at the peak: blocks by state", &largest, &freeb);
+        fprintf(c->f, " Rebuilt from the trace at entry %zu (+%.3f s): reserved %s, busy %s (requests rounded to 512 B; "
+                      "a real block can be a little larger), free %s, largest free run %s.",
+                d->peak_index, (double)(d->peak_time_us - d->first_time_us) / 1e6, IEC(l->reserved_bytes),
+                IEC(l->busy_bytes), IEC(freeb), IEC(largest));
+        if (l->orphans)
+            fprintf(c->f, " %zu busy block%s fell outside every segment and %s not drawn.", l->orphans,
+                    l->orphans == 1 ? "" : "s", l->orphans == 1 ? "is" : "are");
+        fprintf(c->f, "</figcaption>\n</figure>\n");
+    }
+    od_layout_free(l);
+    return OD_OK;
+}
+
+/* ---------- site tables ---------- */
+
+static void site_table(ctx *c, const char *title, const od_site_list *l)
+{
+
+    if (!l->n)
+        return;
+    fprintf(c->f, "<h3>%s</h3>\n<table><tr><th class=\"n\">bytes</th><th class=\"n\">requested</th>"
+                  "<th class=\"n\">count</th><th>site (where)</th></tr>\n", title);
+    uint64_t ob = 0, orq = 0, oc = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const od_site_total *st = &l->items[i];
+        if (i >= c->top) {
+            ob += st->bytes, orq += st->requested_bytes, oc += st->count;
+            continue;
+        }
+        fprintf(c->f, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%llu</td><td><code>",
+                IEC(st->bytes), IEC(st->requested_bytes), (unsigned long long)st->count);
+        esc(c->f, st->site);
+        fprintf(c->f, "</code>");
+        if (strcmp(st->site, st->where) != 0) {
+            fprintf(c->f, " <span class=\"muted\">(<code>");
+            esc(c->f, st->where);
+            fprintf(c->f, "</code>)</span>");
+        }
+        fprintf(c->f, "</td></tr>\n");
+    }
+    if (l->n > c->top)
+        fprintf(c->f, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%llu</td><td>%zu other sites</td></tr>\n",
+                IEC(ob), IEC(orq), (unsigned long long)oc, l->n - c->top);
+    fprintf(c->f, "</table>\n");
+}
+
+/* ---------- snapshot sections ---------- */
+
+static od_status snapshot_section(ctx *c, const od_report_item *it, const od_summary *sum, od_error *err)
+{
+
+    const od_snapshot *s = it->snapshot;
+    fprintf(c->f, "<section class=\"snapshot\">\n<h2>Snapshot <code>");
+    esc(c->f, it->name);
+    fprintf(c->f, "</code></h2>\n<p class=\"muted\">torch %s snapshot; allocator settings: ",
+            s->torch_major == 1 ? "1.13" : "2.x");
+    esc(c->f, !s->settings.present ? "not recorded" : s->settings.alloc_conf[0] ? s->settings.alloc_conf : "default");
+    fprintf(c->f, ".</p>\n");
+    if (!sum->n_devices)
+        fprintf(c->f, "<p>No device holds memory in this snapshot.</p>\n");
+    for (size_t i = 0; i < sum->n_devices; i++) {
+        const od_device_summary *d = &sum->devices[i];
+        if (sum->n_devices > 1)
+            fprintf(c->f, "<h3>Device %lld</h3>\n", (long long)d->device);
+        fprintf(c->f, "<h3>Memory over time</h3>\n");
+        if (!d->has_trace || !d->entries) {
+            fprintf(c->f, "<p>This snapshot has no trace for this device, so there is no timeline "
+                          "(record one with <code>torch.cuda.memory._record_memory_history()</code>).</p>\n");
+        } else {
+            od_timeline *t = NULL;
+            od_status st = od_timeline_build(s, d, c->points, c->top, &t, err);
+            if (st != OD_OK)
+                return st;
+            replay_view rv;
+            run_replay(c, s, d, &rv);
+            timeline_plot(c, d, t, it, &rv);
+            if (t->n_iterations) {
+                fprintf(c->f, "<h3>Per iteration</h3>\n");
+                iterations_plot(c, t);
+            }
+            od_timeline_free(t);
+        }
+        if (d->has_trace && d->entries && d->has_peak_entry) {
+            od_status st = peak_map(c, s, d, err);
+            if (st != OD_OK)
+                return st;
+        }
+        fprintf(c->f, "<h3>Segment map at the end</h3>\n");
+        if (d->reserved_bytes)
+            end_map(c, s, d);
+        else
+            fprintf(c->f, "<p>No memory reserved at the end.</p>\n");
+        site_table(c, "Live at the peak, by site (requests rounded to 512 B)", &d->peak_sites);
+        site_table(c, "Live at the end, by site", &d->top_sites);
+
+    }
+    fprintf(c->f, "</section>\n");
+    return OD_OK;
+}
+
+static void glance_rows(ctx *c, const od_report_item *it, const od_summary *sum)
+{
+
+    for (size_t i = 0; i < sum->n_devices; i++) {
+        const od_device_summary *d = &sum->devices[i];
+        fprintf(c->f, "<tr><td><code>");
+        esc(c->f, it->name);
+        fprintf(c->f, "</code></td><td class=\"n\">%lld</td>", (long long)d->device);
+        if (d->has_trace && d->entries)
+            fprintf(c->f, "<td class=\"n\">%s</td>", IEC(d->peak_requested_bytes));
+        else
+            fprintf(c->f, "<td class=\"n\">&ndash;</td>");
+        fprintf(c->f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>",
+                IEC(d->reserved_bytes), IEC(d->allocated_bytes), IEC(d->stranded_bytes),
+                IEC(d->largest_free_block_bytes));
+        if (!d->n_ooms)
+            fprintf(c->f, "none");
+        for (size_t k = 0; k < d->n_ooms; k++)
+            fprintf(c->f, "%s%s", k ? ", " : "", IEC(d->ooms[k].size_bytes));
+        fprintf(c->f, "</td></tr>\n");
+    }
+}
+
+/* ---------- plan ---------- */
+
+static void plan_section(ctx *c, const od_report_plan *p)
+{
+    char id[48];
+    fprintf(c->f, "<section class=\"plan\">\n<h2>Plan</h2>\n");
+    if (p->title) {
+        fprintf(c->f, "<p>");
+        esc(c->f, p->title);
+        fprintf(c->f, "</p>\n");
+    }
+    uint64_t sum = 0;
+    for (size_t i = 0; i < p->n; i++)
+        sum += p->bytes[i];
+    uint64_t top = sum;
+    if (p->device_bytes > top)
+        top = p->device_bytes;
+    if (p->capacity_bytes > top)
+        top = p->capacity_bytes;
+    uint64_t step = byte_step(top ? top : 1, 8);
+    uint64_t xmax = round_up(top, step);
+    double pw = W - ML - MR, bar_y = 20, bar_h = 44;
+    snprintf(id, sizeof id, "plan-%u", c->figure++);
+    fprintf(c->f, "<figure>\n");
+    svg_open(c, 120, id, "planned memory by purpose against the device");
+    for (uint64_t v = 0; v <= xmax; v += step) {
+        double x = ML + (double)v / (double)xmax * pw;
+        fprintf(c->f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/><text class=\"axis\" x=\"%.1f\" "
+                      "y=\"%.0f\" text-anchor=\"middle\">%s</text>\n", x, bar_y - 6, x, bar_y + bar_h + 6, x,
+                bar_y + bar_h + 22, TICK(v));
+        if (v > xmax - step)
+            break;
+    }
+    double x = ML;
+    for (size_t i = 0; i < p->n; i++) {
+        double w = (double)p->bytes[i] / (double)xmax * pw;
+        fprintf(c->f, "<rect class=\"s%zu\" x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%.0f\"><title>", i % 8, x, bar_y, w, bar_h);
+        esc(c->f, p->category[i]);
+        fprintf(c->f, ": %s</title></rect>\n", IEC(p->bytes[i]));
+        x += w;
+    }
+    if (p->device_bytes) {
+        double dx = ML + (double)p->device_bytes / (double)xmax * pw;
+        fprintf(c->f, "<line class=\"res\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/>\n", dx, bar_y - 12, dx,
+                bar_y + bar_h + 8);
+    }
+    if (p->capacity_bytes) {
+        double cx = ML + (double)p->capacity_bytes / (double)xmax * pw;
+        fprintf(c->f, "<line class=\"cap\" x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/><text class=\"oom\" x=\"%.1f\" "
+                      "y=\"%.0f\" text-anchor=\"end\">device %s</text>\n",
+                cx, bar_y - 12, cx, bar_y + bar_h + 8, cx - 4, bar_y - 4, IEC(p->capacity_bytes));
+    }
+    fprintf(c->f, "</svg>\n<ul class=\"legend\">\n");
+    for (size_t i = 0; i < p->n; i++) {
+        fprintf(c->f, "<li><span class=\"sw s%zu\"></span>", i % 8);
+        esc(c->f, p->category[i]);
+        fprintf(c->f, " &mdash; %s</li>\n", IEC(p->bytes[i]));
+    }
+    if (p->device_bytes)
+        fprintf(c->f, "<li><span class=\"sw rs\"></span>device memory in use (reserve + CUDA context): %s</li>\n",
+                IEC(p->device_bytes));
+    if (p->capacity_bytes)
+        fprintf(c->f, "<li><span class=\"sw om\"></span>the device's memory: %s</li>\n", IEC(p->capacity_bytes));
+    fprintf(c->f, "</ul>\n<figcaption>Predicted peak allocated %s", IEC(sum));
+    if (p->capacity_bytes && p->device_bytes)
+        fprintf(c->f, "; %s", p->device_bytes <= p->capacity_bytes ? "fits" : "does not fit");
+    fprintf(c->f, ".</figcaption>\n</figure>\n</section>\n");
+}
+
+/* ---------- step logs ---------- */
+
+static void series_section(ctx *c, const od_report_item *it)
+{
+    char id[48];
+    const od_series *s = it->series;
+    fprintf(c->f, "<section class=\"series\">\n<h2>Memory log <code>");
+    esc(c->f, it->name);
+    fprintf(c->f, "</code></h2>\n");
+    if (s->n < 1) {
+        fprintf(c->f, "<p>The log has no rows.</p>\n</section>\n");
+        return;
+    }
+    double x0 = s->x[0], x1 = s->x[s->n - 1];
+    if (x1 <= x0)
+        x1 = x0 + 1;
+    uint64_t top = 0;
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        for (size_t i = 0; s->y[m] && i < s->n; i++)
+            if (s->y[m][i] > (double)top)
+                top = (uint64_t)s->y[m][i];
+    od_metric pm = od_series_primary(s);
+    od_trend_fit fit;
+    int have_fit = od_trend_analyze(s, pm, c->in->capacity_bytes, &fit, NULL) == OD_OK;
+    uint64_t step = byte_step(top ? top : 1, 6);
+    uint64_t ymax = round_up(top, step);
+    double h = 260, pw = W - ML - MR;
+    snprintf(id, sizeof id, "series-%u", c->figure++);
+    fprintf(c->f, "<figure>\n");
+    svg_open(c, MT + h + MB, id, "memory per step");
+    y_axis(c, MT, h, ymax, step, NULL);
+    x_axis(c, MT, h, x0, x1, 1, s->time_indexed ? " s" : "", s->time_indexed ? "time (s)" : "step", !s->time_indexed);
+    static const char *const names[OD_METRIC_COUNT] = {"allocated", "used (device)", "reserved", "peak"};
+    int k = 0;
+    int drawn[OD_METRIC_COUNT] = {0};
+    for (int m = 0; m < OD_METRIC_COUNT; m++) {
+        if (!s->y[m])
+            continue;
+        drawn[m] = k;
+        fprintf(c->f, "<path class=\"ml m%d\" d=\"", k++ % 4);
+        /* Long series: the highest value of each of c->points intervals. */
+        size_t per = s->n / c->points + 1, first = 1;
+        for (size_t i = 0; i < s->n; i += per) {
+            size_t best = i;
+            for (size_t j = i; j < i + per && j < s->n; j++)
+                if (s->y[m][j] > s->y[m][best])
+                    best = j;
+            double px = ML + (s->x[best] - x0) / (x1 - x0) * pw;
+            double py = MT + h - s->y[m][best] / (double)ymax * h;
+            fprintf(c->f, "%c%.1f %.1f", first ? 'M' : 'L', px, py);
+            first = 0;
+        }
+        fprintf(c->f, "\"><title>%s</title></path>\n", names[m]);
+    }
+    if (have_fit) {
+        double a = fit.x_first, z = fit.x_last;
+        double ya = fit.intercept + fit.growth_per_x * a, yz = fit.intercept + fit.growth_per_x * z;
+        ya = ya < 0 ? 0 : ya > (double)ymax ? (double)ymax : ya;
+        yz = yz < 0 ? 0 : yz > (double)ymax ? (double)ymax : yz;
+        fprintf(c->f, "<path class=\"fit\" d=\"M%.1f %.1fL%.1f %.1f\"><title>trend fit</title></path>\n",
+                ML + (a - x0) / (x1 - x0) * pw, MT + h - ya / (double)ymax * h, ML + (z - x0) / (x1 - x0) * pw,
+                MT + h - yz / (double)ymax * h);
+    }
+    fprintf(c->f, "</svg>\n<ul class=\"legend\">\n");
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        if (s->y[m])
+            fprintf(c->f, "<li><span class=\"sw s%d\"></span>%s</li>\n", drawn[m] % 4, names[m]);
+    if (have_fit)
+        fprintf(c->f, "<li><span class=\"sw om\" style=\"border-top-style:dashed\"></span>trend fit (%s)</li>\n",
+                names[pm]);
+    fprintf(c->f, "</ul>\n<figcaption>%zu rows.", s->n);
+    if (have_fit) {
+        double g = fit.growth_per_x;
+        fprintf(c->f, " Trend of %s: <strong>%s</strong>, %s%s per %s (r&sup2; %.3f, %zu warm-up point%s left out).",
+                names[pm], od_trend_verdict_name(fit.verdict), g < 0 ? "&minus;" : "+", IEC((uint64_t)fabs(g)),
+                s->time_indexed ? "second" : "step", fit.r2, fit.warmup_points, fit.warmup_points == 1 ? "" : "s");
+        if (fit.have_projection)
+            fprintf(c->f, " At this rate %s is reached %s %.0f%s.", IEC(c->in->capacity_bytes),
+                    s->time_indexed ? "in" : "at step", fit.projected_oom, s->time_indexed ? " s" : "");
+    }
+    fprintf(c->f, "</figcaption>\n</figure>\n</section>\n");
+}
+
+/* ---------- OOM messages ---------- */
+
+static void triage_section(ctx *c, const od_report_item *it)
+{
+
+    const od_triage *t = it->triage;
+    fprintf(c->f, "<section class=\"triage\">\n<h2>OOM messages in <code>");
+    esc(c->f, it->name);
+    fprintf(c->f, "</code></h2>\n");
+    if (!t->n_reports) {
+        fprintf(c->f, "<p>No OOM report found.</p>\n</section>\n");
+        return;
+    }
+    fprintf(c->f, "<table><tr><th class=\"n\">line</th><th>framework</th><th>verdict</th><th class=\"n\">requested</th>"
+                  "<th class=\"n\">capacity</th><th class=\"n\">allowed</th><th class=\"n\">free</th>"
+                  "<th class=\"n\">allocated</th><th class=\"n\">reserved, unallocated</th></tr>\n");
+    for (size_t i = 0; i < t->n_reports; i++) {
+        const od_oom_report *r = &t->reports[i];
+        fprintf(c->f, "<tr><td class=\"n\">%llu</td><td>%s</td><td><strong>%s</strong></td>", (unsigned long long)r->line,
+                od_framework_name(r->framework), od_oom_verdict_name(r->verdict));
+        const struct { unsigned bit; uint64_t v; } cols[] = {
+            {OD_HAVE_REQUESTED, r->requested_bytes}, {OD_HAVE_CAPACITY, r->capacity_bytes},
+            {OD_HAVE_ALLOWED, r->allowed_bytes}, {OD_HAVE_FREE, r->free_bytes},
+            {OD_HAVE_ALLOCATED, r->allocated_bytes}, {OD_HAVE_RESERVED_UNALLOC, r->reserved_unallocated_bytes},
+        };
+        for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++)
+            fprintf(c->f, "<td class=\"n\">%s</td>", r->have & cols[k].bit ? IEC(cols[k].v) : "&ndash;");
+        fprintf(c->f, "</tr>\n");
+    }
+    fprintf(c->f, "</table>\n<p class=\"muted\">Figures are read as printed (two decimals: rounded).</p>\n</section>\n");
+}
+
+/* ---------- diagnosis ---------- */
+
+static void fixes(ctx *c, const char *title, const od_report_fix *f, size_t n)
+{
+    if (!n)
+        return;
+    fprintf(c->f, "<h3>%s</h3>\n<ol>\n", title);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(c->f, "<li>");
+        esc(c->f, f[i].what);
+        if (f[i].effect) {
+            fprintf(c->f, " <span class=\"muted\">&mdash; ");
+            esc(c->f, f[i].effect);
+            fprintf(c->f, "</span>");
+        }
+        fprintf(c->f, "</li>\n");
+    }
+    fprintf(c->f, "</ol>\n");
+}
+
+static void diagnosis_section(ctx *c, const od_report_diagnosis *d)
+{
+    int ok = d->verdict && strcmp(d->verdict, "healthy") == 0;
+    fprintf(c->f, "<section class=\"diagnosis card\">\n<h2>Diagnosis: <span class=\"verdict%s\">", ok ? " ok" : "");
+    esc(c->f, d->verdict ? d->verdict : "unknown");
+    fprintf(c->f, "</span></h2>\n");
+    if (d->headline) {
+        fprintf(c->f, "<p><strong>");
+        esc(c->f, d->headline);
+        fprintf(c->f, "</strong></p>\n");
+    }
+    if (d->n_evidence) {
+        fprintf(c->f, "<h3>Evidence</h3>\n<ul>\n");
+        for (size_t i = 0; i < d->n_evidence; i++) {
+            fprintf(c->f, "<li>");
+            esc(c->f, d->evidence[i]);
+            fprintf(c->f, "</li>\n");
+        }
+        fprintf(c->f, "</ul>\n");
+    }
+    fixes(c, "Do now", d->now, d->n_now);
+    fixes(c, "Long term", d->later, d->n_later);
+    if (d->verify) {
+        fprintf(c->f, "<p>Verify the fix: <code>");
+        esc(c->f, d->verify);
+        fprintf(c->f, "</code></p>\n");
+    }
+    fprintf(c->f, "</section>\n");
+}
+
+/* ---------- the page ---------- */
+
+od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
+{
+    ctx c = {f, in, in->max_points ? in->max_points : OD_REPORT_DEFAULT_POINTS,
+             in->top_sites ? in->top_sites : OD_REPORT_DEFAULT_SITES, 0};
+    if (c.points < 2)
+        return od_fail(err, OD_ERR_ARG, "a plot needs at least 2 points");
+    if (c.top > 8)
+        c.top = 8; /* the palette has 8 distinct colours */
+    for (size_t i = 0; i < in->n_items; i++) {
+        const od_report_item *it = &in->items[i];
+        if ((it->kind == OD_REPORT_SNAPSHOT && !it->snapshot) || (it->kind == OD_REPORT_SERIES && !it->series) ||
+            (it->kind == OD_REPORT_TRIAGE && !it->triage) || !it->name)
+            return od_fail(err, OD_ERR_ARG, "report input %zu has no data", i);
+    }
+    od_summary **sums = calloc(in->n_items ? in->n_items : 1, sizeof *sums);
+    if (!sums)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    od_status st = OD_OK;
+    size_t n_snap = 0;
+    for (size_t i = 0; i < in->n_items && st == OD_OK; i++)
+        if (in->items[i].kind == OD_REPORT_SNAPSHOT) {
+            st = od_summarize(in->items[i].snapshot, &sums[i], err);
+            n_snap++;
+        }
+    if (st != OD_OK)
+        goto out;
+
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+               "<meta name=\"color-scheme\" content=\"light dark\">\n<title>oomdoc report");
+    if (in->n_items) {
+        fprintf(f, ": ");
+        esc(f, in->items[0].name);
+        if (in->n_items > 1)
+            fprintf(f, " and %zu more", in->n_items - 1);
+    }
+    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>oomdoc report</h1>\n<p class=\"muted\">", CSS);
+    for (size_t i = 0; i < in->n_items; i++) {
+        fprintf(f, "%s<code>", i ? ", " : "Inputs: ");
+        esc(f, in->items[i].name);
+        fprintf(f, "</code>");
+    }
+    fprintf(f, "%soomdoc %s", in->n_items ? ". " : "", OD_VERSION);
+    if (in->generated) {
+        fprintf(f, ", ");
+        esc(f, in->generated);
+    }
+    fprintf(f, ".</p>\n</header>\n");
+
+    if (in->diagnosis)
+        diagnosis_section(&c, in->diagnosis);
+    if (n_snap) {
+        fprintf(f, "<section class=\"glance\">\n<h2>At a glance</h2>\n<table><tr><th>snapshot</th><th class=\"n\">device</th>"
+                   "<th class=\"n\">peak live</th><th class=\"n\">reserved</th><th class=\"n\">allocated</th>"
+                   "<th class=\"n\">stranded</th><th class=\"n\">largest free block</th><th>OOM requests</th></tr>\n");
+        for (size_t i = 0; i < in->n_items; i++)
+            if (sums[i])
+                glance_rows(&c, &in->items[i], sums[i]);
+        fprintf(f, "</table>\n<p class=\"muted\">Peak live: requested bytes, from the trace. Reserved, allocated, stranded "
+                   "(free inside segments that hold live blocks) and the largest free block: at the end.</p>\n</section>\n");
+    }
+    for (size_t i = 0; i < in->n_items && st == OD_OK; i++)
+        if (sums[i])
+            st = snapshot_section(&c, &in->items[i], sums[i], err);
+    if (st != OD_OK)
+        goto out;
+    if (in->plan)
+        plan_section(&c, in->plan);
+    for (size_t i = 0; i < in->n_items; i++) {
+        if (in->items[i].kind == OD_REPORT_SERIES)
+            series_section(&c, &in->items[i]);
+        else if (in->items[i].kind == OD_REPORT_TRIAGE)
+            triage_section(&c, &in->items[i]);
+    }
+    fprintf(f, "<footer><p class=\"muted\">Sizes in IEC units (1 MiB = 1024 KiB). Hover a plot element for details."
+               "</p></footer>\n</body>\n</html>\n");
+    fflush(f);
+    if (ferror(f))
+        st = od_fail(err, OD_ERR_IO, "writing the report failed");
+out:
+    for (size_t i = 0; i < in->n_items; i++)
+        od_summary_free(sums[i]);
+    free(sums);
+    return st;
+}

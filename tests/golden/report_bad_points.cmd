@@ -1,0 +1,1 @@
+$OOMDOC report --points 1 tests/data/snapshots/frag_default.pickle

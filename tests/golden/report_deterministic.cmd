@@ -1,0 +1,1 @@
+t=$(mktemp -d) && $OOMDOC report tests/data/snapshots/frag_default.pickle -o $t/a.html && $OOMDOC report tests/data/snapshots/frag_default.pickle -o $t/b.html && cmp $t/a.html $t/b.html && echo same bytes; $OOMDOC report --timestamp tests/data/snapshots/frag_default.pickle | grep -c "generated 2[0-9-]* [0-9:]* UTC"; rm -rf $t

@@ -1,0 +1,1 @@
+$OOMDOC report tests/data/snapshots/nonexistent.pickle

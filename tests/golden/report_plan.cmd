@@ -1,0 +1,1 @@
+$OOMDOC report tests/data/snapshots/frag_default.pickle --config tests/data/extracted/snap_train_default_config.json --batch 8 --seq 512 --gpu h200 | sed -n "/<section class=\"plan\">/,/<\/section>/p"

@@ -1,0 +1,1 @@
+$OOMDOC report tests/data/snapshots/frag_default.pickle --batch 8

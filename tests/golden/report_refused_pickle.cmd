@@ -1,0 +1,1 @@
+$OOMDOC report tests/data/bad/refuse_global.pickle

@@ -1,0 +1,328 @@
+/* test_report.c - the timeline (downsampling, reserved from segment events, iteration
+ * boundaries) against the fixtures' own ground truth (their .json memory_summary and
+ * step_log), and the HTML writer: self-contained, escaped, sections as inputs allow. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "report.h"
+#include "summary.h"
+#include "timeline.h"
+
+#define MiB (1024ull * 1024ull)
+
+static od_snapshot *load(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    od_input *in = NULL;
+    od_snapshot *s = NULL;
+    od_error err;
+    assert_int_equal(od_input_open_file(f, &in, &err), OD_OK);
+    assert_int_equal(od_snapshot_load(in, &s, &err), OD_OK);
+    od_input_close(in);
+    fclose(f);
+    return s;
+}
+
+typedef struct {
+    od_snapshot *snap;
+    od_summary *sum;
+    od_timeline *t;
+} built;
+
+static built build(const char *path, size_t points)
+{
+    built b = {load(path), NULL, NULL};
+    od_error err;
+    assert_int_equal(od_summarize(b.snap, &b.sum, &err), OD_OK);
+    assert_true(b.sum->n_devices >= 1);
+    assert_int_equal(od_timeline_build(b.snap, &b.sum->devices[0], points, 6, &b.t, &err), OD_OK);
+    return b;
+}
+
+static void unbuild(built *b)
+{
+    od_timeline_free(b->t);
+    od_summary_free(b->sum);
+    od_snapshot_free(b->snap);
+}
+
+static uint64_t max_of(const uint64_t *v, size_t n)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i] > m)
+            m = v[i];
+    return m;
+}
+
+/* snap_train_oom: complete trace (recorded from process start), so reserved starts at 0;
+ * its memory_summary says "GPU reserved memory ... Peak Usage 8574 MiB". */
+static void oom_reserved_peak(void **state)
+{
+    built b = build("tests/data/snapshots/snap_train_oom.pickle", 2000);
+    assert_true(b.t->has_reserved);
+    assert_int_equal(b.t->reserved_bytes[0], 0);
+    assert_int_equal(b.t->peak_reserved_bytes / MiB, 8574);
+    /* every entry fits in 2000 points: nothing is merged, the peak is the summary's */
+    assert_int_equal(b.t->peak_live_bytes, b.sum->devices[0].peak_requested_bytes);
+    assert_int_equal(b.t->peak_time_us, b.sum->devices[0].peak_time_us);
+    assert_int_equal(max_of(b.t->live_bytes, b.t->n_points), b.t->peak_live_bytes);
+    assert_int_equal(b.t->n_iterations, 0); /* OOM in the first forward: no optimizer step */
+    unbuild(&b);
+}
+
+/* frag_default: memory_summary "GPU reserved memory | 1648 MiB | 1748 MiB": the final
+ * and the peak reserve. */
+static void frag_reserved(void **state)
+{
+    built b = build("tests/data/snapshots/frag_default.pickle", 2000);
+    assert_true(b.t->has_reserved);
+    assert_int_equal(b.t->reserved_bytes[0], 0);
+    assert_int_equal(b.t->peak_reserved_bytes / MiB, 1748);
+    assert_int_equal(b.t->reserved_bytes[b.t->n_points - 1] / MiB, 1648);
+    unbuild(&b);
+}
+
+/* The 1M-entry wrapped trace: at most 2001 points, the peak kept, the groups stacked up to
+ * the live total; memory_summary: reserved peak 27488 MiB (never released). */
+static void long_downsampled(void **state)
+{
+    built b = build("tests/data/snapshots/snap_train_long.pickle.gz", 2000);
+    const od_timeline *t = b.t;
+    assert_true(t->n_points <= 2001);
+    assert_true(t->n_points > 1000);
+    assert_int_equal(max_of(t->live_bytes, t->n_points), t->peak_live_bytes);
+    assert_int_equal(t->peak_live_bytes, b.sum->devices[0].peak_requested_bytes);
+    assert_int_equal(t->peak_reserved_bytes / MiB, 27488);
+    for (size_t i = 1; i < t->n_points; i++)
+        assert_true(t->time_us[i] >= t->time_us[i - 1]);
+    /* the site split adds up to the total wherever nothing was clamped */
+    size_t equal = 0;
+    for (size_t i = 0; i < t->n_points; i++) {
+        uint64_t s = 0;
+        for (size_t g = 0; g < t->n_groups; g++)
+            s += t->group_bytes[i * t->n_groups + g];
+        equal += s == t->live_bytes[i];
+    }
+    assert_true(equal * 100 >= t->n_points * 99);
+    unbuild(&b);
+}
+
+/* leak_eval_no_grad: 8 Optimizer.step annotations; its step_log's allocated grows
+ * (12118196224 - 2465729536) / 7 = 1378923813 B per step. Live memory at the boundaries
+ * must grow by that much (within 5%) from one iteration to the next. */
+static void leak_iterations(void **state)
+{
+    built b = build("tests/data/snapshots/leak_eval_no_grad.pickle", 2000);
+    const od_timeline *t = b.t;
+    assert_string_equal(t->boundary_name, "Optimizer.step");
+    assert_int_equal(t->n_iterations, 8);
+    double growth = (double)(t->iterations[7].live_bytes - t->iterations[0].live_bytes) / 7.0;
+    assert_true(fabs(growth - 1378923813.0) < 0.05 * 1378923813.0);
+    for (size_t i = 0; i < 8; i++) {
+        assert_true(t->iterations[i].peak_bytes >= t->iterations[i].live_bytes);
+        if (i)
+            assert_true(t->iterations[i].live_bytes > t->iterations[i - 1].live_bytes);
+    }
+    unbuild(&b);
+}
+
+/* The layout at the peak, rebuilt from the trace: its reserve is the peak reserve the
+ * memory_summary gives (frag_default 1748 MiB, snap_train_long 27488 MiB), its busy bytes
+ * the peak allocated (1612 MiB, 26130 MiB) within the 512-B rounding guess (1%). */
+static void peak_layouts(void **state)
+{
+    const struct { const char *path; uint64_t reserved_mib, allocated_mib; } cases[] = {
+        {"tests/data/snapshots/frag_default.pickle", 1748, 1612},
+        {"tests/data/snapshots/snap_train_long.pickle.gz", 27488, 26130},
+    };
+    for (size_t i = 0; i < 2; i++) {
+        built b = build(cases[i].path, 100);
+        const od_device_summary *d = &b.sum->devices[0];
+        od_layout *l = NULL;
+        od_error err;
+        assert_int_equal(od_layout_at(b.snap, d->device, d->peak_index, &l, &err), OD_OK);
+        assert_int_equal(l->reserved_bytes / MiB, cases[i].reserved_mib);
+        double busy = (double)l->busy_bytes / MiB;
+        assert_true(fabs(busy - (double)cases[i].allocated_mib) < 0.01 * (double)cases[i].allocated_mib);
+        assert_int_equal(l->orphans, 0);
+        for (size_t k = 0; k < l->n_segments; k++) { /* blocks inside their segment, in order */
+            const od_layout_segment *sg = &l->segments[k];
+            uint64_t pos = sg->address;
+            for (size_t j = 0; j < sg->n_blocks; j++) {
+                const od_layout_block *bl = &l->blocks[sg->first_block + j];
+                assert_true(bl->address >= pos);
+                pos = bl->address + bl->size;
+                assert_true(pos <= sg->address + sg->size);
+            }
+        }
+        od_layout_free(l);
+        assert_int_equal(od_layout_at(b.snap, d->device, d->entries, &l, &err), OD_ERR_ARG);
+        unbuild(&b);
+    }
+}
+
+static void tiny_points(void **state)
+{
+    built b = build("tests/data/snapshots/frag_default.pickle", 2);
+    assert_true(b.t->n_points <= 3);
+    assert_int_equal(max_of(b.t->live_bytes, b.t->n_points), b.t->peak_live_bytes);
+    od_timeline *t = NULL;
+    od_error err;
+    assert_int_equal(od_timeline_build(b.snap, &b.sum->devices[0], 1, 6, &t, &err), OD_ERR_ARG);
+    unbuild(&b);
+}
+
+/* ---------- the writer ---------- */
+
+static char *render(const od_report_input *in, size_t *len)
+{
+    char *buf = NULL;
+    FILE *f = open_memstream(&buf, len);
+    assert_non_null(f);
+    od_error err;
+    od_status st = od_report_write(in, f, &err);
+    fclose(f);
+    assert_int_equal(st, OD_OK);
+    return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+/* A snapshot built by hand whose frame names try to break out of the markup. */
+static void escaped_and_self_contained(void **state)
+{
+    od_frame frames[1] = {{"/x/<script>alert(1)</script>.py", "f\"onload=\"x", 7}};
+    uint32_t stack_frames[1] = {0};
+    od_stack stacks[2] = {{0, 0}, {0, 1}};
+    od_block blocks[2] = {{0x1000, 1024, 1000, 1, OD_BLOCK_ACTIVE_ALLOCATED},
+                          {0x1400, 3072, 3072, 0, OD_BLOCK_INACTIVE}};
+    od_segment seg = {0};
+    seg.address = 0x1000;
+    seg.total_size = 4096;
+    seg.allocated_size = 1024;
+    seg.is_large = 1;
+    seg.n_blocks = 2;
+    od_trace_entry e[4] = {
+        {0x1000, 1000, 10, 0, 0, 1, OD_ACT_ALLOC},
+        {0x1400, 2000, 20, 0, 0, 1, OD_ACT_ALLOC},
+        {0x1400, 2000, 30, 0, 0, 1, OD_ACT_FREE_REQUESTED},
+        {0x1400, 2000, 40, 0, 0, 1, OD_ACT_FREE_COMPLETED},
+    };
+    od_device_trace tr = {0, e, 4};
+    od_snapshot s = {0};
+    s.torch_major = 2;
+    s.segments = &seg;
+    s.n_segments = 1;
+    s.blocks = blocks;
+    s.n_blocks = 2;
+    s.has_traces = 1;
+    s.traces = &tr;
+    s.n_traces = 1;
+    s.frames = frames;
+    s.n_frames = 1;
+    s.stack_frames = stack_frames;
+    s.stacks = stacks;
+    s.n_stacks = 2;
+    s.settings.present = 1;
+    s.settings.alloc_conf = "<b>";
+    od_report_item item = {OD_REPORT_SNAPSHOT, "a&b<.pickle", &s, NULL, 0, NULL, NULL};
+    od_report_input in = {0};
+    in.items = &item;
+    in.n_items = 1;
+    size_t len;
+    char *html = render(&in, &len);
+    assert_int_equal(count(html, "<script"), 0);
+    assert_int_equal(count(html, "onload"), count(html, "f&quot;onload=&quot;x"));
+    assert_true(count(html, "&lt;script&gt;alert(1)&lt;/script&gt;") > 0);
+    assert_true(count(html, "a&amp;b&lt;.pickle") > 0);
+    assert_int_equal(count(html, "<b>"), 0);
+    /* nothing the browser would fetch */
+    assert_int_equal(count(html, "http"), 0);
+    assert_int_equal(count(html, "src="), 0);
+    assert_int_equal(count(html, "href="), 0);
+    assert_int_equal(count(html, "url("), 0);
+    assert_int_equal(count(html, "@import"), 0);
+    /* timeline + segment map drawn: 1 used + 3 free bytes of 4 KiB, peak at 3000 B */
+    assert_int_equal(count(html, "<svg id=\"timeline-"), 1);
+    assert_int_equal(count(html, "<svg id=\"segments-"), 2); /* at the peak and at the end */
+    assert_true(count(html, "peak 2.93 KiB") == 1);
+    /* same input, same bytes */
+    size_t len2;
+    char *again = render(&in, &len2);
+    assert_int_equal(len, len2);
+    assert_memory_equal(html, again, len);
+    free(again);
+    free(html);
+}
+
+/* The hooks: diagnosis at the top, the plan's stacked bar with the device line. */
+static void hooks(void **state)
+{
+    const char *ev[] = {"stranded 1.2 GiB"};
+    od_report_fix now[] = {{"set expandable_segments:True", "no stranded memory"}};
+    od_report_diagnosis d = {"fragmentation", "the memory exists but is not contiguous", ev, 1, now, 1, NULL, 0,
+                             "oomdoc doctor x.pickle"};
+    const char *cat[] = {"parameters", "gradients", "activations"};
+    uint64_t bytes[] = {2 * MiB * 1024, 2 * MiB * 1024, 4 * MiB * 1024};
+    od_report_plan p = {"GPT-2, batch 8", cat, bytes, 3, 9 * MiB * 1024, 16 * MiB * 1024};
+    od_report_input in = {0};
+    in.diagnosis = &d;
+    in.plan = &p;
+    in.generated = "generated <now>";
+    size_t len;
+    char *html = render(&in, &len);
+    char *diag = strstr(html, "Diagnosis: "), *plan = strstr(html, "<svg id=\"plan-");
+    assert_non_null(diag);
+    assert_non_null(plan);
+    assert_true(diag < plan);
+    assert_non_null(strstr(html, "set expandable_segments:True"));
+    assert_non_null(strstr(html, "device 16.00 GiB"));
+    assert_non_null(strstr(html, "Predicted peak allocated 8.00 GiB; fits."));
+    assert_non_null(strstr(html, "generated &lt;now&gt;"));
+    assert_int_equal(count(html, "<rect class=\"s"), 3);
+    free(html);
+}
+
+static void bad_input(void **state)
+{
+    od_report_item item = {OD_REPORT_SNAPSHOT, "x", NULL, NULL, 0, NULL, NULL};
+    od_report_input in = {0};
+    in.items = &item;
+    in.n_items = 1;
+    od_error err;
+    FILE *f = fopen("/dev/null", "w");
+    assert_int_equal(od_report_write(&in, f, &err), OD_ERR_ARG);
+    fclose(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(oom_reserved_peak),
+        cmocka_unit_test(frag_reserved),
+        cmocka_unit_test(long_downsampled),
+        cmocka_unit_test(leak_iterations),
+        cmocka_unit_test(peak_layouts),
+        cmocka_unit_test(tiny_points),
+        cmocka_unit_test(escaped_and_self_contained),
+        cmocka_unit_test(hooks),
+        cmocka_unit_test(bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
