@@ -14,13 +14,13 @@
 #include "../lib/diagnose.h"
 #include "../lib/estimate.h"
 #include "../lib/hfconfig.h"
-#include "../lib/input.h"
 #include "../lib/profile.h"
 #include "../lib/trend.h"
 #include "../lib/triage.h"
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
+#include "profin.h"
 #include "snapin.h"
 #include "textin.h"
 
@@ -95,47 +95,12 @@ static int looks_like_config(const char *text, size_t len)
     return cfg;
 }
 
-/* The profiler-record kind of a file from its first bytes (gunzipped), or -1. */
-static int peek_profile_kind(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    od_input *in = NULL;
-    od_error err;
-    char head[4096];
-    size_t n = 0, got;
-    if (od_input_open_file(f, &in, &err) == OD_OK)
-        while (n < sizeof head && (got = od_input_read(in, head + n, sizeof head - n)) > 0)
-            n += got;
-    od_input_close(in);
-    fclose(f);
-    return n ? od_profile_detect(head, n) : -1;
-}
-
 /* Load a profiler record from a file (streamed) or from text already read. */
 static int load_profile(input *in, const char *text, size_t len)
 {
     int rc = 0;
-    od_error err;
-    od_error_clear(&err);
-    FILE *f = NULL;
-    od_input *src = NULL;
-    od_status st;
-    if (text) {
-        st = od_input_open_memory(text, len, &src, &err);
-    } else {
-        f = od_cli_open(in->path, &rc);
-        if (!f)
-            return rc;
-        st = od_input_open_file(f, &src, &err);
-    }
-    if (!st)
-        st = od_profile_load(src, &in->profile, &err);
-    od_input_close(src);
-    if (f)
-        od_cli_close(f);
-    return st ? od_cli_report_error(in->path, &err) : 0;
+    in->profile = od_cli_load_profile(in->path, text, len, &rc);
+    return in->profile ? 0 : rc;
 }
 
 /* Reads and classifies one input. Returns 0 or an exit code. */
@@ -145,7 +110,7 @@ static int load_input(input *in)
     size_t len = 0;
     /* Profiler traces can be hundreds of MB: look first, then stream them. BFC allocator
      * logs are OOM logs first (triage below), their figures read as a profile too. */
-    int pk = strcmp(in->path, "-") ? peek_profile_kind(in->path) : -1;
+    int pk = od_cli_profile_kind(in->path);
     if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
         in->kind = OD_INPUT_PROFILE;
         return load_profile(in, NULL, 0);

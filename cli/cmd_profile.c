@@ -396,7 +396,7 @@ int od_cmd_profile(int argc, char **argv)
             od_fail(&err, OD_ERR_IO, "cannot write %s", svg);
             rc = od_cli_report_error(NULL, &err);
         } else {
-            od_status st = od_profile_svg_write(f, tl, tr, 0, &err);
+            od_status st = od_profile_svg_write(f, tl, tr, 0, NULL, 1, &err);
             if (fclose(f) != 0 && !st)
                 st = od_fail(&err, OD_ERR_IO, "cannot write %s", svg);
             if (st)

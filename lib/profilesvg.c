@@ -11,7 +11,7 @@
 #define ML 78.0   /* left margin: y labels */
 #define MR 16.0
 #define MT 22.0
-#define MB 58.0   /* bottom: x labels and legend */
+#define MB 66.0   /* bottom: x labels and two legend rows */
 
 /* torch's own palette for these categories (_memory_profiler._CATEGORY_TO_COLORS), with
  * input in dim grey instead of black so that it shows on a dark page too. */
@@ -85,7 +85,7 @@ static uint64_t stacked(const od_profile *p, size_t i, int upto)
 }
 
 od_status od_profile_svg_write(FILE *out, const od_profile *tl, const od_profile *ph, size_t max_points,
-                               od_error *err)
+                               const char *id, int standalone, od_error *err)
 {
     if (!tl || tl->n_points == 0)
         return od_fail(err, OD_ERR_ARG, "no memory timeline to draw");
@@ -106,8 +106,16 @@ od_status od_profile_svg_write(FILE *out, const od_profile *tl, const od_profile
     s.y_max = top > 0 ? top * 1.08 : 1;
     char a[32], b[32];
 
-    fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"od-profile\" viewBox=\"0 0 %.0f %.0f\" "
-                 "role=\"img\" aria-label=\"memory over time, peak %s\">\n",
+    fprintf(out, "<svg%s", standalone ? " xmlns=\"http://www.w3.org/2000/svg\"" : "");
+    if (id) {
+        /* ids are the caller's own tokens; keep only characters an id needs */
+        fputs(" id=\"", out);
+        for (const char *q = id; *q; q++)
+            if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '-' || *q == '_')
+                fputc(*q, out);
+        fputc('"', out);
+    }
+    fprintf(out, " class=\"od-profile\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"memory over time, peak %s\">\n",
             W, H, od_format_iec(tl->peak_allocated_bytes, a, sizeof a));
     /* Phases behind everything. */
     if (!ph && tl->n_spans)
@@ -192,20 +200,20 @@ od_status od_profile_svg_write(FILE *out, const od_profile *tl, const od_profile
     }
     /* The peak. */
     double px = sx(&s, tl->peak_time_us), py = sy(&s, (double)tl->peak_allocated_bytes);
-    fprintf(out, "<g class=\"peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"crimson\"/>"
+    fprintf(out, "<g class=\"od-peak\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"crimson\"/>"
                  "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"currentColor\" text-anchor=\"%s\">peak %s at %.1f ms</text></g>\n",
             px, py, px + (px > W / 2 ? -8 : 8), py - 6 < MT + 10 ? MT + 10 : py - 6, px > W / 2 ? "end" : "start",
             od_format_iec(tl->peak_allocated_bytes, b, sizeof b), tl->peak_time_us / 1000.0);
     /* Legend. */
     fprintf(out, "<g class=\"legend\" font-size=\"11\" fill=\"currentColor\">\n");
     double lx = ML;
-    double ly = H - 14;
+    double ly = H - 26;
     if (cats) {
         for (int c = 0; c < OD_PCAT_COUNT; c++) {
             const char *nm = od_profile_category_name((od_profile_category)c);
             fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\" fill-opacity=\"0.75\"/>"
                          "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", lx, ly - 9, cat_colors[c], lx + 13, ly, nm);
-            lx += 20 + 6.5 * (double)strlen(nm);
+            lx += 20 + 7.4 * (double)strlen(nm);
         }
     } else {
         fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"steelblue\" fill-opacity=\"0.6\"/>"
@@ -217,12 +225,14 @@ od_status od_profile_svg_write(FILE *out, const od_profile *tl, const od_profile
             lx += 76;
         }
     }
+    lx = ML;
+    ly = H - 8;
     if (ph && ph->n_spans)
         for (int q = OD_PHASE_FORWARD; q < OD_PHASE_COUNT; q++) {
             fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\" fill-opacity=\"0.3\"/>"
                          "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", lx, ly - 9, phase_colors[q], lx + 13, ly,
                     od_phase_name((od_phase)q));
-            lx += 20 + 6.5 * (double)strlen(od_phase_name((od_phase)q));
+            lx += 20 + 7.4 * (double)strlen(od_phase_name((od_phase)q));
         }
     fprintf(out, "</g>\n</svg>\n");
     free(idx);

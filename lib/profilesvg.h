@@ -20,10 +20,12 @@
 #define OD_PROFILE_SVG_POINTS 1000
 
 /* Write the <svg> element to out. phases may be NULL or the timeline itself; max_points 0
- * means OD_PROFILE_SVG_POINTS. Fails with OD_ERR_ARG when the timeline has no points,
- * OD_ERR_NOMEM, OD_ERR_IO when writing fails. */
+ * means OD_PROFILE_SVG_POINTS; id (may be NULL) becomes the element's id. standalone adds
+ * the SVG namespace a .svg file needs (inline SVG in HTML must not name any URL). Fails
+ * with OD_ERR_ARG when the timeline has no points, OD_ERR_NOMEM, OD_ERR_IO when writing
+ * fails. */
 od_status od_profile_svg_write(FILE *out, const od_profile *timeline, const od_profile *phases,
-                               size_t max_points, od_error *err);
+                               size_t max_points, const char *id, int standalone, od_error *err);
 
 /* Fill colour of a category and of a phase's shading (CSS colour names or #rrggbb),
  * shared with the report's legends. */

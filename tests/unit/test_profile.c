@@ -405,7 +405,7 @@ static void test_svg(void **state)
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     od_error err;
-    assert_int_equal(od_profile_svg_write(f, tl, tr, 500, &err), OD_OK);
+    assert_int_equal(od_profile_svg_write(f, tl, tr, 500, "t-1", 0, &err), OD_OK);
     fclose(f);
     assert_true(len > 1000 && len < 200000);
     size_t bands = 0, shaded = 0;
@@ -426,12 +426,15 @@ static void test_svg(void **state)
         want_shaded += tr->spans[i].phase != OD_PHASE_OTHER;
     assert_int_equal(shaded, want_shaded);
     assert_non_null(strstr(buf, "peak 3.59 GiB"));
+    /* inline in a page: an id, and no URL of any kind (not even the SVG namespace) */
+    assert_non_null(strstr(buf, "<svg id=\"t-1\""));
+    assert_null(strstr(buf, "http"));
     free(buf);
     /* a profile without a timeline is refused */
     od_profile empty;
     memset(&empty, 0, sizeof empty);
     f = open_memstream(&buf, &len);
-    assert_int_equal(od_profile_svg_write(f, &empty, NULL, 0, &err), OD_ERR_ARG);
+    assert_int_equal(od_profile_svg_write(f, &empty, NULL, 0, NULL, 1, &err), OD_ERR_ARG);
     fclose(f);
     free(buf);
     od_profile_free(tl);
