@@ -20,15 +20,6 @@ const char *od_iter_source_name(od_iter_source s)
     return "?";
 }
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static int is_live(const od_block *b)
 {
     return b->state == OD_BLOCK_ACTIVE_ALLOCATED || b->state == OD_BLOCK_ACTIVE_PENDING_FREE;
@@ -325,8 +316,8 @@ static int survivors(const od_snapshot *s, const od_device_trace *tr, od_iterati
         char buf[512];
         int64_t sf, wf;
         od_stack_site(s, recs[i].stack, &sf, &wf);
-        names[2 * i] = dup_str(od_frame_format(s, sf, buf, sizeof buf));
-        names[2 * i + 1] = dup_str(od_frame_format(s, wf, buf, sizeof buf));
+        names[2 * i] = strdup(od_frame_format(s, sf, buf, sizeof buf));
+        names[2 * i + 1] = strdup(od_frame_format(s, wf, buf, sizeof buf));
         if (!names[2 * i] || !names[2 * i + 1])
             goto out;
         nr[i] = (named_rec){names[2 * i], names[2 * i + 1], recs[i].window, recs[i].bytes};
@@ -354,8 +345,8 @@ static int survivors(const od_snapshot *s, const od_device_trace *tr, od_iterati
         qsort(per, it->judged, sizeof *per, cmp_u64v);
         size_t m = it->judged;
         sv->bytes_per_iteration = m % 2 ? per[m / 2] : (per[m / 2 - 1] + per[m / 2]) / 2;
-        sv->site = dup_str(nr[i].site);
-        sv->where = dup_str(nr[i].where);
+        sv->site = strdup(nr[i].site);
+        sv->where = strdup(nr[i].where);
         it->n_survivors++;
         if (!sv->site || !sv->where)
             goto out;

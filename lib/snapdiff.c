@@ -4,15 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static uint64_t mag(int64_t v)
 {
     return v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
@@ -80,8 +71,8 @@ static int merge(const od_site_list *b, const od_site_list *a, od_site_change **
             j++;
         }
         clamp_sub(c->after_bytes, c->before_bytes, &c->change_bytes);
-        c->site = dup_str(all[i].t->site);
-        c->where = dup_str(big->where);
+        c->site = strdup(all[i].t->site);
+        c->where = strdup(big->where);
         k++;
         if (!c->site || !c->where) {
             for (size_t x = 0; x < k; x++) {

@@ -72,15 +72,6 @@ typedef struct {
     size_t n;
 } site_names;
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 static int names_init(const od_snapshot *s, site_names *nm)
 {
     nm->n = s->n_stacks + 2;
@@ -92,15 +83,15 @@ static int names_init(const od_snapshot *s, site_names *nm)
     for (size_t i = 0; i < s->n_stacks; i++) {
         int64_t sf, wf;
         od_stack_site(s, (uint32_t)i, &sf, &wf);
-        nm->site[i] = dup_str(od_frame_format(s, sf, buf, sizeof buf));
-        nm->where[i] = dup_str(od_frame_format(s, wf, buf, sizeof buf));
+        nm->site[i] = strdup(od_frame_format(s, sf, buf, sizeof buf));
+        nm->where[i] = strdup(od_frame_format(s, wf, buf, sizeof buf));
         if (!nm->site[i] || !nm->where[i])
             return 0;
     }
-    nm->site[bucket_slot(s, BUCKET_NO_FRAMES)] = dup_str(OD_SITE_NO_FRAMES);
-    nm->where[bucket_slot(s, BUCKET_NO_FRAMES)] = dup_str(OD_SITE_NO_FRAMES);
-    nm->site[bucket_slot(s, BUCKET_BEFORE)] = dup_str(OD_SITE_BEFORE_TRACE);
-    nm->where[bucket_slot(s, BUCKET_BEFORE)] = dup_str(OD_SITE_BEFORE_TRACE);
+    nm->site[bucket_slot(s, BUCKET_NO_FRAMES)] = strdup(OD_SITE_NO_FRAMES);
+    nm->where[bucket_slot(s, BUCKET_NO_FRAMES)] = strdup(OD_SITE_NO_FRAMES);
+    nm->site[bucket_slot(s, BUCKET_BEFORE)] = strdup(OD_SITE_BEFORE_TRACE);
+    nm->where[bucket_slot(s, BUCKET_BEFORE)] = strdup(OD_SITE_BEFORE_TRACE);
     for (size_t i = s->n_stacks; i < nm->n; i++)
         if (!nm->site[i] || !nm->where[i])
             return 0;
@@ -160,8 +151,8 @@ static int group_sites(const site_names *nm, const tally *t, od_site_list *out)
             }
             j = w;
         }
-        g->site = dup_str(rows[i].site);
-        g->where = dup_str(best_where);
+        g->site = strdup(rows[i].site);
+        g->where = strdup(best_where);
         out->n = ++k;
         if (!g->site || !g->where) {
             free(rows);
@@ -401,8 +392,8 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
         o->device_free_bytes = e[i].device_free;
         o->time_us = e[i].time_us;
         size_t slot = e[i].stack ? e[i].stack : bucket_slot(s, BUCKET_NO_FRAMES);
-        o->site = dup_str(nm->site[slot]);
-        o->where = dup_str(nm->where[slot]);
+        o->site = strdup(nm->site[slot]);
+        o->where = strdup(nm->where[slot]);
         if (!o->site || !o->where)
             goto out;
     }

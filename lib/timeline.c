@@ -9,15 +9,6 @@
 
 #define OTHER_SITES "other sites"
 
-static char *dup_str(const char *s)
-{
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d)
-        memcpy(d, s, n);
-    return d;
-}
-
 void od_timeline_free(od_timeline *t)
 {
     if (!t)
@@ -125,9 +116,9 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
         !stack_group || !cur_groups)
         goto nomem;
     for (size_t g = 0; g < k; g++)
-        if (!(t->group_site[g] = dup_str(d->peak_sites.items[g].site)))
+        if (!(t->group_site[g] = strdup(d->peak_sites.items[g].site)))
             goto nomem;
-    if (!(t->group_site[k] = dup_str(OTHER_SITES)))
+    if (!(t->group_site[k] = strdup(OTHER_SITES)))
         goto nomem;
 
     /* Each stack's group, by its site string (as od_summarize names sites). */
