@@ -14,11 +14,13 @@
 #include "../lib/diagnose.h"
 #include "../lib/estimate.h"
 #include "../lib/hfconfig.h"
+#include "../lib/profile.h"
 #include "../lib/trend.h"
 #include "../lib/triage.h"
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
+#include "profin.h"
 #include "snapin.h"
 #include "textin.h"
 
@@ -35,6 +37,7 @@ typedef struct {
     od_series *series;    /* OD_INPUT_SERIES */
     od_trend_fit fit;
     int have_fit;
+    od_profile *profile;  /* OD_INPUT_PROFILE, or a BFC allocator log (OD_INPUT_LOG) */
 } input;
 
 static void usage(void)
@@ -42,7 +45,9 @@ static void usage(void)
     printf("Usage: oomdoc doctor FILE... [--config config.json [plan flags]] [--fail-on VERDICT,...] [--json]\n\n"
            "One diagnosis from whatever you have after an OOM: the error log or traceback,\n"
            "a per-step memory log (CSV/JSON Lines), an NVML series (time_s,used_bytes),\n"
-           "memory_summary() or memory_stats() output, nvidia-smi output. Each input's kind\n"
+           "memory_summary() or memory_stats() output, nvidia-smi output, profiler records\n"
+           "(PyTorch traces, memory timelines, key_averages tables; JAX memory profiles and\n"
+           "memory_stats; BFC allocator logs: see oomdoc profile). Each input's kind\n"
            "is detected from its content. Prints the verdict (capacity, fragmentation, leak,\n"
            "other_processes, cap_limit, healthy, unknown), the evidence with numbers, what to\n"
            "do now and in the long term, ranked, and the command that verifies the fix.\n"
@@ -90,16 +95,43 @@ static int looks_like_config(const char *text, size_t len)
     return cfg;
 }
 
+/* Load a profiler record from a file (streamed) or from text already read. */
+static int load_profile(input *in, const char *text, size_t len)
+{
+    int rc = 0;
+    in->profile = od_cli_load_profile(in->path, text, len, &rc);
+    return in->profile ? 0 : rc;
+}
+
 /* Reads and classifies one input. Returns 0 or an exit code. */
 static int load_input(input *in)
 {
     int rc = 0;
     size_t len = 0;
+    /* Profiler traces can be hundreds of MB: look first, then stream them. BFC allocator
+     * logs are OOM logs first (triage below), their figures read as a profile too. */
+    int pk = od_cli_profile_kind(in->path);
+    if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
+        in->kind = OD_INPUT_PROFILE;
+        return load_profile(in, NULL, 0);
+    }
     char *text = od_cli_read_all(in->path, &len, &rc);
     if (!text)
         return rc;
     od_error err;
     od_error_clear(&err);
+    if (pk < 0 && !od_cli_is_pickle(text, len))
+        pk = od_profile_detect(text, len < 4096 ? len : 4096);
+    if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
+        in->kind = OD_INPUT_PROFILE;
+        rc = load_profile(in, text, len);
+        free(text);
+        return rc;
+    }
+    if (pk == OD_PROFILE_BFC_LOG && load_profile(in, text, len) != 0) {
+        free(text);
+        return OD_EXIT_INPUT;
+    }
     if (od_cli_is_pickle(text, len)) {
         in->kind = OD_INPUT_SNAPSHOT;
         in->snap = od_cli_load_snapshot_mem(in->path, text, len, &rc);
@@ -271,6 +303,8 @@ static json_t *doc_json(const od_diagnosis *d, const input *ins, size_t n)
         json_t *o = json_object();
         json_object_set_new(o, "file", json_string(ins[i].name));
         json_object_set_new(o, "kind", json_string(od_input_kind_name(ins[i].kind)));
+        if (ins[i].profile)
+            json_object_set_new(o, "profile_kind", json_string(od_profile_kind_name(ins[i].profile->kind)));
         json_array_append_new(arr, o);
     }
     json_object_set_new(doc, "inputs", arr);
@@ -472,7 +506,7 @@ int od_cmd_doctor(int argc, char **argv)
             all_nothing &= ins[i].kind == OD_INPUT_NOTHING;
             di[i] = (od_diag_input){ins[i].name, ins[i].kind, ins[i].tri, ins[i].series,
                                     ins[i].have_fit ? &ins[i].fit : NULL, ins[i].snap,
-                                    ins[i].have_estimate ? &ins[i].estimate : NULL};
+                                    ins[i].have_estimate ? &ins[i].estimate : NULL, ins[i].profile};
         }
         od_diagnosis *d = NULL;
         od_error err;
@@ -497,6 +531,7 @@ int od_cmd_doctor(int argc, char **argv)
         od_triage_free(ins[i].tri);
         od_series_free(ins[i].series);
         od_snapshot_free(ins[i].snap);
+        od_profile_free(ins[i].profile);
     }
     free(ins);
     return rc;

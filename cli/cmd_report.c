@@ -19,6 +19,7 @@
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
+#include "profin.h"
 #include "textin.h"
 
 static void usage(void)
@@ -35,6 +36,10 @@ static void usage(void)
            "              peak and at the end; the allocator replay's peaks\n"
            "  step logs   CSV / JSON Lines per-step logs and NVML series with their trend\n"
            "  logs        the OOM messages found in them, with triage's verdict\n"
+           "  profiles    profiler records (as oomdoc profile reads them): memory over time,\n"
+           "              per category for an export_memory_timeline, with the forward,\n"
+           "              backward and optimizer phases of a trace of the same run shaded;\n"
+           "              the peak's composition and the operators and lines live at it\n"
            "Each input's kind is detected from its content; gzip is read transparently.\n"
            "Long traces are drawn as at most N points per plot (each the highest moment of\n"
            "its interval), so pages stay small and open instantly.\n\n"
@@ -60,6 +65,8 @@ static void usage(void)
            "  oomdoc report tests/data/snapshots/frag_default.pickle -o report.html\n"
            "  oomdoc report tests/data/snapshots/leak_eval_no_grad.pickle \\\n"
            "      tests/data/extracted/leak_eval_no_grad_steps.csv -o leak.html\n"
+           "  oomdoc report tests/data/profiler/torch_memory_timeline.json \\\n"
+           "      tests/data/profiler/torch_profiler_trace.json.gz -o profile.html\n"
            "  oomdoc report tests/data/snapshots/snap_train_default.pickle \\\n"
            "      --config tests/data/extracted/snap_train_default_config.json --batch 8 --seq 512\n\n"
            OD_EXIT_CODES_HELP);
@@ -71,6 +78,7 @@ typedef struct {
     od_snapshot *snap;
     od_series *series;
     od_triage *tri;
+    od_profile *profile;
 } loaded;
 
 /* Load path into *l and describe it in *item. Returns 0 or an exit code (error printed). */
@@ -79,10 +87,33 @@ static int load(const char *path, loaded *l, od_report_item *item)
     int code = 0;
     od_error err;
     od_error_clear(&err);
+    item->name = path;
+    /* Profiler records: traces can be hundreds of MB, so a file is streamed. A BFC
+     * allocator log is an OOM log first (below); its figures ride along. */
+    int pk = od_cli_profile_kind(path);
+    if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
+        l->profile = od_cli_load_profile(path, NULL, 0, &code);
+        if (!l->profile)
+            return code;
+        item->kind = OD_REPORT_PROFILE;
+        item->profile = l->profile;
+        return 0;
+    }
     l->text = od_cli_read_all(path, &l->len, &code);
     if (!l->text)
         return code;
-    item->name = path;
+    if (pk < 0 && !(l->len && (unsigned char)l->text[0] == 0x80))
+        pk = od_profile_detect(l->text, l->len < 4096 ? l->len : 4096);
+    if (pk >= 0) {
+        l->profile = od_cli_load_profile(path, l->text, l->len, &code);
+        if (!l->profile)
+            return code;
+        item->profile = l->profile;
+        if (pk != OD_PROFILE_BFC_LOG) {
+            item->kind = OD_REPORT_PROFILE;
+            return 0;
+        }
+    }
     /* Protocol 2+ pickles start with PROTO (0x80): torch writes protocol 4. */
     if (l->len && (unsigned char)l->text[0] == 0x80) {
         od_input *in = NULL;
@@ -105,6 +136,10 @@ static int load(const char *path, loaded *l, od_report_item *item)
     od_error_clear(&err);
     if (od_triage_parse(l->text, l->len, &l->tri, &err) != OD_OK)
         return od_cli_report_error(path, &err);
+    if (!l->tri->n_reports && l->profile) {
+        item->kind = OD_REPORT_PROFILE;
+        return 0;
+    }
     if (!l->tri->n_reports) {
         od_fail_at(&err, OD_ERR_FORMAT, 0,
                    "not a snapshot (pickle), a step log (CSV/JSON Lines with a step or time column) "
@@ -121,6 +156,7 @@ static void unload(loaded *l)
     od_snapshot_free(l->snap);
     od_series_free(l->series);
     od_triage_free(l->tri);
+    od_profile_free(l->profile);
     free(l->text);
 }
 
@@ -232,7 +268,11 @@ static int diagnose(const od_report_item *items, size_t n, const od_estimate *ex
             in[i].kind = OD_INPUT_LOG;
             in[i].triage = items[i].triage;
             break;
+        case OD_REPORT_PROFILE:
+            in[i].kind = OD_INPUT_PROFILE;
+            break;
         }
+        in[i].profile = items[i].profile;
     }
     if (expected) { /* expected (plan) vs actual (snapshot) per category */
         in[n].name = config;
@@ -358,6 +398,16 @@ int od_cmd_report(int argc, char **argv)
         code = load(argv[optind + (int)i], &ls[i], &items[i]);
     if (code)
         goto out;
+    /* A memory timeline is shaded with the phases of a trace of the same run given too. */
+    for (size_t i = 0; i < n; i++) {
+        const od_profile *p = items[i].kind == OD_REPORT_PROFILE ? items[i].profile : NULL;
+        if (!p || !p->n_points || p->n_spans)
+            continue;
+        for (size_t k = 0; k < n && !items[i].phases; k++)
+            if (items[k].kind == OD_REPORT_PROFILE && items[k].profile->kind == OD_PROFILE_TORCH_TRACE &&
+                items[k].profile->n_spans)
+                items[i].phases = items[k].profile;
+    }
 
     char when[64] = "";
     if (stamp) {

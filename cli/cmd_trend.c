@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/input.h"
 #include "../lib/iterations.h"
+#include "../lib/profile.h"
 #include "../lib/trend.h"
 #include "../lib/units.h"
 #include "commands.h"
@@ -27,7 +29,9 @@ static void usage(void)
            "(what oomdoc watch writes). Gzipped input is read transparently; - is stdin.\n"
            "A memory snapshot (.pickle, .pickle.gz) gives live memory at each training\n"
            "iteration boundary (Optimizer.step annotations, or the allocation that repeats once\n"
-           "per iteration), judged as a step log: growth per step is per iteration.\n\n"
+           "per iteration), judged as a step log: growth per step is per iteration.\n"
+           "A PyTorch profiler trace gives one point per optimizer step (allocated after it,\n"
+           "reserved, the step's peak); an export_memory_timeline JSON a time series.\n\n"
            "Options:\n"
            "  --capacity SIZE  device memory to project against (e.g. 80GiB, 24GB, bytes)\n"
            "  --metric NAME    judge by allocated, reserved, used or peak (default: the first\n"
@@ -228,6 +232,20 @@ int od_cmd_trend(int argc, char **argv)
             od_iterations_free(its);
             return od_cli_usage_error("trend", "--metric: a snapshot gives live (allocated) memory only");
         }
+    } else if (od_profile_detect(text, len < 4096 ? len : 4096) >= 0) {
+        /* A profiler record (trace, memory timeline): per-step or timed allocated. */
+        od_input *in = NULL;
+        od_profile *prof = NULL;
+        od_status st = od_input_open_memory(text, len, &in, &err);
+        if (!st)
+            st = od_profile_load(in, &prof, &err);
+        if (!st)
+            st = od_profile_to_series(prof, &s, &err);
+        od_input_close(in);
+        od_profile_free(prof);
+        free(text);
+        if (st)
+            return od_cli_report_error(path, &err);
     } else {
         if (od_series_parse(text, len, &s, &err) != OD_OK) {
             free(text);

@@ -34,7 +34,7 @@ int od_verdict_parse(const char *name)
 
 const char *od_input_kind_name(od_input_kind k)
 {
-    static const char *const n[] = {"log", "series", "snapshot", "config", "unrecognized"};
+    static const char *const n[] = {"log", "series", "snapshot", "config", "profile", "unrecognized"};
     return k <= OD_INPUT_NOTHING ? n[k] : "?";
 }
 
@@ -689,9 +689,181 @@ static void evidence_from_series(od_diagnosis *d, const od_diag_input *in, size_
          iec(clamp_u64(f->first_bytes), b, sizeof b), iec(clamp_u64(f->last_bytes), c, sizeof c));
 }
 
+/* ---------- profiler records ---------- */
+
+/* Per-step series of a trace that marks optimizer steps, fitted as a step log. */
+static int profile_fit(const od_profile *p, od_trend_fit *fit)
+{
+    if (!p || p->kind != OD_PROFILE_TORCH_TRACE || p->n_steps < 3)
+        return 0;
+    od_series *s = NULL;
+    od_error e;
+    int ok = od_profile_to_series(p, &s, &e) == OD_OK &&
+             od_trend_analyze(s, OD_METRIC_ALLOCATED, 0, fit, &e) == OD_OK;
+    od_series_free(s);
+    return ok;
+}
+
+static void rank_text(const od_profile_ranking *r, size_t top, char *buf, size_t size)
+{
+    char a[32];
+    size_t o = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < r->n && i < top && o + 1 < size; i++) {
+        if (r->v[i].bytes <= 0)
+            continue;
+        int w = snprintf(buf + o, size - o, "%s%.120s %s", o ? ", " : "", r->v[i].name,
+                         od_format_iec((uint64_t)r->v[i].bytes, a, sizeof a));
+        if (w < 0)
+            break;
+        o += (size_t)w < size - o ? (size_t)w : size - o - 1;
+    }
+}
+
+static void evidence_from_profile(od_diagnosis *d, const od_diag_input *in, size_t idx)
+{
+    char a[32], b[32], c[32], list[400];
+    const od_profile *p = in->profile;
+    switch (p->kind) {
+    case OD_PROFILE_TORCH_TRACE:
+        if (!p->n_points) {
+            evid(d, idx, NULL, 0, "%s: a profiler trace without GPU memory events (record with profile_memory=True)",
+                 in->name);
+            return;
+        }
+        evid(d, idx, "peak_allocated_bytes", (double)p->peak_allocated_bytes,
+             "%s: profiler trace: peak allocated %s at %.1f ms%s%s, peak reserved %s", in->name,
+             iec(p->peak_allocated_bytes, a, sizeof a), p->peak_time_us / 1000.0, p->n_spans ? ", during " : "",
+             p->n_spans ? od_phase_name(p->peak_phase) : "", iec(p->peak_reserved_bytes, b, sizeof b));
+        rank_text(&p->ops_at_peak, 3, list, sizeof list);
+        if (list[0])
+            evid(d, idx, NULL, (double)p->peak_tracked_bytes, "%s: live at the peak by operator: %s (%s allocated before the trace)",
+                 in->name, list, iec(p->peak_untracked_bytes, c, sizeof c));
+        rank_text(&p->sources_at_peak, 2, list, sizeof list);
+        if (list[0] && p->with_stack)
+            evid(d, idx, NULL, 0, "%s: live at the peak by source line: %s", in->name, list);
+        if (p->n_steps)
+            evid(d, idx, NULL, (double)p->steps[p->n_steps - 1].allocated_bytes,
+                 "%s: %zu optimizer steps; after the last one %s stays allocated", in->name, p->n_steps,
+                 iec(p->steps[p->n_steps - 1].allocated_bytes, a, sizeof a));
+        return;
+    case OD_PROFILE_TORCH_TIMELINE: {
+        /* the three largest categories at the peak */
+        int order[OD_PCAT_COUNT];
+        for (int i = 0; i < OD_PCAT_COUNT; i++)
+            order[i] = i;
+        for (int i = 1; i < OD_PCAT_COUNT; i++)
+            for (int j = i; j > 0 && p->peak_category_bytes[order[j]] > p->peak_category_bytes[order[j - 1]]; j--) {
+                int t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        size_t o = 0;
+        list[0] = 0;
+        for (int i = 0; i < 3 && p->peak_category_bytes[order[i]]; i++)
+            o += (size_t)snprintf(list + o, sizeof list - o, "%s%s %s", i ? ", " : "",
+                                  od_profile_category_name((od_profile_category)order[i]),
+                                  iec(p->peak_category_bytes[order[i]], a, sizeof a));
+        evid(d, idx, "peak_allocated_bytes", (double)p->peak_allocated_bytes,
+             "%s: memory timeline: peak %s at %.1f ms, largest: %s", in->name,
+             iec(p->peak_allocated_bytes, b, sizeof b), p->peak_time_us / 1000.0, list);
+        return;
+    }
+    case OD_PROFILE_TORCH_TABLE:
+        rank_text(&p->ops_self, 3, list, sizeof list);
+        evid(d, idx, NULL, 0, "%s: key_averages: most self device memory: %s", in->name, list[0] ? list : "none");
+        return;
+    case OD_PROFILE_JAX_PPROF:
+        rank_text(&p->by_source, 2, list, sizeof list);
+        evid(d, idx, "live_bytes", (double)p->live_bytes, "%s: JAX memory profile: %s live in %llu buffers%s%s",
+             in->name, iec(p->live_bytes, a, sizeof a), (unsigned long long)p->live_buffers, list[0] ? "; largest: " : "",
+             list);
+        return;
+    case OD_PROFILE_JAX_STATS:
+        if (p->stats.has_bytes_in_use && p->stats.has_bytes_limit)
+            evid(d, idx, "bytes_in_use", (double)p->stats.bytes_in_use,
+                 "%s: JAX memory_stats: %s in use of a %s limit (peak %s), largest free block %s", in->name,
+                 iec(p->stats.bytes_in_use, a, sizeof a), iec(p->stats.bytes_limit, b, sizeof b),
+                 iec(p->stats.peak_bytes_in_use, c, sizeof c),
+                 p->stats.has_largest_free_block_bytes ? iec(p->stats.largest_free_block_bytes, list, 32) : "?");
+        else
+            evid(d, idx, NULL, 0, "%s: JAX memory_stats without bytes_in_use and bytes_limit", in->name);
+        return;
+    case OD_PROFILE_BFC_LOG:
+        if (p->bfc.n_free_chunks)
+            evid(d, idx, "largest_free_block_bytes", (double)p->bfc.largest_free_chunk_bytes,
+                 "%s: BFC allocator: %s free in %llu chunks, the largest %s", in->name,
+                 iec(p->bfc.free_chunk_bytes, a, sizeof a), (unsigned long long)p->bfc.n_free_chunks,
+                 iec(p->bfc.largest_free_chunk_bytes, b, sizeof b));
+        if (p->bfc.has_stats)
+            evid(d, idx, "bytes_in_use", (double)p->bfc.in_use_bytes, "%s: BFC allocator stats: %s in use of a %s limit",
+                 in->name, iec(p->bfc.in_use_bytes, a, sizeof a), iec(p->bfc.limit_bytes, b, sizeof b));
+        return;
+    default:
+        return;
+    }
+}
+
+/* An OOM report without pool figures (JAX/XLA, TF) completed by a profile of the same
+ * device: memory_stats or the BFC log's Stats and chunks. A request beyond the limit
+ * less what was in use cannot fit (capacity); one that fits that headroom but not the
+ * largest free block is fragmentation. Returns 1 when it decided. */
+static int complete_from_profiles(od_diagnosis *d, const od_diag_input *ins, size_t n)
+{
+    const od_oom_report *r = d->report;
+    if (!r || d->verdict != OD_VERDICT_UNKNOWN || !r->requested_bytes)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        const od_profile *p = ins[i].profile;
+        if (!p)
+            continue;
+        uint64_t limit = 0, in_use = 0, largest = 0;
+        int have = 0, have_largest = 0;
+        if (p->kind == OD_PROFILE_JAX_STATS && p->stats.has_bytes_limit && p->stats.has_bytes_in_use) {
+            limit = p->stats.bytes_limit;
+            in_use = p->stats.bytes_in_use;
+            have = 1;
+            if (p->stats.has_largest_free_block_bytes) {
+                largest = p->stats.largest_free_block_bytes;
+                have_largest = 1;
+            }
+        } else if (p->kind == OD_PROFILE_BFC_LOG && p->bfc.has_stats && p->bfc.limit_bytes) {
+            limit = p->bfc.limit_bytes;
+            in_use = p->bfc.in_use_bytes;
+            have = 1;
+            if (p->bfc.n_free_chunks) {
+                largest = p->bfc.largest_free_chunk_bytes;
+                have_largest = 1;
+            }
+        }
+        if (!have)
+            continue;
+        char a[32], b[32], c[32], e[32];
+        uint64_t headroom = limit > in_use ? limit - in_use : 0;
+        if (r->requested_bytes > headroom) {
+            d->verdict = OD_VERDICT_CAPACITY;
+            evid(d, i, "requested_bytes", (double)r->requested_bytes,
+                 "the %s request exceeds the %s limit less the %s in use (%s, from %s%s): the memory does not exist",
+                 iec(r->requested_bytes, a, sizeof a), iec(limit, b, sizeof b), iec(in_use, c, sizeof c),
+                 iec(headroom, e, sizeof e), ins[i].name,
+                 p->kind == OD_PROFILE_JAX_STATS ? ", taken when it was saved, not necessarily at the OOM" : "");
+            return 1;
+        }
+        if (have_largest && r->requested_bytes > largest) {
+            d->verdict = OD_VERDICT_FRAGMENTATION;
+            evid(d, i, "largest_free_block_bytes", (double)largest,
+                 "the %s request fits the %s free under the limit but not the largest free block, %s (%s)",
+                 iec(r->requested_bytes, a, sizeof a), iec(headroom, b, sizeof b), iec(largest, c, sizeof c),
+                 ins[i].name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* ---------- remedies ---------- */
 
-static void prescribe(od_diagnosis *d, const od_diag_input *ins)
+static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins)
 {
     char a[32], b[32], buf[480];
     const od_oom_report *r = d->report;
@@ -894,6 +1066,27 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins)
     case OD_VERDICT_HEALTHY:
     case OD_VERDICT_COUNT:
         snprintf(d->verify, sizeof d->verify, "nothing to fix");
+        /* A profiled run: how to lower its peak, by the phase it falls in. */
+        for (size_t i = 0; ins && i < n_ins; i++) {
+            const od_profile *p = ins[i].kind == OD_INPUT_PROFILE ? ins[i].profile : NULL;
+            if (!p || p->kind != OD_PROFILE_TORCH_TRACE || !p->n_spans || !p->n_points)
+                continue;
+            const char *top = p->ops_at_peak.n ? p->ops_at_peak.v[0].name : "?";
+            char eff[480];
+            iec(p->peak_allocated_bytes, a, sizeof a);
+            if (p->peak_phase == OD_PHASE_BACKWARD || p->peak_phase == OD_PHASE_FORWARD) {
+                snprintf(eff, sizeof eff, "the %s peak falls in %s, where activations kept for backward are live "
+                         "(largest at the peak: %.200s)", a, od_phase_name(p->peak_phase), top);
+                later(d, "to lower the peak: activation checkpointing or a smaller micro-batch with gradient "
+                         "accumulation; for a large vocabulary, a chunked or fused cross-entropy", eff);
+            } else if (p->peak_phase == OD_PHASE_OPTIMIZER) {
+                snprintf(eff, sizeof eff, "the %s peak falls in the optimizer step (largest at the peak: %.200s)", a, top);
+                later(d, "to lower the peak: a fused optimizer, foreach=False, or an 8-bit / sharded optimizer state", eff);
+            }
+            snprintf(d->verify, sizeof d->verify, "nothing to fix; after a change, oomdoc profile NEW_TRACE compares "
+                     "the peak (%s now)", a);
+            break;
+        }
         return;
     }
 }
@@ -956,6 +1149,16 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
             }
             decided = 1;
         }
+    for (size_t i = 0; i < n && !decided; i++) {
+        od_trend_fit pf;
+        if (ins[i].kind == OD_INPUT_PROFILE && profile_fit(ins[i].profile, &pf) && pf.verdict == OD_TREND_LEAK) {
+            d->verdict = OD_VERDICT_LEAK;
+            d->decided_by = i;
+            d->have_growth_per_step = 1;
+            d->growth_bytes_per_step = pf.growth_per_x;
+            decided = 1;
+        }
+    }
     for (size_t i = n; !decided && i-- > 0;)
         if (ins[i].kind == OD_INPUT_LOG && ins[i].triage && ins[i].triage->n_reports) {
             d->report = &ins[i].triage->reports[ins[i].triage->n_reports - 1];
@@ -996,11 +1199,26 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
                 evid(d, i, NULL, 0, "%s: a model config.json: estimate with oomdoc plan %s%s", in->name, in->name,
                      d->n_snapshots ? "" : " (with a snapshot, doctor compares the plan with it)");
             break;
+        case OD_INPUT_PROFILE:
+            if (in->profile) {
+                evidence_from_profile(d, in, i);
+                od_trend_fit pf;
+                if (profile_fit(in->profile, &pf))
+                    evid(d, i, "growth_bytes_per_step", pf.growth_per_x,
+                         "%s: allocated after each optimizer step: %s (Theil-Sen over %zu steps)", in->name,
+                         od_trend_verdict_name(pf.verdict), pf.n_points);
+                any_data = 1;
+            }
+            break;
         case OD_INPUT_NOTHING:
             evid(d, i, NULL, 0, "%s: no OOM report, memory log or GPU listing recognized", in->name);
             break;
         }
+        /* a BFC log is a log (its OOM line) and a profile (its chunks and Stats) */
+        if (in->kind == OD_INPUT_LOG && in->profile)
+            evidence_from_profile(d, in, i);
     }
+    complete_from_profiles(d, ins, n);
     expected_vs_actual(d, ins, n);
     compare_snapshots(d, ins);
     if (!decided && any_data) {
@@ -1018,7 +1236,7 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
         if (ooms)
             evid(d, OD_NO_INPUT, NULL, ooms, "the allocator counted OOMs, but no OOM message was given");
     }
-    prescribe(d, ins);
+    prescribe(d, ins, n);
     *out = d;
     return OD_OK;
 }

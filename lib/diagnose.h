@@ -17,6 +17,7 @@
 #include "estimate.h"
 #include "iterations.h"
 #include "od.h"
+#include "profile.h"
 #include "replay.h"
 #include "snapshot.h"
 #include "summary.h"
@@ -39,6 +40,8 @@ typedef enum {
     OD_INPUT_SERIES,    /* per-step log or NVML series */
     OD_INPUT_SNAPSHOT,  /* torch.cuda.memory._dump_snapshot() pickle */
     OD_INPUT_CONFIG,    /* a model's config.json */
+    OD_INPUT_PROFILE,   /* a profiler record (profile.h): trace, memory timeline,
+                           key_averages table, JAX memory profile or memory_stats */
     OD_INPUT_NOTHING    /* nothing recognized */
 } od_input_kind;
 
@@ -52,6 +55,8 @@ typedef struct {
     const od_snapshot *snapshot;  /* OD_INPUT_SNAPSHOT */
     const od_estimate *expected;  /* OD_INPUT_CONFIG: plan's estimate of the workload the
                                      snapshots ran (od_estimate_compute), or NULL */
+    const od_profile *profile;    /* OD_INPUT_PROFILE; also an OD_INPUT_LOG that is a BFC
+                                     allocator log (its chunk and Stats figures), or NULL */
 } od_diag_input;
 
 #define OD_NO_INPUT ((size_t)-1)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "profilesvg.h"
 #include "replay.h"
 #include "summary.h"
 #include "timeline.h"
@@ -935,6 +936,107 @@ static void series_section(ctx *c, const od_report_item *it)
     fprintf(c->f, "</figcaption>\n</figure>\n</section>\n");
 }
 
+/* ---------- profiler records ---------- */
+
+static void rank_table(ctx *c, const char *title, const char *what, const od_profile_ranking *r, const char *count)
+{
+    if (!r->n)
+        return;
+    fprintf(c->f, "<h3>%s</h3>\n<table><tr><th>%s</th><th class=\"n\">bytes</th>", title, what);
+    if (count)
+        fprintf(c->f, "<th class=\"n\">%s</th>", count);
+    fprintf(c->f, "</tr>\n");
+    for (size_t i = 0; i < r->n && i < 10; i++) {
+        fprintf(c->f, "<tr><td><code>");
+        esc(c->f, r->v[i].name);
+        fprintf(c->f, "</code></td><td class=\"n\">%s%s</td>", r->v[i].bytes < 0 ? "&minus;" : "",
+                IEC((uint64_t)(r->v[i].bytes < 0 ? -r->v[i].bytes : r->v[i].bytes)));
+        if (count)
+            fprintf(c->f, "<td class=\"n\">%llu</td>", (unsigned long long)r->v[i].count);
+        fprintf(c->f, "</tr>\n");
+    }
+    fprintf(c->f, "</table>\n");
+}
+
+static od_status profile_section(ctx *c, const od_report_item *it, od_error *err)
+{
+    static const char *const titles[OD_PROFILE_KIND_COUNT] = {
+        "PyTorch profiler trace", "PyTorch memory timeline", "PyTorch key_averages table",
+        "JAX device memory profile", "JAX memory_stats", "BFC allocator log",
+    };
+    const od_profile *p = it->profile;
+    fprintf(c->f, "<section class=\"profile\">\n<h2>%s <code>", titles[p->kind]);
+    esc(c->f, it->name);
+    fprintf(c->f, "</code></h2>\n");
+    if (p->n_points) {
+        const od_profile *ph = it->phases ? it->phases : p;
+        char id[48];
+        snprintf(id, sizeof id, "profile-%u", c->figure++);
+        fprintf(c->f, "<figure>\n");
+        od_status st = od_profile_svg_write(c->f, p, ph->n_spans ? ph : NULL, c->points, id, 0, err);
+        if (st != OD_OK)
+            return st;
+        fprintf(c->f, "<figcaption>Peak %s at %.1f ms", IEC(p->peak_allocated_bytes), p->peak_time_us / 1000.0);
+        if (ph->n_spans && ph == p)
+            fprintf(c->f, ", during %s", od_phase_name(p->peak_phase));
+        if (p->reserved_bytes)
+            fprintf(c->f, "; reserved peaks at %s", IEC(p->peak_reserved_bytes));
+        if (ph->n_spans)
+            fprintf(c->f, ". Shaded: forward, backward and optimizer phases%s", ph == p ? "" : " from the trace");
+        fprintf(c->f, ".</figcaption>\n</figure>\n");
+    } else if (p->kind == OD_PROFILE_TORCH_TRACE) {
+        fprintf(c->f, "<p>No GPU memory events: record with <code>torch.profiler.profile(profile_memory=True)</code>.</p>\n");
+    }
+    if (p->kind == OD_PROFILE_TORCH_TIMELINE && p->n_points) {
+        fprintf(c->f, "<h3>At the peak, by category</h3>\n<table><tr><th>category</th><th class=\"n\">bytes</th>"
+                      "<th class=\"n\">share</th></tr>\n");
+        for (int k = 0; k < OD_PCAT_COUNT; k++)
+            fprintf(c->f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>%s</td><td class=\"n\">%s</td>"
+                          "<td class=\"n\">%.1f%%</td></tr>\n",
+                    od_profile_category_color((od_profile_category)k), od_profile_category_name((od_profile_category)k),
+                    IEC(p->peak_category_bytes[k]),
+                    p->peak_allocated_bytes ? 100.0 * (double)p->peak_category_bytes[k] / (double)p->peak_allocated_bytes : 0.0);
+        fprintf(c->f, "<tr><td>total</td><td class=\"n\">%s</td><td class=\"n\">100%%</td></tr>\n</table>\n",
+                IEC(p->peak_allocated_bytes));
+    }
+    if (p->kind == OD_PROFILE_TORCH_TRACE && p->n_points) {
+        if (p->n_steps) {
+            fprintf(c->f, "<h3>Per optimizer step</h3>\n<table><tr><th class=\"n\">step</th><th class=\"n\">peak</th>"
+                          "<th class=\"n\">allocated after</th></tr>\n");
+            for (size_t i = 0; i < p->n_steps; i++)
+                fprintf(c->f, "<tr><td class=\"n\">%zu</td><td class=\"n\">%s</td><td class=\"n\">%s</td></tr>\n", i + 1,
+                        IEC(p->steps[i].peak_allocated_bytes), IEC(p->steps[i].allocated_bytes));
+            fprintf(c->f, "</table>\n");
+        }
+        rank_table(c, "Live at the peak, by operator", "innermost operator", &p->ops_at_peak, "allocations");
+        if (p->with_stack)
+            rank_table(c, "Live at the peak, by source line", "innermost frame outside libraries", &p->sources_at_peak,
+                       "allocations");
+        fprintf(c->f, "<p class=\"muted\">%s of the peak was allocated before the trace started.</p>\n",
+                IEC(p->peak_untracked_bytes));
+    }
+    if (p->kind == OD_PROFILE_TORCH_TABLE)
+        rank_table(c, "Self device memory by operator (as printed, rounded)", "operator", &p->ops_self, "calls");
+    if (p->kind == OD_PROFILE_JAX_PPROF) {
+        fprintf(c->f, "<p>%s live in %llu buffers.</p>\n", IEC(p->live_bytes), (unsigned long long)p->live_buffers);
+        rank_table(c, "Live by kind", "kind", &p->by_kind, "buffers");
+        rank_table(c, "Live by source line", "innermost frame outside libraries", &p->by_source, "buffers");
+    }
+    if (p->kind == OD_PROFILE_JAX_STATS) {
+        const od_profile_stats *s = &p->stats;
+        fprintf(c->f, "<table>\n");
+#define ROW(k) if (s->has_##k) fprintf(c->f, "<tr><td><code>" #k "</code></td><td class=\"n\">%s</td></tr>\n", IEC(s->k));
+        ROW(bytes_in_use) ROW(peak_bytes_in_use) ROW(largest_free_block_bytes) ROW(bytes_limit) ROW(pool_bytes)
+#undef ROW
+        fprintf(c->f, "</table>\n");
+    }
+    if (p->kind == OD_PROFILE_BFC_LOG && p->bfc.has_request)
+        fprintf(c->f, "<p>Allocator <code>%s</code> ran out of memory allocating %s.</p>\n",
+                p->bfc.allocator[0] ? p->bfc.allocator : "?", IEC(p->bfc.requested_bytes));
+    fprintf(c->f, "</section>\n");
+    return OD_OK;
+}
+
 /* ---------- OOM messages ---------- */
 
 static void triage_section(ctx *c, const od_report_item *it)
@@ -1030,7 +1132,8 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
     for (size_t i = 0; i < in->n_items; i++) {
         const od_report_item *it = &in->items[i];
         if ((it->kind == OD_REPORT_SNAPSHOT && !it->snapshot) || (it->kind == OD_REPORT_SERIES && !it->series) ||
-            (it->kind == OD_REPORT_TRIAGE && !it->triage) || !it->name)
+            (it->kind == OD_REPORT_TRIAGE && !it->triage) || (it->kind == OD_REPORT_PROFILE && !it->profile) ||
+            !it->name)
             return od_fail(err, OD_ERR_ARG, "report input %zu has no data", i);
     }
     od_summary **sums = calloc(in->n_items ? in->n_items : 1, sizeof *sums);
@@ -1087,12 +1190,16 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
         goto out;
     if (in->plan)
         plan_section(&c, in->plan);
-    for (size_t i = 0; i < in->n_items; i++) {
+    for (size_t i = 0; i < in->n_items && st == OD_OK; i++) {
         if (in->items[i].kind == OD_REPORT_SERIES)
             series_section(&c, &in->items[i]);
         else if (in->items[i].kind == OD_REPORT_TRIAGE)
             triage_section(&c, &in->items[i]);
+        else if (in->items[i].kind == OD_REPORT_PROFILE)
+            st = profile_section(&c, &in->items[i], err);
     }
+    if (st != OD_OK)
+        goto out;
     fprintf(f, "<footer><p class=\"muted\">Sizes in IEC units (1 MiB = 1024 KiB). Hover a plot element for details."
                "</p></footer>\n</body>\n</html>\n");
     fflush(f);

@@ -18,6 +18,10 @@
  *                    (od_report_plan, when given)
  *   step logs        per-step / NVML series with the trend fit and verdict
  *   OOM messages     reports found in logs, with triage's verdict
+ *   profiler records memory over time (bytes per category stacked for a memory timeline,
+ *                    allocated and reserved for a trace) with the forward / backward /
+ *                    optimizer phases shaded (profilesvg.h), the peak's composition, and
+ *                    the operators and source lines live at the peak
  * The output depends only on the inputs: no clock is read (the caller passes a timestamp
  * text if it wants one), ordering is stable.
  *
@@ -28,6 +32,7 @@
 
 #include <stdio.h>
 
+#include "profile.h"
 #include "snapshot.h"
 #include "trend.h"
 #include "triage.h"
@@ -72,7 +77,8 @@ typedef struct {
 typedef enum {
     OD_REPORT_SNAPSHOT,       /* a memory snapshot */
     OD_REPORT_SERIES,         /* a per-step log or NVML series */
-    OD_REPORT_TRIAGE          /* OOM messages found in a log */
+    OD_REPORT_TRIAGE,         /* OOM messages found in a log */
+    OD_REPORT_PROFILE         /* a profiler record (profile.h) */
 } od_report_kind;
 
 typedef struct {
@@ -83,6 +89,10 @@ typedef struct {
     size_t n_replay_reserved;
     const od_series *series;               /* OD_REPORT_SERIES */
     const od_triage *triage;               /* OD_REPORT_TRIAGE */
+    const od_profile *profile;             /* OD_REPORT_PROFILE; a BFC log's figures may
+                                              ride along an OD_REPORT_TRIAGE item */
+    const od_profile *phases;              /* optional: a trace of the same run whose
+                                              phases shade this item's timeline */
 } od_report_item;
 
 typedef struct {

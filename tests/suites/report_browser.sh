@@ -42,6 +42,8 @@ gen infer_wrapped $D/snap_infer_llama.pickle.gz
 gen mixed $D/leak_eval_no_grad.pickle tests/data/extracted/leak_eval_no_grad_steps.csv \
     tests/data/extracted/train_oom_log.txt
 gen long $D/snap_train_long.pickle.gz
+gen profile tests/data/profiler/torch_memory_timeline.json tests/data/profiler/torch_profiler_trace.json.gz \
+    tests/data/profiler/jax_device_memory.prof
 size=$(wc -c <"$tmp/long.html")
 echo "snap_train_long report: $size bytes"
 [ "$size" -le 2097152 ] || bad "snap_train_long report is $size bytes (limit 2 MiB)"
@@ -90,7 +92,7 @@ browse() { # chromium with networking routed to the listener; extra arguments fo
 
 # 4. All reports in one page of frames; a script in that page (not in the reports)
 #    measures every SVG and its drawn shapes once each report has loaded.
-names="frag_default snap_train_oom leak_eval_no_grad infer_wrapped mixed long"
+names="frag_default snap_train_oom leak_eval_no_grad infer_wrapped mixed long profile"
 {
     echo '<!DOCTYPE html><html><body><pre id="out">pending</pre>'
     for n in $names; do echo "<iframe data-name=\"$n\" src=\"$n.html\" style=\"width:1100px;height:900px\"></iframe>"; done
@@ -130,7 +132,9 @@ want = {"frag_default": {"timeline": 4, "segments": 50},
         "leak_eval_no_grad": {"timeline": 6, "iterations": 16, "segments": 50},
         "infer_wrapped": {"timeline": 3, "segments": 3},
         "mixed": {"timeline": 6, "iterations": 16, "segments": 50, "series": 2},
-        "long": {"timeline": 6, "iterations": 100, "segments": 50}}
+        "long": {"timeline": 6, "iterations": 100, "segments": 50},
+        # profiler records: per-category timeline and the trace, phases shaded (rects)
+        "profile": {"profile": 12}}
 ok = True
 for name in sys.argv[2:]:
     got = {}
@@ -147,14 +151,14 @@ for name in sys.argv[2:]:
             if w < 300 or h < 50 or shapes < least:
                 print("FAIL report_browser: %s: %s plot %dx%d with %d shapes (want >= %d)" % (name, plot, w, h, shapes, least))
                 ok = False
-    if len(got.get("segments", [])) < 2:  # at the peak and at the end
+    if "segments" in want[name] and len(got.get("segments", [])) < 2:  # at the peak and at the end
         print("FAIL report_browser: %s: %d segment maps, want 2" % (name, len(got.get("segments", [])))); ok = False
     print("%s: %s" % (name, ", ".join("%s %dx%d %d shapes" % (p, *v[0]) for p, v in sorted(got.items()))))
 sys.exit(0 if ok else 1)
 PY
 
 # 5. Screenshots, light and dark.
-for n in frag_default snap_train_oom leak_eval_no_grad; do
+for n in frag_default snap_train_oom leak_eval_no_grad profile; do
     rm -f "$SHOTS/$n.png"
     browse --window-size=1100,3400 --screenshot="$SHOTS/$n.png" "file://$tmp/$n.html" >/dev/null
     if [ "$(head -c 4 "$SHOTS/$n.png" 2>/dev/null | od -An -c | tr -d ' ')" != "211PNG" ] ||

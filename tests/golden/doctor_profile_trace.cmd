@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/profiler/torch_profiler_trace.json.gz

@@ -1,0 +1,1 @@
+$OOMDOC profile --top 0 tests/data/profiler/jax_bfc.log

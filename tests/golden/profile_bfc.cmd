@@ -1,0 +1,1 @@
+$OOMDOC profile --json tests/data/profiler/jax_bfc.log

@@ -1,0 +1,1 @@
+$OOMDOC profile --help

@@ -1,0 +1,1 @@
+$OOMDOC profile tests/data/profiler/jax_device_memory.prof tests/data/profiler/jax_memory_stats.json

@@ -1,0 +1,1 @@
+$OOMDOC profile tests/data/profiler/torch_prof_run.json

@@ -1,0 +1,1 @@
+f=$(mktemp) && $OOMDOC profile --svg "$f" tests/data/profiler/torch_memory_timeline.json tests/data/profiler/torch_profiler_trace.json.gz >/dev/null && head -c 200 "$f" && echo && grep -o '<title>[a-z_]* at the peak: [^<]*' "$f" && grep -o '<title>\(forward\|backward\|optimizer\)[^<]*' "$f" && grep -o 'peak [^<]* ms</text>' "$f"; rm -f "$f"

@@ -1,0 +1,1 @@
+$OOMDOC report tests/data/profiler/torch_memory_timeline.json tests/data/profiler/torch_profiler_trace.json.gz tests/data/profiler/jax_device_memory.prof | grep -o '<h2>[^<]*\|<h3>[^<]*\|<svg id="[^"]*"\|<figcaption>[^<]*\|Diagnosis: <span[^<]*'

@@ -1,0 +1,1 @@
+$OOMDOC trend --json tests/data/profiler/torch_profiler_trace.json.gz
