@@ -681,6 +681,36 @@ static inline __attribute__((always_inline)) od_pv consume(vm *m, od_pv v)
     return v;
 }
 
+/* The shared list/tuple equal to (kind, items), or UINT32_MAX. */
+static uint32_t cons_find(const od_ptree *t, int kind, const od_pv *items, size_t count, uint32_t h)
+{
+    if (!t->cons_index_cap)
+        return UINT32_MAX;
+    size_t mask = t->cons_index_cap - 1;
+    for (size_t j = h & mask; t->cons_index[j]; j = (j + 1) & mask) {
+        uint32_t other = t->cons_index[j] - 1;
+        const cont *o = &t->conts[other];
+        if (o->kind == kind && o->count == count &&
+            (count == 0 || memcmp(o->items, items, count * sizeof(od_pv)) == 0))
+            return other;
+    }
+    return UINT32_MAX;
+}
+
+/* Make container id the shared copy of its contents (hash h). */
+static void cons_insert(od_ptree *t, uint32_t id, uint32_t h)
+{
+    if (!index_rehash(&t->cons_index, &t->cons_index_cap, t->n_consed, cons_hash_of, t))
+        return; /* not shared: still correct */
+    size_t mask = t->cons_index_cap - 1;
+    size_t j = h & mask;
+    while (t->cons_index[j])
+        j = (j + 1) & mask;
+    t->cons_index[j] = id + 1;
+    t->n_consed++;
+    t->conts[id].flags |= F_CONSED;
+}
+
 static od_pv consume_cont(vm *m, od_pv v)
 {
     od_ptree *t = m->t;
@@ -692,13 +722,10 @@ static od_pv consume_cont(vm *m, od_pv v)
     if (c->kind != K_LIST && c->kind != K_TUPLE)
         return MKV(TAG_CONT, id);
     uint32_t h = cont_hash(c);
-    if (t->cons_index_cap) {
-        size_t mask = t->cons_index_cap - 1;
-        for (size_t j = h & mask; t->cons_index[j]; j = (j + 1) & mask) {
-            uint32_t other = t->cons_index[j] - 1;
-            const cont *o = &t->conts[other];
-            if (o->kind == c->kind && o->count == c->count &&
-                (c->count == 0 || memcmp(o->items, c->items, c->count * sizeof(od_pv)) == 0)) {
+    {
+        uint32_t other = cons_find(t, c->kind, c->items, c->count, h);
+        if (other != UINT32_MAX) {
+            {
                 if (!(c->flags & F_OWN) && c->count)
                     arena_pop(t, c->items, c->count);
                 if (recycle(m, id, MKV(TAG_CONT, other)))
@@ -715,17 +742,10 @@ static od_pv consume_cont(vm *m, od_pv v)
             }
         }
     }
-    if (!index_rehash(&t->cons_index, &t->cons_index_cap, t->n_consed, cons_hash_of, t))
-        return MKV(TAG_CONT, id); /* not shared: still correct */
-    size_t mask = t->cons_index_cap - 1;
-    size_t j = h & mask;
-    while (t->cons_index[j])
-        j = (j + 1) & mask;
-    t->cons_index[j] = id + 1;
-    t->n_consed++;
-    c->flags |= F_CONSED;
+    cons_insert(t, id, h);
     return MKV(TAG_CONT, id);
 }
+
 
 static cont *target(vm *m, od_pv v, int kind1, int kind2, const char *op, od_status *st)
 {
@@ -1032,6 +1052,75 @@ static inline __attribute__((always_inline)) od_status memo_get(vm *m, uint64_t 
     return OD_OK;
 }
 
+#define FAST_LIST_MAX 999 /* pickle.dump writes lists in batches of 1000 */
+
+/* EMPTY_LIST MEMOIZE MARK (BINGET|LONG_BINGET)* APPENDS, as pickle.dump writes a list of
+ * already-memoized values (a stack's frames), taken in one step: the values are read
+ * straight from the memo, the shared copy is looked up at once, and no temporary
+ * container is built. The result is what running the opcodes one by one gives, except
+ * that the list is frozen at once; anything unusual (a value still being built, a
+ * following MARK that could start a second batch, the window's end) leaves it to the
+ * general path. p points after EMPTY_LIST; returns the new read position, or NULL. */
+static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsigned char *end, od_status *st)
+{
+    od_pv items[FAST_LIST_MAX];
+    size_t n = 0;
+    const unsigned char *q = p;
+    if (end - q < 8 || q[0] != 0x94 || q[1] != '(')
+        return NULL;
+    q += 2;
+    for (;;) {
+        if (end - q < 6)
+            return NULL;
+        uint64_t idx;
+        if (*q == 'h') {
+            idx = q[1];
+            q += 2;
+        } else if (*q == 'j') {
+            idx = rd_u32(q + 1);
+            q += 5;
+        } else if (*q == 'e') {
+            break;
+        } else {
+            return NULL;
+        }
+        if (n == FAST_LIST_MAX || idx >= m->n_memo)
+            return NULL;
+        od_pv v = m->memo[idx];
+        if (v == V_UNSET || (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN)))
+            return NULL;
+        items[n++] = v;
+    }
+    q++; /* APPENDS */
+    if (*q == '(')
+        return NULL;
+    od_ptree *t = m->t;
+    uint32_t h = hash_words(items, n, K_LIST);
+    uint32_t id = cons_find(t, K_LIST, items, n, h);
+    if (id == UINT32_MAX) {
+        od_pv v = vm_new_cont(m, K_LIST);
+        if (v == V_FAIL)
+            return NULL;
+        id = (uint32_t)PAYLOAD(v);
+        cont *c = &t->conts[id];
+        if (!cont_extend(t, c, 0, items, n)) {
+            recycle(m, id, V_NONE);
+            return NULL;
+        }
+        c->count = (uint32_t)n;
+        c->flags |= F_FROZEN;
+        cons_insert(t, id, h);
+    }
+    od_pv v = MKV(TAG_CONT, id);
+    if (!push(m, v)) {
+        *st = nomem(m);
+        return NULL;
+    }
+    if ((*st = memoize(m)) != OD_OK)
+        return NULL;
+    return q;
+}
+
 static od_status push_string(vm *m, uint64_t len, int is_bytes)
 {
     od_status st = OD_OK;
@@ -1296,7 +1385,18 @@ static od_status run(vm *m)
             p += 8;
             PUSH_STRING(rd_u64(p - 8), 1);
             NEXT;
-        OP(5d) PUSH(vm_new_cont(m, K_LIST)); NEXT;
+        OP(5d) { /* EMPTY_LIST */
+            st = OD_OK;
+            const unsigned char *q = fast_list(m, p, end, &st);
+            if (q) {
+                p = q;
+                NEXT;
+            }
+            if (st != OD_OK)
+                return st;
+            PUSH(vm_new_cont(m, K_LIST));
+            NEXT;
+        }
         OP(7d) PUSH(vm_new_cont(m, K_DICT)); NEXT;
         OP(8f) PUSH(vm_new_cont(m, K_SET)); NEXT;
         OP(29) PUSH(vm_new_cont(m, K_TUPLE)); NEXT;
