@@ -105,7 +105,9 @@ uint32_t od_pv_identity(const od_ptree *t, od_pv v);
 uint32_t od_pv_record(const od_ptree *t, od_pv v);
 
 /* Inline fast paths for the hottest accessors (the tag layout is private to pickle.c
- * otherwise: small ints are tag 0 with a 61-bit payload, interned strings tag 1). */
+ * otherwise: small ints are tag 0 with a 61-bit payload, interned strings tag 1,
+ * containers tag 2 with their slot; a slot id is an identity only while the container
+ * lives, which for shared lists and kept dicts is the tree's lifetime). */
 static inline int od_pv_is_small_int(od_pv v)
 {
     return (v & 7) == 0;
@@ -113,6 +115,10 @@ static inline int od_pv_is_small_int(od_pv v)
 static inline int64_t od_pv_small_int(od_pv v)
 {
     return ((int64_t)v) >> 3;
+}
+static inline uint32_t od_pv_cont_index_fast(od_pv v)
+{
+    return (v & 7) == 2 ? (uint32_t)(v >> 3) : UINT32_MAX;
 }
 static inline uint32_t od_pv_str_index_fast(od_pv v)
 {

@@ -101,6 +101,8 @@ typedef struct {
     size_t last_npairs;
     uint8_t *action_of;    /* by string index: od_action + 1, 0 = not yet known */
     size_t action_cap;
+    uint32_t *stack_cache; /* by container slot of a shared frames list: stack + 1 */
+    size_t stack_cache_cap;
 } loader;
 
 static const char *copy_str(loader *L, const od_ptree *t, od_pv v)
@@ -231,7 +233,36 @@ nomem:
 }
 
 /* A frames list -> stack index (cached by identity: equal lists are shared). */
+static int stack_index_slow(loader *L, const od_ptree *t, od_pv list, uint32_t *out, od_error *err);
+
+/* A frames list -> stack index. Shared lists keep their slot for the tree's lifetime, so
+ * the slot indexes a direct cache; anything else takes the general path. */
 static int stack_index(loader *L, const od_ptree *t, od_pv list, uint32_t *out, od_error *err)
+{
+    uint32_t slot = od_pv_cont_index_fast(list);
+    if (slot < L->stack_cache_cap && L->stack_cache[slot]) {
+        *out = L->stack_cache[slot] - 1;
+        return 0;
+    }
+    int r = stack_index_slow(L, t, list, out, err);
+    if (r == 0 && slot != UINT32_MAX && slot < (1u << 24) && od_pv_identity(t, list) == slot) {
+        if (slot >= L->stack_cache_cap) {
+            size_t nc = L->stack_cache_cap ? L->stack_cache_cap : 1024;
+            while (nc <= slot)
+                nc *= 2;
+            uint32_t *n = realloc(L->stack_cache, nc * sizeof *n);
+            if (!n)
+                return 0; /* no cache: still correct */
+            memset(n + L->stack_cache_cap, 0, (nc - L->stack_cache_cap) * sizeof *n);
+            L->stack_cache = n;
+            L->stack_cache_cap = nc;
+        }
+        L->stack_cache[slot] = *out + 1;
+    }
+    return r;
+}
+
+static int stack_index_slow(loader *L, const od_ptree *t, od_pv list, uint32_t *out, od_error *err)
 {
     od_pv_type ty = od_pv_typeof(t, list);
     if (ty == OD_PV_NONE || ty == OD_PV_MISSING) {
@@ -801,6 +832,7 @@ static void loader_free(loader *L)
 {
     free(L->fields);
     free(L->action_of);
+    free(L->stack_cache);
     od_u64map_free(&L->actions);
     od_u64map_free(&L->states);
     od_u64map_free(&L->stacks);
