@@ -20,6 +20,7 @@
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
+#include "planflags.h"
 #include "profin.h"
 #include "snapin.h"
 #include "textin.h"
@@ -367,20 +368,6 @@ static void print_text(const od_diagnosis *d)
     printf("\n%sverify%s\n  %s\n", od_c_bold, od_c_reset, d->verify);
 }
 
-/* Index of a plan flag's value among the estimate module's names, or -1. */
-static int name_index(int opt, const char *text)
-{
-    for (int k = 0; k < 16; k++) {
-        const char *nm = opt == 'P' ? od_precision_name((od_precision)k) : opt == 'O' ? od_optimizer_name((od_optimizer)k)
-                         : opt == 'A' ? od_attention_name((od_attention)k) : od_ckpt_name((od_ckpt)k);
-        if (strcmp(nm, "?") == 0)
-            return -1;
-        if (strcmp(nm, text) == 0)
-            return k;
-    }
-    return -1;
-}
-
 static int parse_fail_on(const char *list, int *fail_on)
 {
     char buf[256];
@@ -402,12 +389,7 @@ int od_cmd_doctor(int argc, char **argv)
     static const struct option opts[] = {
         {"fail-on", required_argument, NULL, 'f'},
         {"config", required_argument, NULL, 'C'},
-        {"batch", required_argument, NULL, 'B'},
-        {"seq", required_argument, NULL, 'S'},
-        {"precision", required_argument, NULL, 'P'},
-        {"optimizer", required_argument, NULL, 'O'},
-        {"attention", required_argument, NULL, 'A'},
-        {"checkpointing", required_argument, NULL, 'K'},
+        OD_WORKLOAD_OPTIONS,
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -416,7 +398,6 @@ int od_cmd_doctor(int argc, char **argv)
     const char *config = NULL;
     od_workload w;
     od_workload_defaults(&w);
-    long v;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -426,33 +407,18 @@ int od_cmd_doctor(int argc, char **argv)
                 return OD_EXIT_USAGE;
             break;
         case 'C': config = optarg; break;
-        case 'B':
-            if (od_cli_parse_int_opt("doctor", "--batch", optarg, 1, 1L << 20, &v))
-                return OD_EXIT_USAGE;
-            w.batch = (uint64_t)v, plan_flags = 1;
-            break;
-        case 'S':
-            if (od_cli_parse_int_opt("doctor", "--seq", optarg, 1, 1L << 24, &v))
-                return OD_EXIT_USAGE;
-            w.seq = (uint64_t)v, plan_flags = 1;
-            break;
-        case 'P': case 'O': case 'A': case 'K': {
-            int k = name_index(c, optarg);
-            if (k < 0)
-                return od_cli_usage_error("doctor", "--%s: '%s' is not a known value (see --help)",
-                                          c == 'P' ? "precision" : c == 'O' ? "optimizer" : c == 'A' ? "attention" : "checkpointing",
-                                          optarg);
-            if (c == 'P') w.precision = (od_precision)k;
-            else if (c == 'O') w.optimizer = (od_optimizer)k;
-            else if (c == 'A') w.attention = (od_attention)k;
-            else w.ckpt = (od_ckpt)k;
-            plan_flags = 1;
-            break;
-        }
         case 'j': json = 1; break;
         case 'h': usage(); return OD_EXIT_OK;
         case ':': return od_cli_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
-        default: return od_cli_usage_error("doctor", "unknown option '%s'", argv[optind - 1]);
+        default: {
+            int r = od_cli_workload_flag("doctor", c, optarg, &w);
+            if (r < 0)
+                return od_cli_usage_error("doctor", "unknown option '%s'", argv[optind - 1]);
+            if (r)
+                return r;
+            plan_flags = 1;
+            break;
+        }
         }
     }
     size_t n_files = (size_t)(argc - optind), n = n_files + (config != NULL);

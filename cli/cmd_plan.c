@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "output.h"
+#include "planflags.h"
 #include "../lib/hfconfig.h"
 #include "../lib/plan.h"
 #include "../lib/units.h"
@@ -67,7 +68,7 @@ static const char USAGE[] =
 
 enum {
     O_CONFIG = 256, O_PARAMS, O_LAYERS, O_HIDDEN, O_HEADS, O_KVHEADS, O_INTER, O_VOCAB,
-    O_TASK, O_BATCH, O_SEQ, O_PREC, O_OPT, O_ATTN, O_CKPT, O_ACCUM, O_ZERO, O_DP, O_TP,
+    O_TASK, O_ACCUM, O_ZERO, O_DP, O_TP,
     O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
     O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL
 };
@@ -77,10 +78,7 @@ static const struct option OPTS[] = {
     {"layers", required_argument, 0, O_LAYERS}, {"hidden", required_argument, 0, O_HIDDEN},
     {"heads", required_argument, 0, O_HEADS}, {"kv-heads", required_argument, 0, O_KVHEADS},
     {"intermediate", required_argument, 0, O_INTER}, {"vocab", required_argument, 0, O_VOCAB},
-    {"task", required_argument, 0, O_TASK}, {"batch", required_argument, 0, O_BATCH},
-    {"seq", required_argument, 0, O_SEQ}, {"precision", required_argument, 0, O_PREC},
-    {"optimizer", required_argument, 0, O_OPT}, {"attention", required_argument, 0, O_ATTN},
-    {"checkpointing", required_argument, 0, O_CKPT},
+    {"task", required_argument, 0, O_TASK}, OD_WORKLOAD_OPTIONS,
     {"grad-accum", required_argument, 0, O_ACCUM}, {"zero", required_argument, 0, O_ZERO},
     {"dp", required_argument, 0, O_DP}, {"tp", required_argument, 0, O_TP},
     {"pp", required_argument, 0, O_PP}, {"lora-rank", required_argument, 0, O_LORA},
@@ -352,11 +350,6 @@ static int parse_u64(const char *opt, const char *text, long max, uint64_t *out)
 int od_cmd_plan(int argc, char **argv)
 {
     static const char *const tasks[] = {"train", "infer", NULL};
-    static const char *const precs[] = {"fp32", "amp-bf16", "amp-fp16", "bf16", NULL};
-    static const char *const opts[] = {"adamw", "adamw-fused", "sgd", "sgd-nomom", "adafactor",
-                                       "adam8bit", NULL};
-    static const char *const attns[] = {"sdpa", "eager", "flash", NULL};
-    static const char *const ckpts[] = {"none", "full", "selective", NULL};
     static const char *const weights[] = {"bf16", "fp16", "fp32", "int8", "int4", NULL};
     static const char *const kvc[] = {"none", "dynamic", "static", "paged", NULL};
     static const char *const kvd[] = {"bf16", "fp16", "fp32", "fp8", "int8", NULL};
@@ -383,12 +376,10 @@ int od_cmd_plan(int argc, char **argv)
         case O_INTER: rc = parse_u64("--intermediate", optarg, 1 << 22, &inter); break;
         case O_VOCAB: rc = parse_u64("--vocab", optarg, 1 << 22, &vocab); break;
         case O_TASK: if (!(rc = choice("--task", optarg, tasks, &v))) w.task = (od_task)v; break;
-        case O_BATCH: rc = parse_u64("--batch", optarg, 1 << 24, &w.batch); break;
-        case O_SEQ: rc = parse_u64("--seq", optarg, 1 << 24, &w.seq); break;
-        case O_PREC: if (!(rc = choice("--precision", optarg, precs, &v))) w.precision = (od_precision)v; break;
-        case O_OPT: if (!(rc = choice("--optimizer", optarg, opts, &v))) w.optimizer = (od_optimizer)v; break;
-        case O_ATTN: if (!(rc = choice("--attention", optarg, attns, &v))) w.attention = (od_attention)v; break;
-        case O_CKPT: if (!(rc = choice("--checkpointing", optarg, ckpts, &v))) w.ckpt = (od_ckpt)v; break;
+        case OD_FLAG_BATCH: case OD_FLAG_SEQ: case OD_FLAG_PRECISION: case OD_FLAG_OPTIMIZER:
+        case OD_FLAG_ATTENTION: case OD_FLAG_CHECKPOINTING:
+            rc = od_cli_workload_flag(CMD, c, optarg, &w);
+            break;
         case O_ACCUM: rc = parse_u64("--grad-accum", optarg, 1 << 20, &w.grad_accum); break;
         case O_ZERO: rc = parse_u64("--zero", optarg, 3, &zero); w.zero = (int)zero; break;
         case O_DP: rc = parse_u64("--dp", optarg, 1 << 20, &w.dp); break;

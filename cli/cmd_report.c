@@ -19,6 +19,7 @@
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
+#include "planflags.h"
 #include "profin.h"
 #include "textin.h"
 
@@ -167,20 +168,6 @@ typedef struct {
     od_workload w;
 } plan_args;
 
-static int enum_opt(const char *opt, const char *text, const char *(*name)(int), int n, int *out)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(text, name(i)) == 0) {
-            *out = i;
-            return 0;
-        }
-    return od_cli_usage_error("report", "%s: '%s' is not a known value (see oomdoc plan --help)", opt, text);
-}
-static const char *prec_name(int i) { return od_precision_name((od_precision)i); }
-static const char *opt_name(int i) { return od_optimizer_name((od_optimizer)i); }
-static const char *attn_name(int i) { return od_attention_name((od_attention)i); }
-static const char *ckpt_name(int i) { return od_ckpt_name((od_ckpt)i); }
-
 static const char *const plan_categories[] = {"parameters", "gradients", "optimizer states", "activations",
                                               "logits and loss", "KV cache", "temporaries"};
 
@@ -325,12 +312,7 @@ int od_cmd_report(int argc, char **argv)
         {"points", required_argument, NULL, 'p'},
         {"top", required_argument, NULL, 't'},
         {"config", required_argument, NULL, 'C'},
-        {"batch", required_argument, NULL, 'B'},
-        {"seq", required_argument, NULL, 'S'},
-        {"precision", required_argument, NULL, 'P'},
-        {"optimizer", required_argument, NULL, 'O'},
-        {"attention", required_argument, NULL, 'A'},
-        {"checkpointing", required_argument, NULL, 'K'},
+        OD_WORKLOAD_OPTIONS,
         {"gpu", required_argument, NULL, 'G'},
         {"memory", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},
@@ -338,11 +320,11 @@ int od_cmd_report(int argc, char **argv)
     };
     const char *output = NULL;
     int stamp = 0, c;
-    long points = OD_REPORT_DEFAULT_POINTS, top = OD_REPORT_DEFAULT_SITES, lv;
+    long points = OD_REPORT_DEFAULT_POINTS, top = OD_REPORT_DEFAULT_SITES;
     uint64_t capacity = 0;
     plan_args pa = {0};
     od_workload_defaults(&pa.w);
-    int plan_flag = 0, v = 0;
+    int plan_flag = 0;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -362,19 +344,20 @@ int od_cmd_report(int argc, char **argv)
                 return OD_EXIT_USAGE;
             break;
         case 'C': pa.config = optarg; break;
-        case 'B': plan_flag = 1; if (od_cli_parse_int_opt("report", "--batch", optarg, 1, 1 << 24, &lv)) return OD_EXIT_USAGE; pa.w.batch = (uint64_t)lv; break;
-        case 'S': plan_flag = 1; if (od_cli_parse_int_opt("report", "--seq", optarg, 1, 1 << 24, &lv)) return OD_EXIT_USAGE; pa.w.seq = (uint64_t)lv; break;
-        case 'P': plan_flag = 1; if (enum_opt("--precision", optarg, prec_name, 4, &v)) return OD_EXIT_USAGE; pa.w.precision = (od_precision)v; break;
-        case 'O': plan_flag = 1; if (enum_opt("--optimizer", optarg, opt_name, 6, &v)) return OD_EXIT_USAGE; pa.w.optimizer = (od_optimizer)v; break;
-        case 'A': plan_flag = 1; if (enum_opt("--attention", optarg, attn_name, 3, &v)) return OD_EXIT_USAGE; pa.w.attention = (od_attention)v; break;
-        case 'K': plan_flag = 1; if (enum_opt("--checkpointing", optarg, ckpt_name, 3, &v)) return OD_EXIT_USAGE; pa.w.ckpt = (od_ckpt)v; break;
         case 'G': plan_flag = 1; pa.gpu = optarg; break;
         case 'M': plan_flag = 1; if (od_cli_parse_size_opt("report", "--memory", optarg, &pa.memory)) return OD_EXIT_USAGE; break;
         case 'h': usage(); return OD_EXIT_OK;
-        default:
-            if (optopt == 'o')
+        default: {
+            if (c == '?' && optopt == 'o')
                 return od_cli_usage_error("report", "option '-o' needs a FILE");
-            return od_cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+            int r = od_cli_workload_flag("report", c, optarg, &pa.w);
+            if (r < 0)
+                return od_cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+            if (r)
+                return r;
+            plan_flag = 1;
+            break;
+        }
         }
     }
     if (optind >= argc)
