@@ -307,14 +307,30 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
         d->first_time_us = e[0].time_us;
         d->last_time_us = e[n - 1].time_us;
     }
-    /* Start value: frees of addresses the trace never allocated before them ... */
+    /* One walk: the start value (frees of addresses the trace never allocated before them,
+     * plus blocks below), and the running sum of alloc - free_completed, whose first maximum
+     * is the peak once the start value is added. */
     size_t n_oom = 0;
+    int64_t run = 0, best = 0;
+    d->has_peak_entry = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t dummy;
         if (e[i].action == OD_ACT_ALLOC) {
             if (!od_u64map_put(seen, e[i].addr, e[i].stack))
                 goto out;
-        } else if (e[i].action == OD_ACT_FREE_COMPLETED && !od_u64map_get(seen, e[i].addr, &dummy)) {
+            if (__builtin_add_overflow(run, (int64_t)e[i].size, &run))
+                a->overflow = 1;
+            if (run > best) {
+                best = run;
+                d->has_peak_entry = 1;
+                d->peak_index = i;
+                d->peak_time_us = e[i].time_us;
+            }
+            continue;
+        }
+        if (e[i].action == OD_ACT_FREE_COMPLETED && __builtin_sub_overflow(run, (int64_t)e[i].size, &run))
+            a->overflow = 1;
+        if (e[i].action == OD_ACT_FREE_COMPLETED && !od_u64map_get(seen, e[i].addr, &dummy)) {
             start = add(a, start, e[i].size);
             if (n_early == cap_early) {
                 size_t nc = cap_early ? cap_early * 2 : 64;
@@ -362,23 +378,7 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
     d->start_live_requested_bytes = start;
     d->complete = start == 0;
 
-    /* The peak of start + alloc - free_completed, first reached. */
-    uint64_t cur = start, peak = start;
-    d->has_peak_entry = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (e[i].action == OD_ACT_ALLOC) {
-            cur = add(a, cur, e[i].size);
-            if (cur > peak) {
-                peak = cur;
-                d->has_peak_entry = 1;
-                d->peak_index = i;
-                d->peak_time_us = e[i].time_us;
-            }
-        } else if (e[i].action == OD_ACT_FREE_COMPLETED) {
-            cur = cur >= e[i].size ? cur - e[i].size : 0;
-        }
-    }
-    d->peak_requested_bytes = peak;
+    d->peak_requested_bytes = add(a, start, (uint64_t)best);
 
     d->ooms = calloc(n_oom ? n_oom : 1, sizeof *d->ooms);
     if (!d->ooms)
