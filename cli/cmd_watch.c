@@ -1022,6 +1022,9 @@ int od_cmd_watch(int argc, char **argv)
     double dur = 0;
     for (size_t d = 0; d < n; d++) {
         classify(ws[d]);
+        /* The last samples can bring the projection within the alarm after the last
+         * periodic check: warn now rather than never. */
+        check_alarm(ws[d]);
         if (ws[d]->s.samples && ws[d]->s.last_t_s > dur)
             dur = ws[d]->s.last_t_s;
     }
