@@ -3,8 +3,8 @@
  * memory_summary()/memory_stats() output, nvidia-smi output, memory snapshots.
  *
  * Each input's kind is detected from its bytes, not its name; the diagnosis itself is
- * lib/diagnose (shared with `oomdoc report`). config.json is recognized; comparing it with
- * a snapshot per category waits for the planner hook (TODO(plan) in lib/diagnose.c). */
+ * lib/diagnose (shared with `oomdoc report`). With --config (or a config.json input) and
+ * the plan flags, the plan's estimate is compared with each snapshot per category. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
