@@ -970,8 +970,8 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins)
         later(d, "allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes)",
               "freed blocks fit the next requests exactly");
         later(d, "use CUDA graphs or a static memory plan for the steady state", "no allocation churn at all");
-        /* The what-ifs above were replayed on the snapshot (wf); the generic advice that
-         * follows is not yet ranked by the peak reserve each setting reaches. */
+        /* The general advice above is not ranked by a measured effect; the replayed what-ifs
+         * (wf, from the snapshot) choose the verify command below. */
         if (wf && whatif_fix(wf))
             snprintf(d->verify, sizeof d->verify, "oomdoc replay %s --capacity %llu --compare '%s'   (then rerun with "
                      "it and oomdoc doctor NEW.pickle)", ins[wf->input].name, (unsigned long long)wf->whatif_cap_bytes,
