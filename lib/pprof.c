@@ -125,6 +125,17 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
     return 1;
 }
 
+/* A new zeroed element at the end of *arr (count *n, capacity *cap); NULL when out of
+ * memory. */
+static void *append_zeroed(void **arr, size_t *cap, size_t *n, size_t elem)
+{
+    if (!grow(arr, cap, *n, elem))
+        return NULL;
+    void *e = (char *)*arr + (*n)++ * elem;
+    memset(e, 0, elem);
+    return e;
+}
+
 /* Repeated integers, packed or not, appended to *arr. */
 static int ints(cur *c, int wire, uint64_t **arr, size_t *n, size_t *cap, od_error *err)
 {
@@ -338,32 +349,40 @@ od_status od_pprof_parse(const void *data, size_t len, od_pprof **out, od_error 
         }
         switch (f) {
         case 1:
-            if (!grow((void **)&p->sample_types, &cap_st, p->n_sample_types, sizeof *p->sample_types))
-                goto nomem;
-            memset(&p->sample_types[p->n_sample_types], 0, sizeof *p->sample_types);
-            if (!parse_value_type(&s, &p->sample_types[p->n_sample_types++], err))
-                goto fail_err;
+            {
+                void *e = append_zeroed((void **)&p->sample_types, &cap_st, &p->n_sample_types, sizeof *p->sample_types);
+                if (!e)
+                    goto nomem;
+                if (!parse_value_type(&s, e, err))
+                    goto fail_err;
+            }
             break;
         case 2:
-            if (!grow((void **)&p->samples, &cap_s, p->n_samples, sizeof *p->samples))
-                goto nomem;
-            memset(&p->samples[p->n_samples], 0, sizeof *p->samples);
-            if (!parse_sample(&s, &p->samples[p->n_samples++], err))
-                goto fail_err;
+            {
+                void *e = append_zeroed((void **)&p->samples, &cap_s, &p->n_samples, sizeof *p->samples);
+                if (!e)
+                    goto nomem;
+                if (!parse_sample(&s, e, err))
+                    goto fail_err;
+            }
             break;
         case 4:
-            if (!grow((void **)&p->locations, &cap_l, p->n_locations, sizeof *p->locations))
-                goto nomem;
-            memset(&p->locations[p->n_locations], 0, sizeof *p->locations);
-            if (!parse_location(&s, &p->locations[p->n_locations++], err))
-                goto fail_err;
+            {
+                void *e = append_zeroed((void **)&p->locations, &cap_l, &p->n_locations, sizeof *p->locations);
+                if (!e)
+                    goto nomem;
+                if (!parse_location(&s, e, err))
+                    goto fail_err;
+            }
             break;
         case 5:
-            if (!grow((void **)&p->functions, &cap_f, p->n_functions, sizeof *p->functions))
-                goto nomem;
-            memset(&p->functions[p->n_functions], 0, sizeof *p->functions);
-            if (!parse_function(&s, &p->functions[p->n_functions++], err))
-                goto fail_err;
+            {
+                void *e = append_zeroed((void **)&p->functions, &cap_f, &p->n_functions, sizeof *p->functions);
+                if (!e)
+                    goto nomem;
+                if (!parse_function(&s, e, err))
+                    goto fail_err;
+            }
             break;
         case 6:
             if (!grow((void **)&spans, &cap_str, p->n_strings, sizeof *spans))
