@@ -11,6 +11,7 @@
 #include <string.h>
 #include <math.h>
 #include <cmocka.h>
+#include "snapload.h"
 
 #include "report.h"
 #include "summary.h"
@@ -20,16 +21,7 @@
 
 static od_snapshot *load(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    od_input *in = NULL;
-    od_snapshot *s = NULL;
-    od_error err;
-    assert_int_equal(od_input_open_file(f, &in, &err), OD_OK);
-    assert_int_equal(od_snapshot_load(in, &s, &err), OD_OK);
-    od_input_close(in);
-    fclose(f);
-    return s;
+    return load_snapshot(path);
 }
 
 typedef struct {
