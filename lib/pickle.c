@@ -786,6 +786,44 @@ static od_status do_appends(vm *m, size_t base, const char *op, int kind)
     return OD_OK;
 }
 
+/* Offer npairs complete pairs of a new, empty dict to the absorb hook: 1 absorbed (*rec
+ * set), 0 declined, -1 failed (*st set, at the current opcode). */
+static int offer(vm *m, const od_pv *kv, size_t npairs, uint32_t *rec, od_status *st)
+{
+    od_error herr;
+    herr.status = OD_OK;
+    herr.msg[0] = '\0';
+    int r = m->opt->absorb_dict(m->opt->ud, m->t, kv, npairs, rec, &herr);
+    if (r < 0)
+        *st = od_fail_at(m->err, herr.status ? herr.status : OD_ERR_FORMAT, op_offset(m), "%s", herr.msg);
+    return r;
+}
+
+/* Add npairs complete pairs to dict c, shaped when c is new and its keys allow. */
+static od_status dict_add(vm *m, cont *c, const od_pv *kv, size_t npairs, const char *op)
+{
+    if ((uint64_t)c->count + npairs > UINT32_MAX)
+        return fail(m, OD_ERR_LIMIT, "%s: dict too large", op);
+    if (c->count == 0 && !(c->flags & F_OWN)) {
+        uint16_t sh;
+        if (find_shape(m->t, kv, npairs, &sh)) {
+            od_pv vals[MAX_SHAPE_KEYS];
+            for (size_t i = 0; i < npairs; i++)
+                vals[i] = kv[2 * i + 1];
+            if (!cont_extend(m->t, c, 0, vals, npairs))
+                return nomem(m);
+            c->flags |= F_SHAPED;
+            c->shape = sh;
+            c->count = (uint32_t)npairs;
+            return OD_OK;
+        }
+    }
+    if (!unshape(m->t, c) || !cont_extend(m->t, c, dict_words(c), kv, 2 * npairs))
+        return nomem(m);
+    c->count += (uint32_t)npairs;
+    return OD_OK;
+}
+
 static od_status do_setitems(vm *m, size_t base, const char *op)
 {
     od_status st = OD_OK;
@@ -805,12 +843,9 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
     size_t npairs = n / 2;
     if (c->count == 0 && npairs && m->opt && m->opt->absorb_dict) {
         uint32_t rec = 0;
-        od_error herr;
-        herr.status = OD_OK;
-        herr.msg[0] = '\0';
-        int r = m->opt->absorb_dict(m->opt->ud, m->t, m->stack + base, npairs, &rec, &herr);
+        int r = offer(m, m->stack + base, npairs, &rec, &st);
         if (r < 0)
-            return od_fail_at(m->err, herr.status ? herr.status : OD_ERR_FORMAT, op_offset(m), "%s", herr.msg);
+            return st;
         if (r > 0) {
             uint32_t id = resolve(m->t, (uint32_t)PAYLOAD(dv));
             if (recycle(m, id, MKV(TAG_RECORD, rec))) {
@@ -824,26 +859,8 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
             return OD_OK;
         }
     }
-    if ((uint64_t)c->count + npairs > UINT32_MAX)
-        return fail(m, OD_ERR_LIMIT, "%s: dict too large", op);
-    if (c->count == 0 && !(c->flags & F_OWN)) {
-        uint16_t sh;
-        if (find_shape(m->t, m->stack + base, npairs, &sh)) {
-            od_pv vals[MAX_SHAPE_KEYS];
-            for (size_t i = 0; i < npairs; i++)
-                vals[i] = m->stack[base + 2 * i + 1];
-            if (!cont_extend(m->t, c, 0, vals, npairs))
-                return nomem(m);
-            c->flags |= F_SHAPED;
-            c->shape = sh;
-            c->count = (uint32_t)npairs;
-            m->sp = base;
-            return OD_OK;
-        }
-    }
-    if (!unshape(m->t, c) || !cont_extend(m->t, c, dict_words(c), m->stack + base, n))
-        return nomem(m);
-    c->count += (uint32_t)npairs;
+    if ((st = dict_add(m, c, m->stack + base, npairs, op)) != OD_OK)
+        return st;
     m->sp = base;
     return OD_OK;
 }
@@ -1052,6 +1069,30 @@ static inline __attribute__((always_inline)) od_status memo_get(vm *m, uint64_t 
     return OD_OK;
 }
 
+/* The shared, frozen list holding items (created if no equal list exists yet); V_FAIL
+ * when out of memory. */
+static od_pv shared_list(vm *m, const od_pv *items, size_t n)
+{
+    od_ptree *t = m->t;
+    uint32_t h = hash_words(items, n, K_LIST);
+    uint32_t id = cons_find(t, K_LIST, items, n, h);
+    if (id == UINT32_MAX) {
+        od_pv v = vm_new_cont(m, K_LIST);
+        if (v == V_FAIL)
+            return V_FAIL;
+        id = (uint32_t)PAYLOAD(v);
+        cont *c = &t->conts[id];
+        if (!cont_extend(t, c, 0, items, n)) {
+            recycle(m, id, V_NONE);
+            return V_FAIL;
+        }
+        c->count = (uint32_t)n;
+        c->flags |= F_FROZEN;
+        cons_insert(t, id, h);
+    }
+    return MKV(TAG_CONT, id);
+}
+
 #define FAST_LIST_MAX 999 /* pickle.dump writes lists in batches of 1000 */
 
 /* EMPTY_LIST MEMOIZE MARK (BINGET|LONG_BINGET)* APPENDS, as pickle.dump writes a list of
@@ -1094,30 +1135,192 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
     q++; /* APPENDS */
     if (*q == '(')
         return NULL;
-    od_ptree *t = m->t;
-    uint32_t h = hash_words(items, n, K_LIST);
-    uint32_t id = cons_find(t, K_LIST, items, n, h);
-    if (id == UINT32_MAX) {
-        od_pv v = vm_new_cont(m, K_LIST);
-        if (v == V_FAIL)
-            return NULL;
-        id = (uint32_t)PAYLOAD(v);
-        cont *c = &t->conts[id];
-        if (!cont_extend(t, c, 0, items, n)) {
-            recycle(m, id, V_NONE);
-            return NULL;
-        }
-        c->count = (uint32_t)n;
-        c->flags |= F_FROZEN;
-        cons_insert(t, id, h);
-    }
-    od_pv v = MKV(TAG_CONT, id);
+    od_pv v = shared_list(m, items, n);
+    if (v == V_FAIL)
+        return NULL;
     if (!push(m, v)) {
         *st = nomem(m);
         return NULL;
     }
     if ((*st = memoize(m)) != OD_OK)
         return NULL;
+    return q;
+}
+
+#define FAST_DICT_MAX 32 /* pairs; the absorb hook takes small dicts only */
+
+/* EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS with simple keys and values, as
+ * pickle.dump writes a trace entry, block or frame, taken in one step when an absorb hook
+ * is set: the pairs are decoded into a local array and handed to the hook at once, so an
+ * absorbed dict never gets a container or a trip through the value stack. Values may be
+ * memo fetches of finished values, ints, None/True/False, short strings, an empty list at
+ * the end and lists fast_list takes. At the first opcode it does not take (or the window's
+ * end), the state the general path would have built so far - the dict on the stack and
+ * memoized, a MARK, the pairs read - is set up, and the general path continues from that
+ * opcode; so the result and every error are those of running the opcodes one by one.
+ * p points after EMPTY_DICT; returns the position to continue from, or NULL with *st set
+ * on failure, or NULL with *st OD_OK when the general path should run EMPTY_DICT itself. */
+static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsigned char *end, od_status *st)
+{
+    od_ptree *t = m->t;
+    if (end - p < 32 || p[0] != 0x94 || p[1] != '(' || m->n_memo >= m->memo_cap)
+        return NULL;
+    if (m->sp + 2 * FAST_DICT_MAX + 2 > m->stack_cap &&
+        !grow((void **)&m->stack, &m->stack_cap, m->sp + 2 * FAST_DICT_MAX + 2, sizeof(od_pv)))
+        return NULL;
+    size_t midx = m->n_memo;
+    m->memo[midx] = V_UNSET; /* the dict itself: a fetch of it before it is done deopts */
+    m->n_memo = midx + 1;
+    od_pv kv[2 * FAST_DICT_MAX];
+    size_t n = 0;
+    const unsigned char *q = p + 2;
+    for (;;) {
+        if (end - q < 16 || n == 2 * FAST_DICT_MAX)
+            goto deopt;
+        od_pv v;
+        uint64_t idx;
+        switch (*q) {
+        case 'h': /* BINGET */
+            idx = q[1];
+            goto get;
+        case 'j': /* LONG_BINGET */
+            idx = rd_u32(q + 1);
+        get:
+            if (idx >= m->n_memo)
+                goto deopt;
+            v = m->memo[idx];
+            if (v == V_UNSET || (TAG(v) == TAG_CONT && !(t->conts[PAYLOAD(v)].flags & F_FROZEN)))
+                goto deopt;
+            q += *q == 'h' ? 2 : 5;
+            break;
+        case 'K': /* BININT1 */
+            v = MKV(TAG_INT, q[1]);
+            q += 2;
+            break;
+        case 'M': /* BININT2 */
+            v = MKV(TAG_INT, (unsigned)q[1] | (unsigned)q[2] << 8);
+            q += 3;
+            break;
+        case 'J': /* BININT */
+            v = make_int(t, (int32_t)rd_u32(q + 1));
+            q += 5;
+            break;
+        case 0x8a: { /* LONG1 */
+            size_t len = q[1];
+            if (len == 0 || len >= 8)
+                goto deopt;
+            uint64_t u;
+            memcpy(&u, q + 2, 8);
+            u = le64(u);
+            int sh = 64 - 8 * (int)len;
+            v = make_int(t, (int64_t)(u << sh) >> sh);
+            if (v == V_FAIL)
+                goto deopt;
+            q += 2 + len;
+            break;
+        }
+        case 'N':
+            v = V_NONE;
+            q++;
+            break;
+        case 0x88:
+            v = MKV(TAG_CONST, C_TRUE);
+            q++;
+            break;
+        case 0x89:
+            v = MKV(TAG_CONST, C_FALSE);
+            q++;
+            break;
+        case 0x8c: { /* SHORT_BINUNICODE */
+            size_t len = q[1];
+            if ((size_t)(end - q) < len + 18)
+                goto deopt;
+            v = intern(t, (const char *)q + 2, len, 0);
+            if (v == V_FAIL)
+                goto deopt;
+            q += 2 + len;
+            break;
+        }
+        case 0x95: /* FRAME: only a buffering hint */
+            q += 9;
+            continue;
+        case 0x94: /* MEMOIZE of the value just read */
+            if (n == 0 || TAG(kv[n - 1]) == TAG_CONT || m->n_memo >= m->memo_cap)
+                goto deopt;
+            m->memo[m->n_memo++] = kv[n - 1];
+            q++;
+            continue;
+        case ']': /* EMPTY_LIST: an empty last value, or a list fast_list takes */
+            if (n % 2 == 0 || q[1] != 0x94 || m->n_memo >= m->memo_cap)
+                goto deopt;
+            if (q[2] == 'u') {
+                v = shared_list(m, NULL, 0);
+                if (v == V_FAIL)
+                    goto deopt;
+                m->memo[m->n_memo++] = v;
+                q += 2;
+                break;
+            }
+            if (q[2] != '(')
+                goto deopt;
+            {
+                const unsigned char *r = fast_list(m, q + 1, end, st);
+                if (!r) {
+                    if (*st != OD_OK)
+                        return NULL;
+                    goto deopt;
+                }
+                v = m->stack[--m->sp];
+                q = r;
+            }
+            break;
+        case 'u': { /* SETITEMS: done */
+            if (n % 2)
+                goto deopt;
+            m->op_p = q;
+            uint32_t rec = 0;
+            int r = n && m->opt && m->opt->absorb_dict ? offer(m, kv, n / 2, &rec, st) : 0;
+            if (r < 0)
+                return NULL;
+            if (r > 0) {
+                m->memo[midx] = MKV(TAG_RECORD, rec);
+                m->stack[m->sp++] = MKV(TAG_RECORD, rec);
+                return q + 1;
+            }
+            od_pv d = vm_new_cont(m, K_DICT);
+            if (d == V_FAIL) {
+                *st = nomem(m);
+                return NULL;
+            }
+            m->memo[midx] = d;
+            m->cont_memo[PAYLOAD(d)] = midx < PINNED - 1 ? (uint32_t)midx + 1 : PINNED;
+            m->stack[m->sp++] = d;
+            if ((*st = dict_add(m, &t->conts[PAYLOAD(d)], kv, n / 2, "SETITEMS")) != OD_OK)
+                return NULL;
+            return q + 1;
+        }
+        default:
+            goto deopt;
+        }
+        kv[n++] = v;
+    }
+deopt:;
+    /* Build what the opcodes read so far would have left: dict, memo slot, MARK, values. */
+    od_pv d = vm_new_cont(m, K_DICT);
+    if (d == V_FAIL) {
+        *st = nomem(m);
+        return NULL;
+    }
+    m->memo[midx] = d;
+    m->cont_memo[PAYLOAD(d)] = midx < PINNED - 1 ? (uint32_t)midx + 1 : PINNED;
+    m->stack[m->sp++] = d;
+    if (m->n_marks == m->marks_cap && !grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t))) {
+        *st = nomem(m);
+        return NULL;
+    }
+    m->marks[m->n_marks++] = m->sp;
+    memcpy(m->stack + m->sp, kv, n * sizeof(od_pv));
+    m->sp += n;
     return q;
 }
 
@@ -1397,7 +1600,18 @@ static od_status run(vm *m)
             PUSH(vm_new_cont(m, K_LIST));
             NEXT;
         }
-        OP(7d) PUSH(vm_new_cont(m, K_DICT)); NEXT;
+        OP(7d) { /* EMPTY_DICT */
+            st = OD_OK;
+            const unsigned char *q = fast_dict(m, p, end, &st);
+            if (q) {
+                p = q;
+                NEXT;
+            }
+            if (st != OD_OK)
+                return st;
+            PUSH(vm_new_cont(m, K_DICT));
+            NEXT;
+        }
         OP(8f) PUSH(vm_new_cont(m, K_SET)); NEXT;
         OP(29) PUSH(vm_new_cont(m, K_TUPLE)); NEXT;
         OP(61) /* APPEND */
