@@ -1,4 +1,7 @@
 /* main.c - `oomdoc`: global options and dispatch to the subcommands. */
+#if defined(__GLIBC__) || defined(__linux__)
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <string.h>
 
@@ -55,6 +58,12 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+#if defined(M_MMAP_THRESHOLD)
+    /* Big arrays (a million trace entries) stay in their own mappings, so growing them
+     * moves page tables (mremap) instead of copying; glibc's adaptive threshold would
+     * otherwise pull them into the heap after the first large free. */
+    mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
     if (argc < 2) {
         usage(stderr);
         return OD_EXIT_USAGE;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
+
 enum { TAG_INT = 0, TAG_STR = 1, TAG_CONT = 2, TAG_BOX = 3, TAG_BYTES = 4, TAG_CONST = 5,
        TAG_MARK = 6, TAG_RECORD = 7 };
 enum { C_NONE = 0, C_FALSE = 1, C_TRUE = 2, C_MISSING = 3, C_UNSET = 4 };
@@ -94,24 +96,6 @@ struct od_ptree {
 };
 
 /* ---------- storage ---------- */
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 1;
-    size_t nc = *cap ? *cap : 16;
-    while (nc < need) {
-        if (nc > SIZE_MAX / 2 / elem)
-            return 0;
-        nc *= 2;
-    }
-    void *np = realloc(*p, nc * elem);
-    if (!np)
-        return 0;
-    *p = np;
-    *cap = nc;
-    return 1;
-}
 
 static od_pv *arena_alloc(od_ptree *t, size_t n)
 {
@@ -262,7 +246,7 @@ static od_pv intern(od_ptree *t, const char *s, size_t len, int is_bytes)
         return V_FAIL;
     if (!index_rehash(&t->str_index, &t->str_index_cap, t->n_strs, str_hash_of, t))
         return V_FAIL;
-    if (!grow((void **)&t->strs, &t->cap_strs, t->n_strs + 1, sizeof *t->strs))
+    if (!od_grow((void **)&t->strs, &t->cap_strs, t->n_strs + 1, sizeof *t->strs))
         return V_FAIL;
     char *copy = chars_alloc(t, len + 1);
     if (!copy)
@@ -281,7 +265,7 @@ static od_pv intern(od_ptree *t, const char *s, size_t len, int is_bytes)
 
 static od_pv new_box(od_ptree *t, box b)
 {
-    if (!grow((void **)&t->boxes, &t->cap_boxes, t->n_boxes + 1, sizeof *t->boxes))
+    if (!od_grow((void **)&t->boxes, &t->cap_boxes, t->n_boxes + 1, sizeof *t->boxes))
         return V_FAIL;
     t->boxes[t->n_boxes] = b;
     return MKV(TAG_BOX, t->n_boxes++);
@@ -310,7 +294,7 @@ static od_pv new_cont(od_ptree *t, int kind)
     }
     if (t->n_conts >= UINT32_MAX - 1)
         return V_FAIL;
-    if (!grow((void **)&t->conts, &t->cap_conts, t->n_conts + 1, sizeof *t->conts))
+    if (!od_grow((void **)&t->conts, &t->cap_conts, t->n_conts + 1, sizeof *t->conts))
         return V_FAIL;
     t->conts[t->n_conts] = (cont){NULL, 0, 0, (uint8_t)kind, 0};
     return MKV(TAG_CONT, t->n_conts++);
@@ -417,7 +401,7 @@ static int find_shape(od_ptree *t, const od_pv *kv, size_t npairs, uint16_t *out
     if (t->n_shapes >= MAX_SHAPES)
         return 0;
     if (!index_rehash(&t->shape_index, &t->shape_index_cap, t->n_shapes, shape_hash_of, t) ||
-        !grow((void **)&t->shapes, &t->cap_shapes, t->n_shapes + 1, sizeof *t->shapes))
+        !od_grow((void **)&t->shapes, &t->cap_shapes, t->n_shapes + 1, sizeof *t->shapes))
         return 0;
     od_pv *k = malloc(npairs * sizeof(od_pv));
     if (!k)
@@ -596,7 +580,7 @@ static const char *read_bytes(vm *m, uint64_t len, od_status *st)
 static inline __attribute__((always_inline)) int push(vm *m, od_pv v)
 {
     if (__builtin_expect(m->sp == m->stack_cap, 0) &&
-        !grow((void **)&m->stack, &m->stack_cap, m->sp + 1, sizeof(od_pv)))
+        !od_grow((void **)&m->stack, &m->stack_cap, m->sp + 1, sizeof(od_pv)))
         return 0;
     m->stack[m->sp++] = v;
     return 1;
@@ -1040,7 +1024,7 @@ static od_status memo_put_slow(vm *m, uint64_t idx)
     if (idx >= m->n_memo) {
         if (idx > m->n_memo + MEMO_GAP)
             return fail(m, OD_ERR_LIMIT, "memo index far beyond the memo's size%s", "");
-        if (!grow((void **)&m->memo, &m->memo_cap, (size_t)idx + 1, sizeof(od_pv)))
+        if (!od_grow((void **)&m->memo, &m->memo_cap, (size_t)idx + 1, sizeof(od_pv)))
             return nomem(m);
         for (size_t i = m->n_memo; i <= idx; i++)
             m->memo[i] = V_UNSET;
@@ -1166,7 +1150,7 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
     if (end - p < 32 || p[0] != 0x94 || p[1] != '(' || m->n_memo >= m->memo_cap)
         return NULL;
     if (m->sp + 2 * FAST_DICT_MAX + 2 > m->stack_cap &&
-        !grow((void **)&m->stack, &m->stack_cap, m->sp + 2 * FAST_DICT_MAX + 2, sizeof(od_pv)))
+        !od_grow((void **)&m->stack, &m->stack_cap, m->sp + 2 * FAST_DICT_MAX + 2, sizeof(od_pv)))
         return NULL;
     size_t midx = m->n_memo;
     m->memo[midx] = V_UNSET; /* the dict itself: a fetch of it before it is done deopts */
@@ -1314,7 +1298,7 @@ deopt:;
     m->memo[midx] = d;
     m->cont_memo[PAYLOAD(d)] = midx < PINNED - 1 ? (uint32_t)midx + 1 : PINNED;
     m->stack[m->sp++] = d;
-    if (m->n_marks == m->marks_cap && !grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t))) {
+    if (m->n_marks == m->marks_cap && !od_grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t))) {
         *st = nomem(m);
         return NULL;
     }
@@ -1471,7 +1455,7 @@ static od_status run(vm *m)
         }
         OP(28) /* MARK */
             if (m->n_marks == m->marks_cap &&
-                !grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t)))
+                !od_grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t)))
                 return nomem(m);
             m->marks[m->n_marks++] = m->sp;
             NEXT;

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
+
 typedef struct {
     const uint8_t *p, *end;
     const uint8_t *start;     /* of the whole message, for offsets */
@@ -111,25 +113,11 @@ static int uint_field(cur *c, int wire, uint64_t *v, od_error *err)
     return 1;
 }
 
-/* Append to a growable array. */
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 1;
-    size_t nc = *cap ? *cap * 2 : 8;
-    void *na = realloc(*arr, nc * elem);
-    if (!na)
-        return 0;
-    *arr = na;
-    *cap = nc;
-    return 1;
-}
-
 /* A new zeroed element at the end of *arr (count *n, capacity *cap); NULL when out of
  * memory. */
 static void *append_zeroed(void **arr, size_t *cap, size_t *n, size_t elem)
 {
-    if (!grow(arr, cap, *n, elem))
+    if (!od_grow(arr, cap, *n + 1, elem))
         return NULL;
     void *e = (char *)*arr + (*n)++ * elem;
     memset(e, 0, elem);
@@ -143,7 +131,7 @@ static int ints(cur *c, int wire, uint64_t **arr, size_t *n, size_t *cap, od_err
         uint64_t v;
         if (!uint_field(c, wire, &v, err))
             return 0;
-        if (!grow((void **)arr, cap, *n, sizeof **arr))
+        if (!od_grow((void **)arr, cap, *n + 1, sizeof **arr))
             return od_fail(err, OD_ERR_NOMEM, "out of memory"), 0;
         (*arr)[(*n)++] = v;
         return 1;
@@ -162,7 +150,7 @@ static int ints(cur *c, int wire, uint64_t **arr, size_t *n, size_t *cap, od_err
             od_fail_at(err, OD_ERR_FORMAT, at, "truncated packed varint");
             return 0;
         }
-        if (!grow((void **)arr, cap, *n, sizeof **arr))
+        if (!od_grow((void **)arr, cap, *n + 1, sizeof **arr))
             return od_fail(err, OD_ERR_NOMEM, "out of memory"), 0;
         (*arr)[(*n)++] = v;
     }
@@ -211,7 +199,7 @@ static int parse_sample(cur *c, od_pprof_sample *s, od_error *err)
             }
             if (!sub(c, &l, err))
                 return 0;
-            if (!grow((void **)&s->labels, &cap_lab, s->n_labels, sizeof *s->labels))
+            if (!od_grow((void **)&s->labels, &cap_lab, s->n_labels + 1, sizeof *s->labels))
                 return NOMEM();
             od_pprof_label *lab = &s->labels[s->n_labels++];
             memset(lab, 0, sizeof *lab);
@@ -255,7 +243,7 @@ static int parse_location(cur *c, od_pprof_location *loc, od_error *err)
             }
             if (!sub(c, &l, err))
                 return 0;
-            if (!grow((void **)&loc->lines, &cap, loc->n_lines, sizeof *loc->lines))
+            if (!od_grow((void **)&loc->lines, &cap, loc->n_lines + 1, sizeof *loc->lines))
                 return NOMEM();
             od_pprof_line *ln = &loc->lines[loc->n_lines++];
             memset(ln, 0, sizeof *ln);
@@ -385,7 +373,7 @@ od_status od_pprof_parse(const void *data, size_t len, od_pprof **out, od_error 
             }
             break;
         case 6:
-            if (!grow((void **)&spans, &cap_str, p->n_strings, sizeof *spans))
+            if (!od_grow((void **)&spans, &cap_str, p->n_strings + 1, sizeof *spans))
                 goto nomem;
             spans[p->n_strings].p = s.p;
             spans[p->n_strings].n = (size_t)(s.end - s.p);

@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "jsonstream.h"
+#include "mem.h"
 #include "pprof.h"
 #include "u64map.h"
 
@@ -47,21 +48,6 @@ const char *od_phase_name(od_phase p)
 }
 
 /* ---------- small helpers ---------- */
-
-static int grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 1;
-    size_t nc = *cap ? *cap * 2 : 64;
-    if (nc > SIZE_MAX / elem)
-        return 0;
-    void *na = realloc(*arr, nc * elem);
-    if (!na)
-        return 0;
-    *arr = na;
-    *cap = nc;
-    return 1;
-}
 
 /* String interner: names of operators and frames, each stored once. */
 typedef struct {
@@ -104,7 +90,7 @@ static uint32_t intern(interner *t, const char *s, size_t n)
             return t->slots[k] - 1;
         k = (k + 1) & (t->nslots - 1);
     }
-    if (!grow((void **)&t->names, &t->cap, t->n, sizeof *t->names))
+    if (!od_grow((void **)&t->names, &t->cap, t->n + 1, sizeof *t->names))
         return UINT32_MAX;
     char *c = malloc(n + 1);
     if (!c)
@@ -164,7 +150,7 @@ static void ranking_free(od_profile_ranking *r)
 
 static int ranking_add(od_profile_ranking *r, size_t *cap, const char *name, int64_t bytes, uint64_t count)
 {
-    if (!grow((void **)&r->v, cap, r->n, sizeof *r->v))
+    if (!od_grow((void **)&r->v, cap, r->n + 1, sizeof *r->v))
         return 0;
     char *c = strdup(name);
     if (!c)
@@ -449,7 +435,7 @@ static od_status trace_event(od_js *js, trace_state *t, od_error *err)
             return od_fail_at(err, OD_ERR_FORMAT, at, "negative Total Allocated or Total Reserved");
         if (t->n_mem >= MAX_EVENTS)
             return od_fail_at(err, OD_ERR_LIMIT, at, "more than %u [memory] events", MAX_EVENTS);
-        if (!grow((void **)&t->mem, &t->cap_mem, t->n_mem, sizeof *t->mem))
+        if (!od_grow((void **)&t->mem, &t->cap_mem, t->n_mem + 1, sizeof *t->mem))
             return od_fail(err, OD_ERR_NOMEM, "out of memory");
         mem_rec *m = &t->mem[t->n_mem];
         m->ts = ts;
@@ -472,7 +458,7 @@ static od_status trace_event(od_js *js, trace_state *t, od_error *err)
             dur = 0;
         if (t->n_ops >= MAX_EVENTS)
             return od_fail_at(err, OD_ERR_LIMIT, at, "more than %u operator events", MAX_EVENTS);
-        if (!grow((void **)&t->ops, &t->cap_ops, t->n_ops, sizeof *t->ops))
+        if (!od_grow((void **)&t->ops, &t->cap_ops, t->n_ops + 1, sizeof *t->ops))
             return od_fail(err, OD_ERR_NOMEM, "out of memory");
         uint32_t id = intern(&t->names, t->scratch, name_len);
         if (id == UINT32_MAX)
@@ -631,7 +617,7 @@ static int phases(od_profile *p, const trace_state *t, int64_t t0, int64_t t1)
                     : starts_with(nm, "Optimizer.step#") ? OD_PHASE_OPTIMIZER : OD_PHASE_OTHER;
         if (ph == OD_PHASE_OTHER)
             continue;
-        if (!grow((void **)&runs, &cap, n, sizeof *runs)) {
+        if (!od_grow((void **)&runs, &cap, n + 1, sizeof *runs)) {
             free(runs);
             return 0;
         }
@@ -667,7 +653,7 @@ static int phases(od_profile *p, const trace_state *t, int64_t t0, int64_t t1)
             s = t1;
         if (s > prev) {
             od_phase gap = i < m && runs[i].phase == OD_PHASE_BACKWARD ? OD_PHASE_FORWARD : OD_PHASE_OTHER;
-            if (!grow((void **)&p->spans, &scap, p->n_spans, sizeof *p->spans)) {
+            if (!od_grow((void **)&p->spans, &scap, p->n_spans + 1, sizeof *p->spans)) {
                 free(runs);
                 return 0;
             }
@@ -679,7 +665,7 @@ static int phases(od_profile *p, const trace_state *t, int64_t t0, int64_t t1)
         int64_t a = runs[i].start < prev ? prev : runs[i].start;
         int64_t b = runs[i].end > t1 ? t1 : runs[i].end;
         if (b > a) {
-            if (!grow((void **)&p->spans, &scap, p->n_spans, sizeof *p->spans)) {
+            if (!od_grow((void **)&p->spans, &scap, p->n_spans + 1, sizeof *p->spans)) {
                 free(runs);
                 return 0;
             }
@@ -1011,7 +997,7 @@ static od_status load_timeline(od_js *js, od_profile *p, od_error *err)
             st = od_fail_at(err, OD_ERR_LIMIT, at, "more than %u timeline points", MAX_EVENTS);
             break;
         }
-        if (!grow((void **)&times, &cap_t, n_t, sizeof *times)) {
+        if (!od_grow((void **)&times, &cap_t, n_t + 1, sizeof *times)) {
             st = od_fail(err, OD_ERR_NOMEM, "out of memory");
             break;
         }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "pickle.h"
 #include "u64map.h"
 
@@ -44,21 +45,6 @@ static const char *const action_names[] = {
 };
 
 static const char *const state_names[] = {"inactive", "active_allocated", "active_pending_free"};
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 1;
-    size_t nc = *cap ? *cap : 64;
-    while (nc < need)
-        nc *= 2;
-    void *np = realloc(*p, nc * elem);
-    if (!np)
-        return 0;
-    *p = np;
-    *cap = nc;
-    return 1;
-}
 
 typedef struct strchunk {
     struct strchunk *next;
@@ -128,7 +114,7 @@ static const char *copy_str(loader *L, const od_ptree *t, od_pv v)
     char *copy = c->data + c->used;
     memcpy(copy, s, len + 1);
     c->used += len + 1;
-    if (!grow((void **)&L->st->copies, &L->st->cap_copies, L->st->n_copies + 1, sizeof(char *)) ||
+    if (!od_grow((void **)&L->st->copies, &L->st->cap_copies, L->st->n_copies + 1, sizeof(char *)) ||
         !od_u64map_put(&L->st->str_copies, v, (uint32_t)L->st->n_copies))
         return NULL;
     L->st->copies[L->st->n_copies++] = copy;
@@ -220,7 +206,7 @@ static int frame_index(loader *L, const od_ptree *t, od_pv fd, uint32_t *out, od
         }
     }
     od_snapshot *s = L->snap;
-    if (!grow((void **)&s->frames, &L->cap_frames, s->n_frames + 1, sizeof *s->frames))
+    if (!od_grow((void **)&s->frames, &L->cap_frames, s->n_frames + 1, sizeof *s->frames))
         goto nomem;
     *out = (uint32_t)s->n_frames;
     s->frames[s->n_frames++] = fr;
@@ -281,7 +267,7 @@ static int stack_index_slow(loader *L, const od_ptree *t, od_pv list, uint32_t *
         return 0;
     od_snapshot *s = L->snap;
     size_t first = s->n_stacks ? s->stacks[s->n_stacks - 1].first + s->stacks[s->n_stacks - 1].count : 0;
-    if (!grow((void **)&s->stack_frames, &L->cap_stack_frames, first + n, sizeof(uint32_t)))
+    if (!od_grow((void **)&s->stack_frames, &L->cap_stack_frames, first + n, sizeof(uint32_t)))
         goto nomem;
     for (size_t i = 0; i < n; i++) {
         uint32_t fi;
@@ -291,7 +277,7 @@ static int stack_index_slow(loader *L, const od_ptree *t, od_pv list, uint32_t *
     }
     if (first + n > UINT32_MAX)
         goto nomem;
-    if (!grow((void **)&s->stacks, &L->cap_stacks, s->n_stacks + 1, sizeof *s->stacks))
+    if (!od_grow((void **)&s->stacks, &L->cap_stacks, s->n_stacks + 1, sizeof *s->stacks))
         goto nomem;
     *out = (uint32_t)s->n_stacks;
     s->stacks[s->n_stacks++] = (od_stack){(uint32_t)first, (uint32_t)n};
@@ -408,7 +394,7 @@ static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uin
         }
     }
     if (L->n_entries >= MAX_RECORDS ||
-        !grow((void **)&L->entries, &L->cap_entries, L->n_entries + 1, sizeof *L->entries)) {
+        !od_grow((void **)&L->entries, &L->cap_entries, L->n_entries + 1, sizeof *L->entries)) {
         od_fail(err, L->n_entries >= MAX_RECORDS ? OD_ERR_LIMIT : OD_ERR_NOMEM, "too many trace entries");
         return -1;
     }
@@ -474,7 +460,7 @@ static int absorb_block(loader *L, const od_ptree *t, const od_pv *kv, const uin
         }
     }
     if (L->n_blocks >= MAX_RECORDS ||
-        !grow((void **)&L->blocks, &L->cap_blocks, L->n_blocks + 1, sizeof *L->blocks)) {
+        !od_grow((void **)&L->blocks, &L->cap_blocks, L->n_blocks + 1, sizeof *L->blocks)) {
         od_fail(err, L->n_blocks >= MAX_RECORDS ? OD_ERR_LIMIT : OD_ERR_NOMEM, "too many blocks");
         return -1;
     }
@@ -554,7 +540,7 @@ static int absorb_segment(loader *L, const od_ptree *t, const od_pv *kv, const u
     if (od_pv_typeof(t, blocks) != OD_PV_LIST)
         return bad(err, "segment", "blocks", "a list", t, blocks);
     size_t n = od_pv_len(t, blocks);
-    if (!grow((void **)&L->seg_blocks, &L->cap_seg_blocks, L->n_seg_blocks + n, sizeof(uint32_t)))
+    if (!od_grow((void **)&L->seg_blocks, &L->cap_seg_blocks, L->n_seg_blocks + n, sizeof(uint32_t)))
         goto nomem;
     s.first_block = L->n_seg_blocks;
     s.n_blocks = n;
@@ -580,7 +566,7 @@ static int absorb_segment(loader *L, const od_ptree *t, const od_pv *kv, const u
         }
         L->seg_blocks[L->n_seg_blocks++] = REC_INDEX(r);
     }
-    if (L->n_segs >= MAX_RECORDS || !grow((void **)&L->segs, &L->cap_segs, L->n_segs + 1, sizeof *L->segs))
+    if (L->n_segs >= MAX_RECORDS || !od_grow((void **)&L->segs, &L->cap_segs, L->n_segs + 1, sizeof *L->segs))
         goto nomem;
     *record = REC(REC_SEGMENT, L->n_segs);
     L->segs[L->n_segs++] = s;
