@@ -1158,38 +1158,80 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
     od_pv kv[2 * FAST_DICT_MAX];
     size_t n = 0;
     const unsigned char *q = p + 2;
+    od_pv v;
+    uint64_t idx;
+    /* Each opcode's handler dispatches the next one itself (with GCC/Clang), which lets
+     * the branch predictor learn the fixed opcode sequence of a trace entry. */
+#if OD_THREADED
+#define FD_OP(name) fd_##name:
+#define FD_DEFAULT fd_other:
+#define FD_NEXT                                             \
+    do {                                                    \
+        if (end - q < 16 || n == 2 * FAST_DICT_MAX)         \
+            goto deopt;                                     \
+        goto *fd_table[*q];                                 \
+    } while (0)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Woverride-init"
+#if defined(__clang__)
+#pragma GCC diagnostic ignored "-Winitializer-overrides"
+#endif
+    static const void *const fd_table[256] = {
+        [0 ... 255] = &&fd_other,
+        ['h'] = &&fd_binget, ['j'] = &&fd_long_binget, ['K'] = &&fd_binint1,
+        ['M'] = &&fd_binint2, ['J'] = &&fd_binint, [0x8a] = &&fd_long1, ['N'] = &&fd_none,
+        [0x88] = &&fd_true, [0x89] = &&fd_false, [0x8c] = &&fd_short_binunicode,
+        [0x95] = &&fd_frame, [0x94] = &&fd_memoize, [']'] = &&fd_empty_list,
+        ['u'] = &&fd_setitems,
+    };
+#pragma GCC diagnostic pop
+    FD_NEXT;
+#else
+#define FD_OP(name) case FD_##name:
+#define FD_DEFAULT default:
+#define FD_NEXT continue
+    enum { FD_binget = 'h', FD_long_binget = 'j', FD_binint1 = 'K', FD_binint2 = 'M',
+           FD_binint = 'J', FD_long1 = 0x8a, FD_none = 'N', FD_true = 0x88, FD_false = 0x89,
+           FD_short_binunicode = 0x8c, FD_frame = 0x95, FD_memoize = 0x94, FD_empty_list = ']',
+           FD_setitems = 'u' };
     for (;;) {
         if (end - q < 16 || n == 2 * FAST_DICT_MAX)
             goto deopt;
-        od_pv v;
-        uint64_t idx;
         switch (*q) {
-        case 'h': /* BINGET */
+#endif
+        FD_OP(binget)
             idx = q[1];
-            goto get;
-        case 'j': /* LONG_BINGET */
-            idx = rd_u32(q + 1);
-        get:
             if (idx >= m->n_memo)
                 goto deopt;
             v = m->memo[idx];
             if (v == V_UNSET || (TAG(v) == TAG_CONT && !(t->conts[PAYLOAD(v)].flags & F_FROZEN)))
                 goto deopt;
-            q += *q == 'h' ? 2 : 5;
-            break;
-        case 'K': /* BININT1 */
-            v = MKV(TAG_INT, q[1]);
             q += 2;
-            break;
-        case 'M': /* BININT2 */
-            v = MKV(TAG_INT, (unsigned)q[1] | (unsigned)q[2] << 8);
-            q += 3;
-            break;
-        case 'J': /* BININT */
-            v = make_int(t, (int32_t)rd_u32(q + 1));
+            kv[n++] = v;
+            FD_NEXT;
+        FD_OP(long_binget)
+            idx = rd_u32(q + 1);
+            if (idx >= m->n_memo)
+                goto deopt;
+            v = m->memo[idx];
+            if (v == V_UNSET || (TAG(v) == TAG_CONT && !(t->conts[PAYLOAD(v)].flags & F_FROZEN)))
+                goto deopt;
             q += 5;
-            break;
-        case 0x8a: { /* LONG1 */
+            kv[n++] = v;
+            FD_NEXT;
+        FD_OP(binint1)
+            kv[n++] = MKV(TAG_INT, q[1]);
+            q += 2;
+            FD_NEXT;
+        FD_OP(binint2)
+            kv[n++] = MKV(TAG_INT, (unsigned)q[1] | (unsigned)q[2] << 8);
+            q += 3;
+            FD_NEXT;
+        FD_OP(binint)
+            kv[n++] = make_int(t, (int32_t)rd_u32(q + 1));
+            q += 5;
+            FD_NEXT;
+        FD_OP(long1) {
             size_t len = q[1];
             if (len == 0 || len >= 8)
                 goto deopt;
@@ -1197,25 +1239,23 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
             memcpy(&u, q + 2, 8);
             u = le64(u);
             int sh = 64 - 8 * (int)len;
-            v = make_int(t, (int64_t)(u << sh) >> sh);
-            if (v == V_FAIL)
-                goto deopt;
+            kv[n++] = MKV(TAG_INT, (uint64_t)((int64_t)(u << sh) >> sh) & (((uint64_t)1 << 61) - 1));
             q += 2 + len;
-            break;
+            FD_NEXT;
         }
-        case 'N':
-            v = V_NONE;
+        FD_OP(none)
+            kv[n++] = V_NONE;
             q++;
-            break;
-        case 0x88:
-            v = MKV(TAG_CONST, C_TRUE);
+            FD_NEXT;
+        FD_OP(true)
+            kv[n++] = MKV(TAG_CONST, C_TRUE);
             q++;
-            break;
-        case 0x89:
-            v = MKV(TAG_CONST, C_FALSE);
+            FD_NEXT;
+        FD_OP(false)
+            kv[n++] = MKV(TAG_CONST, C_FALSE);
             q++;
-            break;
-        case 0x8c: { /* SHORT_BINUNICODE */
+            FD_NEXT;
+        FD_OP(short_binunicode) {
             size_t len = q[1];
             if ((size_t)(end - q) < len + 18)
                 goto deopt;
@@ -1223,18 +1263,19 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
             if (v == V_FAIL)
                 goto deopt;
             q += 2 + len;
-            break;
+            kv[n++] = v;
+            FD_NEXT;
         }
-        case 0x95: /* FRAME: only a buffering hint */
+        FD_OP(frame) /* only a buffering hint */
             q += 9;
-            continue;
-        case 0x94: /* MEMOIZE of the value just read */
+            FD_NEXT;
+        FD_OP(memoize) /* of the value just read */
             if (n == 0 || TAG(kv[n - 1]) == TAG_CONT || m->n_memo >= m->memo_cap)
                 goto deopt;
             m->memo[m->n_memo++] = kv[n - 1];
             q++;
-            continue;
-        case ']': /* EMPTY_LIST: an empty last value, or a list fast_list takes */
+            FD_NEXT;
+        FD_OP(empty_list) /* an empty last value, or a list fast_list takes */
             if (n % 2 == 0 || q[1] != 0x94 || m->n_memo >= m->memo_cap)
                 goto deopt;
             if (q[2] == 'u') {
@@ -1243,7 +1284,8 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
                     goto deopt;
                 m->memo[m->n_memo++] = v;
                 q += 2;
-                break;
+                kv[n++] = v;
+                FD_NEXT;
             }
             if (q[2] != '(')
                 goto deopt;
@@ -1254,11 +1296,11 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
                         return NULL;
                     goto deopt;
                 }
-                v = m->stack[--m->sp];
+                kv[n++] = m->stack[--m->sp];
                 q = r;
             }
-            break;
-        case 'u': { /* SETITEMS: done */
+            FD_NEXT;
+        FD_OP(setitems) { /* done */
             if (n % 2)
                 goto deopt;
             m->op_p = q;
@@ -1283,11 +1325,15 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
                 return NULL;
             return q + 1;
         }
-        default:
+        FD_DEFAULT
             goto deopt;
+#if !OD_THREADED
         }
-        kv[n++] = v;
     }
+#endif
+#undef FD_OP
+#undef FD_DEFAULT
+#undef FD_NEXT
 deopt:;
     /* Build what the opcodes read so far would have left: dict, memo slot, MARK, values. */
     od_pv d = vm_new_cont(m, K_DICT);
