@@ -1131,6 +1131,15 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
     return q;
 }
 
+/* Dispatch: with GCC/Clang each handler ends in its own indirect jump through a table
+ * ("threaded code"), which predicts an opcode sequence far better than one switch; other
+ * compilers get a switch. */
+#if defined(__GNUC__)
+#define OD_THREADED 1
+#else
+#define OD_THREADED 0
+#endif
+
 #define FAST_DICT_MAX 32 /* pairs; the absorb hook takes small dicts only */
 
 /* EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS with simple keys and values, as
@@ -1364,11 +1373,8 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
     return OD_OK;
 }
 
-/* Dispatch: with GCC/Clang each handler ends in its own indirect jump through a table
- * ("threaded code"), which predicts the opcode sequence far better than one switch; other
- * compilers get the switch. */
-#if defined(__GNUC__)
-#define OD_THREADED 1
+/* The VM's dispatch, threaded where OD_THREADED says so. */
+#if OD_THREADED
 #define OP(hex) op_##hex:
 #define OP_DEFAULT op_default:
 #define DISPATCH_BEGIN
@@ -1387,7 +1393,6 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
         goto *table[op];                                                  \
     } while (0)
 #else
-#define OD_THREADED 0
 #define OP(hex) case 0x##hex:
 #define OP_DEFAULT default:
 #define DISPATCH_BEGIN                                                    \

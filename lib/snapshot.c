@@ -84,6 +84,8 @@ typedef struct {
     od_pv last_keys[32];   /* the keys of the last absorbed-or-not dict ... */
     uint8_t last_fields[32]; /* ... their fields ... */
     uint32_t last_has;     /* ... and the set of fields present */
+    int8_t last_pos[F_COUNT]; /* ... the pair each field is in (-1 absent, -2 repeated) */
+    int last_trace_fast;   /* ... and whether absorb_trace_fast may read them */
     size_t last_npairs;
     uint8_t *action_of;    /* by string index: od_action + 1, 0 = not yet known */
     size_t action_cap;
@@ -576,6 +578,55 @@ nomem:
     return -1;
 }
 
+/* The common trace entry in straight-line code, by the field positions of the last key
+ * sequence: every value of the usual kind (a known action, small non-negative ints, a
+ * frames list already seen). Returns 1 when done, 0 to leave it to absorb_trace. */
+static int absorb_trace_fast(loader *L, const od_pv *kv, uint32_t *record)
+{
+    const int8_t *pos = L->last_pos;
+    od_trace_entry e = {0};
+    od_pv v = kv[2 * pos[F_ACTION] + 1];
+    uint32_t si = od_pv_str_index_fast(v);
+    if (si >= L->action_cap || !L->action_of[si] || pos[F_DEVICE_FREE] != -1)
+        return 0;
+    e.action = (uint8_t)(L->action_of[si] - 1);
+    if (pos[F_ADDR] >= 0) {
+        v = kv[2 * pos[F_ADDR] + 1];
+        if (!od_pv_is_small_int(v) || od_pv_small_int(v) < 0)
+            return 0;
+        e.addr = (uint64_t)od_pv_small_int(v);
+    }
+    if (pos[F_SIZE] >= 0) {
+        v = kv[2 * pos[F_SIZE] + 1];
+        if (!od_pv_is_small_int(v) || od_pv_small_int(v) < 0 || (uint64_t)od_pv_small_int(v) > MAX_SANE_BYTES)
+            return 0;
+        e.size = (uint64_t)od_pv_small_int(v);
+    }
+    if (pos[F_STREAM] >= 0) {
+        v = kv[2 * pos[F_STREAM] + 1];
+        if (!od_pv_is_small_int(v))
+            return 0;
+        e.stream = (uint64_t)od_pv_small_int(v);
+    }
+    if (pos[F_TIME_US] >= 0) {
+        v = kv[2 * pos[F_TIME_US] + 1];
+        if (!od_pv_is_small_int(v) || od_pv_small_int(v) < 0)
+            return 0;
+        e.time_us = (uint64_t)od_pv_small_int(v);
+    }
+    if (pos[F_FRAMES] >= 0) {
+        uint32_t slot = od_pv_cont_index_fast(kv[2 * pos[F_FRAMES] + 1]);
+        if (slot >= L->stack_cache_cap || !L->stack_cache[slot])
+            return 0;
+        e.stack = L->stack_cache[slot] - 1;
+    }
+    if (L->n_entries >= L->cap_entries)
+        return 0;
+    *record = REC(REC_TRACE, L->n_entries);
+    L->entries[L->n_entries++] = e;
+    return 1;
+}
+
 static int absorb(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, uint32_t *record,
                   od_error *err)
 {
@@ -593,19 +644,31 @@ static int absorb(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, u
         memcpy(fields, L->last_fields, npairs);
         has = L->last_has;
     } else {
+        memset(L->last_pos, -1, sizeof L->last_pos);
         for (size_t i = 0; i < npairs; i++) {
             int f = field_of(L, t, kv[2 * i]);
             fields[i] = (uint8_t)f;
-            if (f != F_NONE)
+            if (f != F_NONE) {
                 has |= 1u << f;
+                L->last_pos[f] = L->last_pos[f] == -1 ? (int8_t)i : -2;
+            }
             L->last_keys[i] = kv[2 * i];
         }
+        static const uint8_t trace_fields[] = {F_ACTION, F_ADDR, F_SIZE, F_STREAM, F_TIME_US,
+                                               F_FRAMES, F_DEVICE_FREE};
+        L->last_trace_fast = L->last_pos[F_ACTION] >= 0;
+        for (size_t i = 0; i < sizeof trace_fields; i++)
+            if (L->last_pos[trace_fields[i]] == -2)
+                L->last_trace_fast = 0;
         memcpy(L->last_fields, fields, npairs);
         L->last_has = has;
         L->last_npairs = npairs;
     }
-    if (has & (1u << F_ACTION))
+    if (has & (1u << F_ACTION)) {
+        if (L->last_trace_fast && absorb_trace_fast(L, kv, record))
+            return 1;
         return absorb_trace(L, t, kv, fields, npairs, record, err);
+    }
     if ((has & (1u << F_BLOCKS)) && (has & (1u << F_TOTAL_SIZE)))
         return absorb_segment(L, t, kv, fields, npairs, record, err);
     if ((has & (1u << F_STATE)) && (has & (1u << F_SIZE)))
