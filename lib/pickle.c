@@ -448,6 +448,12 @@ void od_ptree_free(od_ptree *t)
 /* ---------- the virtual machine ---------- */
 
 typedef struct {
+    uint32_t hash, len; /* len 0: empty slot */
+    size_t off;         /* into raw_bytes */
+    od_pv v;
+} rawent;
+
+typedef struct {
     od_ptree *t;
     od_input *in;
     const od_pickle_options *opt;
@@ -467,6 +473,12 @@ typedef struct {
     size_t cont_memo_cap;
     char *tmp;            /* long strings */
     size_t tmp_cap;
+    rawent *raw;          /* the raw-bytes list cache (see fast_list) */
+    size_t n_raw, raw_cap;
+    unsigned char *raw_bytes;
+    size_t raw_used, raw_bytes_cap;
+    int memo_overwritten; /* a PUT replaced a used memo slot: the cache is off */
+    od_pv empty_list;     /* the shared empty list, V_FAIL until made */
     const unsigned char *op_p; /* the opcode being run, inside buf; NULL once shifted out */
     uint64_t op_off;      /* its offset, kept when the window moves past it */
 } vm;
@@ -1035,6 +1047,8 @@ static od_status memo_put_slow(vm *m, uint64_t idx)
         uint32_t *cm = &m->cont_memo[PAYLOAD(v)];
         *cm = (*cm == 0 && idx < PINNED - 1) ? (uint32_t)idx + 1 : PINNED;
     }
+    if (m->memo[idx] != V_UNSET && m->memo[idx] != v)
+        m->memo_overwritten = 1;
     if (TAG(m->memo[idx]) == TAG_CONT && idx < m->n_memo && m->memo[idx] != v)
         pin(m, m->memo[idx]); /* a memo slot overwritten: keep its old container as is */
     m->memo[idx] = v;
@@ -1079,56 +1093,141 @@ static od_pv shared_list(vm *m, const od_pv *items, size_t n)
 
 #define FAST_LIST_MAX 999 /* pickle.dump writes lists in batches of 1000 */
 
+/* The raw-bytes list cache: the opcodes between MARK and APPENDS of a list fast_list
+ * built, with the shared list they gave. The same bytes give the same list again as long
+ * as no memo slot is ever overwritten (pickle.dump never does; a PUT over a used slot
+ * turns the cache off), so a repeated stack costs a hash and a compare of its bytes, not
+ * a memo lookup per frame. */
+#define RAW_MAX_LEN 4096u           /* longer item runs are not cached */
+#define RAW_MAX_BYTES (16u << 20)   /* bytes kept in all; past that nothing new is cached */
+
+static uint32_t hash_raw(const unsigned char *s, size_t len)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    for (; len >= 8; s += 8, len -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    if (len) {
+        uint64_t w = 0;
+        memcpy(&w, s, len);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* The cached list for these bytes, or V_FAIL. */
+static od_pv raw_find(const vm *m, const unsigned char *s, size_t len, uint32_t h)
+{
+    if (!m->raw_cap || m->memo_overwritten)
+        return V_FAIL;
+    size_t mask = m->raw_cap - 1;
+    for (size_t j = h & mask; m->raw[j].len; j = (j + 1) & mask) {
+        const rawent *e = &m->raw[j];
+        if (e->hash == h && e->len == len && memcmp(m->raw_bytes + e->off, s, len) == 0)
+            return e->v;
+    }
+    return V_FAIL;
+}
+
+/* Remember list v for these bytes (best effort: nothing is cached when memory is short). */
+static void raw_insert(vm *m, const unsigned char *s, size_t len, uint32_t h, od_pv v)
+{
+    if (m->memo_overwritten || len == 0 || len > RAW_MAX_LEN || m->raw_used + len > RAW_MAX_BYTES)
+        return;
+    if ((m->n_raw + 1) * 2 > m->raw_cap) {
+        size_t nc = m->raw_cap ? m->raw_cap * 2 : 1024;
+        rawent *nr = calloc(nc, sizeof *nr);
+        if (!nr)
+            return;
+        for (size_t i = 0; i < m->raw_cap; i++) {
+            if (!m->raw[i].len)
+                continue;
+            size_t j = m->raw[i].hash & (nc - 1);
+            while (nr[j].len)
+                j = (j + 1) & (nc - 1);
+            nr[j] = m->raw[i];
+        }
+        free(m->raw);
+        m->raw = nr;
+        m->raw_cap = nc;
+    }
+    if (!od_grow((void **)&m->raw_bytes, &m->raw_bytes_cap, m->raw_used + len, 1))
+        return;
+    memcpy(m->raw_bytes + m->raw_used, s, len);
+    size_t mask = m->raw_cap - 1;
+    size_t j = h & mask;
+    while (m->raw[j].len)
+        j = (j + 1) & mask;
+    m->raw[j] = (rawent){h, (uint32_t)len, m->raw_used, v};
+    m->raw_used += len;
+    m->n_raw++;
+}
+
 /* EMPTY_LIST MEMOIZE MARK (BINGET|LONG_BINGET)* APPENDS, as pickle.dump writes a list of
  * already-memoized values (a stack's frames), taken in one step: the values are read
- * straight from the memo, the shared copy is looked up at once, and no temporary
- * container is built. The result is what running the opcodes one by one gives, except
- * that the list is frozen at once; anything unusual (a value still being built, a
- * following MARK that could start a second batch, the window's end) leaves it to the
- * general path. p points after EMPTY_LIST; returns the new read position, or NULL. */
+ * straight from the memo (or the whole list from the raw-bytes cache), the shared copy is
+ * looked up at once, and no temporary container is built. The result is what running the
+ * opcodes one by one gives, except that the list is frozen at once; anything unusual (a
+ * value still being built, a following MARK that could start a second batch, the window's
+ * end) leaves it to the general path. p points after EMPTY_LIST; returns the new read
+ * position, or NULL. */
 static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsigned char *end, od_status *st)
 {
-    od_pv items[FAST_LIST_MAX];
-    size_t n = 0;
     const unsigned char *q = p;
     if (end - q < 8 || q[0] != 0x94 || q[1] != '(')
         return NULL;
     q += 2;
-    for (;;) {
-        if (end - q < 6)
+    const unsigned char *first = q;
+    size_t n = 0;
+    /* Find the APPENDS: 'h' (0x68) takes 2 bytes, 'j' (0x6a) 5. */
+    for (;; n++) {
+        if (end - q < 6 || n > FAST_LIST_MAX)
             return NULL;
-        uint64_t idx;
-        if (*q == 'h') {
-            idx = q[1];
-            q += 2;
-        } else if (*q == 'j') {
-            idx = rd_u32(q + 1);
-            q += 5;
-        } else if (*q == 'e') {
+        unsigned op = *q;
+        if ((op | 2) != 'j')
             break;
-        } else {
-            return NULL;
-        }
-        if (n == FAST_LIST_MAX || idx >= m->n_memo)
-            return NULL;
-        od_pv v = m->memo[idx];
-        if (v == V_UNSET || (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN)))
-            return NULL;
-        items[n++] = v;
+        q += op == 'h' ? 2 : 5;
     }
-    q++; /* APPENDS */
-    if (*q == '(')
+    if (*q != 'e' || q[1] == '(')
         return NULL;
-    od_pv v = shared_list(m, items, n);
-    if (v == V_FAIL)
-        return NULL;
+    size_t len = (size_t)(q - first);
+    uint32_t h = hash_raw(first, len);
+    od_pv v = raw_find(m, first, len, h);
+    if (v == V_FAIL) {
+        od_pv items[FAST_LIST_MAX];
+        const unsigned char *r = first;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t idx;
+            if (*r == 'h') {
+                idx = r[1];
+                r += 2;
+            } else {
+                idx = rd_u32(r + 1);
+                r += 5;
+            }
+            if (idx >= m->n_memo)
+                return NULL;
+            od_pv x = m->memo[idx];
+            if (x == V_UNSET || (TAG(x) == TAG_CONT && !(m->t->conts[PAYLOAD(x)].flags & F_FROZEN)))
+                return NULL;
+            items[i] = x;
+        }
+        v = shared_list(m, items, n);
+        if (v == V_FAIL)
+            return NULL;
+        raw_insert(m, first, len, h, v);
+    }
     if (!push(m, v)) {
         *st = nomem(m);
         return NULL;
     }
     if ((*st = memoize(m)) != OD_OK)
         return NULL;
-    return q;
+    return q + 1;
 }
 
 /* Dispatch: with GCC/Clang each handler ends in its own indirect jump through a table
@@ -1288,7 +1387,9 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
             if (n % 2 == 0 || q[1] != 0x94 || m->n_memo >= m->memo_cap)
                 goto deopt;
             if (q[2] == 'u') {
-                v = shared_list(m, NULL, 0);
+                if (m->empty_list == V_FAIL)
+                    m->empty_list = shared_list(m, NULL, 0);
+                v = m->empty_list;
                 if (v == V_FAIL)
                     goto deopt;
                 m->memo[m->n_memo++] = v;
@@ -1767,6 +1868,7 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
     m.p = m.end = m.buf;
+    m.empty_list = V_FAIL;
     m.t->root = V_NONE;
     od_status st;
     /* Protocols 2-5 always open with PROTO: anything else is not a pickle we read. */
@@ -1788,6 +1890,8 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
     free(m.memo);
     free(m.cont_memo);
     free(m.tmp);
+    free(m.raw);
+    free(m.raw_bytes);
     if (st != OD_OK) {
         od_ptree_free(m.t);
         return st;

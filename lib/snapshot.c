@@ -637,9 +637,10 @@ static int absorb(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, u
     uint8_t fields[32];
     uint32_t has = 0;
     /* Consecutive dicts usually have the same keys in the same order: reuse the mapping. */
-    int same = npairs == L->last_npairs;
-    for (size_t i = 0; same && i < npairs; i++)
-        same = kv[2 * i] == L->last_keys[i];
+    od_pv diff = npairs != L->last_npairs;
+    for (size_t i = 0; i < npairs; i++)
+        diff |= kv[2 * i] ^ L->last_keys[i];
+    int same = diff == 0;
     if (same) {
         memcpy(fields, L->last_fields, npairs);
         has = L->last_has;

@@ -310,7 +310,8 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
     /* One walk: the start value (frees of addresses the trace never allocated before them,
      * plus blocks below), and the running sum of alloc - free_completed, whose first maximum
      * is the peak once the start value is added. */
-    size_t n_oom = 0;
+    size_t n_oom = 0, cap_oom = 0;
+    size_t *oom_at = NULL;    /* indices of the oom entries */
     int64_t run = 0, best = 0;
     d->has_peak_entry = 0;
     for (size_t i = 0; i < n; i++) {
@@ -342,7 +343,15 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
             }
             early[n_early++] = (early_free){i, e[i].addr, e[i].size};
         } else if (e[i].action == OD_ACT_OOM) {
-            n_oom++;
+            if (n_oom == cap_oom) {
+                size_t nc = cap_oom ? cap_oom * 2 : 16;
+                size_t *no = realloc(oom_at, nc * sizeof *no);
+                if (!no)
+                    goto out;
+                oom_at = no;
+                cap_oom = nc;
+            }
+            oom_at[n_oom++] = i;
         }
     }
 #define ADD_ITEM(addr_, bytes_, req_, slot_)                                                   \
@@ -383,9 +392,8 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
     d->ooms = calloc(n_oom ? n_oom : 1, sizeof *d->ooms);
     if (!d->ooms)
         goto out;
-    for (size_t i = 0; i < n; i++) {
-        if (e[i].action != OD_ACT_OOM)
-            continue;
+    for (size_t k = 0; k < n_oom; k++) {
+        size_t i = oom_at[k];
         od_oom_event *o = &d->ooms[d->n_ooms++];
         o->index = i;
         o->size_bytes = e[i].size;
@@ -437,6 +445,7 @@ out:
     od_u64map_free(&live);
     free(items);
     free(early);
+    free(oom_at);
     free(t);
     if (rc != OD_OK)
         od_fail(err, rc, "out of memory");
