@@ -1094,41 +1094,43 @@ static od_pv shared_list(vm *m, const od_pv *items, size_t n)
 #define FAST_LIST_MAX 999 /* pickle.dump writes lists in batches of 1000 */
 
 /* The raw-bytes list cache: the opcodes between MARK and APPENDS of a list fast_list
- * built, with the shared list they gave. The same bytes give the same list again as long
- * as no memo slot is ever overwritten (pickle.dump never does; a PUT over a used slot
- * turns the cache off), so a repeated stack costs a hash and a compare of its bytes, not
- * a memo lookup per frame. */
+ * built, with the shared list they gave, found by a hash of their first 16 bytes. The
+ * same bytes give the same list again as long as no memo slot is ever overwritten
+ * (pickle.dump never does; a PUT over a used slot turns the cache off), so a repeated
+ * stack costs a hash and a compare of its bytes, not a decode of each opcode and a memo
+ * lookup per frame. A cached run that matches the input byte for byte and is followed
+ * by APPENDS is exactly what decoding would find, whichever other runs share its
+ * first bytes. */
+#define RAW_PREFIX 16u
 #define RAW_MAX_LEN 4096u           /* longer item runs are not cached */
 #define RAW_MAX_BYTES (16u << 20)   /* bytes kept in all; past that nothing new is cached */
 
-static uint32_t hash_raw(const unsigned char *s, size_t len)
+static uint32_t hash_prefix(const unsigned char *s)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
-    for (; len >= 8; s += 8, len -= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-    }
-    if (len) {
-        uint64_t w = 0;
-        memcpy(&w, s, len);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 29;
-    }
+    uint64_t w0, w1;
+    memcpy(&w0, s, 8);
+    memcpy(&w1, s + 8, 8);
+    uint64_t h = (w0 * 0x9e3779b97f4a7c15ull) ^ w1;
+    h *= 0xff51afd7ed558ccdull;
     return (uint32_t)(h ^ (h >> 32));
 }
 
-/* The cached list for these bytes, or V_FAIL. */
-static od_pv raw_find(const vm *m, const unsigned char *s, size_t len, uint32_t h)
+/* The cached list whose item opcodes start at s (at least RAW_PREFIX + 2 bytes before
+ * end), with *after set past its APPENDS; V_FAIL if none. */
+static od_pv raw_find(const vm *m, const unsigned char *s, const unsigned char *end, uint32_t h,
+                      const unsigned char **after)
 {
     if (!m->raw_cap || m->memo_overwritten)
         return V_FAIL;
     size_t mask = m->raw_cap - 1;
+    size_t avail = (size_t)(end - s);
     for (size_t j = h & mask; m->raw[j].len; j = (j + 1) & mask) {
         const rawent *e = &m->raw[j];
-        if (e->hash == h && e->len == len && memcmp(m->raw_bytes + e->off, s, len) == 0)
+        if (e->hash == h && avail > (size_t)e->len + 1 && s[e->len] == 'e' && s[e->len + 1] != '(' &&
+            memcmp(m->raw_bytes + e->off, s, e->len) == 0) {
+            *after = s + e->len + 1;
             return e->v;
+        }
     }
     return V_FAIL;
 }
@@ -1182,44 +1184,41 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
         return NULL;
     q += 2;
     const unsigned char *first = q;
-    size_t n = 0;
-    /* Find the APPENDS: 'h' (0x68) takes 2 bytes, 'j' (0x6a) 5. */
-    for (;; n++) {
-        if (end - q < 6 || n > FAST_LIST_MAX)
-            return NULL;
-        unsigned op = *q;
-        if ((op | 2) != 'j')
-            break;
-        q += op == 'h' ? 2 : 5;
-    }
-    if (*q != 'e' || q[1] == '(')
-        return NULL;
-    size_t len = (size_t)(q - first);
-    uint32_t h = hash_raw(first, len);
-    od_pv v = raw_find(m, first, len, h);
+    int hashed = end - first >= (ptrdiff_t)RAW_PREFIX + 2;
+    uint32_t h = hashed ? hash_prefix(first) : 0;
+    od_pv v = hashed ? raw_find(m, first, end, h, &q) : V_FAIL;
     if (v == V_FAIL) {
+        /* Decode: 'h' (0x68) takes 2 bytes, 'j' (0x6a) 5. */
         od_pv items[FAST_LIST_MAX];
-        const unsigned char *r = first;
-        for (size_t i = 0; i < n; i++) {
+        size_t n = 0;
+        for (;; n++) {
+            if (end - q < 6)
+                return NULL;
             uint64_t idx;
-            if (*r == 'h') {
-                idx = r[1];
-                r += 2;
+            if (*q == 'h') {
+                idx = q[1];
+                q += 2;
+            } else if (*q == 'j') {
+                idx = rd_u32(q + 1);
+                q += 5;
             } else {
-                idx = rd_u32(r + 1);
-                r += 5;
+                break;
             }
-            if (idx >= m->n_memo)
+            if (n == FAST_LIST_MAX || idx >= m->n_memo)
                 return NULL;
             od_pv x = m->memo[idx];
             if (x == V_UNSET || (TAG(x) == TAG_CONT && !(m->t->conts[PAYLOAD(x)].flags & F_FROZEN)))
                 return NULL;
-            items[i] = x;
+            items[n] = x;
         }
+        if (*q != 'e' || q[1] == '(')
+            return NULL;
         v = shared_list(m, items, n);
         if (v == V_FAIL)
             return NULL;
-        raw_insert(m, first, len, h, v);
+        if (hashed)
+            raw_insert(m, first, (size_t)(q - first), h, v);
+        q++; /* APPENDS */
     }
     if (!push(m, v)) {
         *st = nomem(m);
@@ -1227,7 +1226,7 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
     }
     if ((*st = memoize(m)) != OD_OK)
         return NULL;
-    return q + 1;
+    return q;
 }
 
 /* Dispatch: with GCC/Clang each handler ends in its own indirect jump through a table
