@@ -453,6 +453,14 @@ typedef struct {
     od_pv v;
 } rawent;
 
+/* A memo fetch fast_dict saw at one position of the last dicts: its opcode bytes (under
+ * mask) and the value they gave. mask 0 / raw 1 never matches. */
+typedef struct {
+    uint64_t raw, mask;
+    od_pv val;
+    uint64_t len;
+} fetch_tmpl;
+
 typedef struct {
     od_ptree *t;
     od_input *in;
@@ -479,6 +487,8 @@ typedef struct {
     size_t raw_used, raw_bytes_cap;
     int memo_overwritten; /* a PUT replaced a used memo slot: the cache is off */
     od_pv empty_list;     /* the shared empty list, V_FAIL until made */
+    fetch_tmpl tmpl[64];  /* by position in fast_dict's pairs (2 * FAST_DICT_MAX) */
+    uint64_t mask2, mask5; /* the first 2 / 5 bytes of a word loaded with memcpy */
     const unsigned char *op_p; /* the opcode being run, inside buf; NULL once shifted out */
     uint64_t op_off;      /* its offset, kept when the window moves past it */
 } vm;
@@ -1012,6 +1022,13 @@ static uint64_t rd_u64(const unsigned char *p)
 
 static od_status memo_put_slow(vm *m, uint64_t idx);
 
+/* Drop fast_dict's remembered memo fetches (a memo slot changed under them). */
+static void forget_fetches(vm *m)
+{
+    for (size_t i = 0; i < sizeof m->tmpl / sizeof m->tmpl[0]; i++)
+        m->tmpl[i] = (fetch_tmpl){1, 0, 0, 0};
+}
+
 /* MEMOIZE: the common case inline. */
 static inline __attribute__((always_inline)) od_status memoize(vm *m)
 {
@@ -1047,8 +1064,10 @@ static od_status memo_put_slow(vm *m, uint64_t idx)
         uint32_t *cm = &m->cont_memo[PAYLOAD(v)];
         *cm = (*cm == 0 && idx < PINNED - 1) ? (uint32_t)idx + 1 : PINNED;
     }
-    if (m->memo[idx] != V_UNSET && m->memo[idx] != v)
+    if (m->memo[idx] != V_UNSET && m->memo[idx] != v) {
         m->memo_overwritten = 1;
+        forget_fetches(m);
+    }
     if (TAG(m->memo[idx]) == TAG_CONT && idx < m->n_memo && m->memo[idx] != v)
         pin(m, m->memo[idx]); /* a memo slot overwritten: keep its old container as is */
     m->memo[idx] = v;
@@ -1268,14 +1287,34 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
     od_pv v;
     uint64_t idx;
     /* Each opcode's handler dispatches the next one itself (with GCC/Clang), which lets
-     * the branch predictor learn the fixed opcode sequence of a trace entry. */
+     * the branch predictor learn the fixed opcode sequence of a trace entry. Before that,
+     * memo fetches that repeat the bytes seen at the same position of earlier dicts (the
+     * keys, constant values) are taken from the remembered fetch: the same bytes fetch
+     * the same value while no memo slot is overwritten. */
+#define FD_REPEATS()                                                    \
+    for (;;) {                                                          \
+        if (end - q < 16 || n == 2 * FAST_DICT_MAX)                     \
+            goto deopt;                                                 \
+        const fetch_tmpl *f_ = &m->tmpl[n];                             \
+        uint64_t w_;                                                    \
+        memcpy(&w_, q, 8);                                              \
+        if ((w_ & f_->mask) != f_->raw)                                 \
+            break;                                                      \
+        kv[n++] = f_->val;                                              \
+        q += f_->len;                                                   \
+    }
+#define FD_REMEMBER(len_, mask_)                                        \
+    do {                                                                \
+        uint64_t w_;                                                    \
+        memcpy(&w_, q, 8);                                              \
+        m->tmpl[n] = (fetch_tmpl){w_ & (mask_), (mask_), v, (len_)};    \
+    } while (0)
 #if OD_THREADED
 #define FD_OP(name) fd_##name:
 #define FD_DEFAULT fd_other:
 #define FD_NEXT                                             \
     do {                                                    \
-        if (end - q < 16 || n == 2 * FAST_DICT_MAX)         \
-            goto deopt;                                     \
+        FD_REPEATS();                                       \
         goto *fd_table[*q];                                 \
     } while (0)
 #pragma GCC diagnostic push
@@ -1302,8 +1341,7 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
            FD_short_binunicode = 0x8c, FD_frame = 0x95, FD_memoize = 0x94, FD_empty_list = ']',
            FD_setitems = 'u' };
     for (;;) {
-        if (end - q < 16 || n == 2 * FAST_DICT_MAX)
-            goto deopt;
+        FD_REPEATS();
         switch (*q) {
 #endif
         FD_OP(binget)
@@ -1313,6 +1351,7 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
             v = m->memo[idx];
             if (v == V_UNSET || (TAG(v) == TAG_CONT && !(t->conts[PAYLOAD(v)].flags & F_FROZEN)))
                 goto deopt;
+            FD_REMEMBER(2, m->mask2);
             q += 2;
             kv[n++] = v;
             FD_NEXT;
@@ -1323,6 +1362,7 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
             v = m->memo[idx];
             if (v == V_UNSET || (TAG(v) == TAG_CONT && !(t->conts[PAYLOAD(v)].flags & F_FROZEN)))
                 goto deopt;
+            FD_REMEMBER(5, m->mask5);
             q += 5;
             kv[n++] = v;
             FD_NEXT;
@@ -1443,6 +1483,8 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
 #undef FD_OP
 #undef FD_DEFAULT
 #undef FD_NEXT
+#undef FD_REPEATS
+#undef FD_REMEMBER
 deopt:;
     /* Build what the opcodes read so far would have left: dict, memo slot, MARK, values. */
     od_pv d = vm_new_cont(m, K_DICT);
@@ -1868,6 +1910,13 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
     }
     m.p = m.end = m.buf;
     m.empty_list = V_FAIL;
+    forget_fetches(&m);
+    {
+        static const unsigned char ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0};
+        unsigned char two[8] = {0xff, 0xff, 0, 0, 0, 0, 0, 0};
+        memcpy(&m.mask5, ones, 8);
+        memcpy(&m.mask2, two, 8);
+    }
     m.t->root = V_NONE;
     od_status st;
     /* Protocols 2-5 always open with PROTO: anything else is not a pickle we read. */
