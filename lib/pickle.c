@@ -487,6 +487,7 @@ typedef struct {
     size_t raw_used, raw_bytes_cap;
     int memo_overwritten; /* a PUT replaced a used memo slot: the cache is off */
     od_pv empty_list;     /* the shared empty list, V_FAIL until made */
+    int one_by_one;       /* options: opcode_by_opcode */
     fetch_tmpl tmpl[64];  /* by position in fast_dict's pairs (2 * FAST_DICT_MAX) */
     uint64_t mask2, mask5; /* the first 2 / 5 bytes of a word loaded with memcpy */
     const unsigned char *op_p; /* the opcode being run, inside buf; NULL once shifted out */
@@ -1124,6 +1125,21 @@ static od_pv shared_list(vm *m, const od_pv *items, size_t n)
 #define RAW_MAX_LEN 4096u           /* longer item runs are not cached */
 #define RAW_MAX_BYTES (16u << 20)   /* bytes kept in all; past that nothing new is cached */
 
+/* Opcodes that place the value on top of the stack into a container (or finish the
+ * pickle with it), so nothing can modify a list fast_list made before it is frozen
+ * anyway: APPENDS, SETITEMS, APPEND, SETITEM, ADDITEMS, TUPLE(1-3), LIST, FROZENSET,
+ * DICT, STOP. Only then does freezing the list at once change nothing. */
+static int consumes_top(unsigned op)
+{
+    switch (op) {
+    case 'e': case 'u': case 'a': case 's': case 0x90: case 't': case 0x85: case 0x86:
+    case 0x87: case 'l': case 0x91: case 'd': case '.':
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static uint32_t hash_prefix(const unsigned char *s)
 {
     uint64_t w0, w1;
@@ -1145,7 +1161,7 @@ static od_pv raw_find(const vm *m, const unsigned char *s, const unsigned char *
     size_t avail = (size_t)(end - s);
     for (size_t j = h & mask; m->raw[j].len; j = (j + 1) & mask) {
         const rawent *e = &m->raw[j];
-        if (e->hash == h && avail > (size_t)e->len + 1 && s[e->len] == 'e' && s[e->len + 1] != '(' &&
+        if (e->hash == h && avail > (size_t)e->len + 1 && s[e->len] == 'e' && consumes_top(s[e->len + 1]) &&
             memcmp(m->raw_bytes + e->off, s, e->len) == 0) {
             *after = s + e->len + 1;
             return e->v;
@@ -1191,11 +1207,11 @@ static void raw_insert(vm *m, const unsigned char *s, size_t len, uint32_t h, od
 /* EMPTY_LIST MEMOIZE MARK (BINGET|LONG_BINGET)* APPENDS, as pickle.dump writes a list of
  * already-memoized values (a stack's frames), taken in one step: the values are read
  * straight from the memo (or the whole list from the raw-bytes cache), the shared copy is
- * looked up at once, and no temporary container is built. The result is what running the
- * opcodes one by one gives, except that the list is frozen at once; anything unusual (a
- * value still being built, a following MARK that could start a second batch, the window's
- * end) leaves it to the general path. p points after EMPTY_LIST; returns the new read
- * position, or NULL. */
+ * looked up at once, and no temporary container is built. The list is frozen at once,
+ * which is only taken when the next opcode places it into a container (consumes_top), so
+ * the result is what running the opcodes one by one gives; anything unusual (a value
+ * still being built, any other next opcode, the window's end) leaves it to the general
+ * path. p points after EMPTY_LIST; returns the new read position, or NULL. */
 static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsigned char *end, od_status *st)
 {
     const unsigned char *q = p;
@@ -1230,7 +1246,7 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
                 return NULL;
             items[n] = x;
         }
-        if (*q != 'e' || q[1] == '(')
+        if (*q != 'e' || !consumes_top(q[1]))
             return NULL;
         v = shared_list(m, items, n);
         if (v == V_FAIL)
@@ -1251,10 +1267,12 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
 /* Dispatch: with GCC/Clang each handler ends in its own indirect jump through a table
  * ("threaded code"), which predicts an opcode sequence far better than one switch; other
  * compilers get a switch. */
+#ifndef OD_THREADED
 #if defined(__GNUC__)
 #define OD_THREADED 1
 #else
 #define OD_THREADED 0
+#endif
 #endif
 
 #define FAST_DICT_MAX 32 /* pairs; the absorb hook takes small dicts only */
@@ -1767,7 +1785,7 @@ static od_status run(vm *m)
             NEXT;
         OP(5d) { /* EMPTY_LIST */
             st = OD_OK;
-            const unsigned char *q = fast_list(m, p, end, &st);
+            const unsigned char *q = m->one_by_one ? NULL : fast_list(m, p, end, &st);
             if (q) {
                 p = q;
                 NEXT;
@@ -1779,7 +1797,7 @@ static od_status run(vm *m)
         }
         OP(7d) { /* EMPTY_DICT */
             st = OD_OK;
-            const unsigned char *q = fast_dict(m, p, end, &st);
+            const unsigned char *q = m->one_by_one ? NULL : fast_dict(m, p, end, &st);
             if (q) {
                 p = q;
                 NEXT;
@@ -1910,6 +1928,7 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
     }
     m.p = m.end = m.buf;
     m.empty_list = V_FAIL;
+    m.one_by_one = opt && opt->opcode_by_opcode;
     forget_fetches(&m);
     {
         static const unsigned char ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0};

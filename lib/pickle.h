@@ -51,6 +51,9 @@ typedef struct {
     void *ud;
     /* Longest str/bytes/long accepted; 0 means 256 MiB. Longer -> OD_ERR_LIMIT. */
     uint64_t max_string_bytes;
+    /* Nonzero: run every opcode on its own, without the one-step paths for dicts and
+     * lists. The result and every error are the same either way (tests compare them). */
+    int opcode_by_opcode;
 } od_pickle_options;
 
 /* Parse one pickle from in (opt may be NULL). On success *out is the tree; on failure

@@ -915,7 +915,7 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
     s->stacks = calloc(16, sizeof *s->stacks);
     L.cap_stacks = s->stacks ? 16 : 0;
     s->n_stacks = s->stacks ? 1 : 0;
-    od_pickle_options opt = {absorb, &L, 0};
+    od_pickle_options opt = {.absorb_dict = absorb, .ud = &L};
     od_ptree *t = NULL;
     od_status rc = s->stacks ? od_pickle_load(in, &opt, &t, err) : od_fail(err, OD_ERR_NOMEM, "out of memory");
     if (rc == OD_OK) {

@@ -12,6 +12,7 @@
 #include "pickle.h"
 #include "snapshot.h"
 
+#include "pickle_paths.h"
 #include "pickle_samples.h"
 
 static od_status parse(const void *data, size_t len, od_ptree **t, od_error *err)
@@ -284,6 +285,35 @@ static void loads_real_snapshots(void **state)
     od_snapshot_free(s);
 }
 
+/* The one-step paths for dicts and lists give what running each opcode on its own gives,
+ * on real snapshots (tree, every absorb-hook call, status). */
+static void fast_paths_match_opcode_by_opcode(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "tests/data/snapshots/frag_default.pickle",        "tests/data/snapshots/frag_default_70.pickle",
+        "tests/data/snapshots/frag_expandable.pickle",     "tests/data/snapshots/leak_eval_no_grad.pickle",
+        "tests/data/snapshots/noleak_eval.pickle",         "tests/data/snapshots/snap_train_default.pickle",
+        "tests/data/snapshots/snap_train_expandable.pickle", "tests/data/snapshots/snap_train_maxsplit.pickle",
+        "tests/data/snapshots/snap_train_oom.pickle",      "tests/data/extra/torch113_layout.pickle",
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        FILE *f = fopen(files[i], "rb");
+        assert_non_null(f);
+        assert_int_equal(fseek(f, 0, SEEK_END), 0);
+        long n = ftell(f);
+        assert_true(n > 0);
+        rewind(f);
+        unsigned char *data = malloc((size_t)n);
+        assert_non_null(data);
+        assert_int_equal(fread(data, 1, (size_t)n, f), (size_t)n);
+        fclose(f);
+        if (pp_compare(data, (size_t)n) != 0)
+            fail_msg("%s: the one-step paths differ from opcode-by-opcode reading", files[i]);
+        free(data);
+    }
+}
+
 static void rejects_non_snapshots(void **state)
 {
     (void)state;
@@ -324,6 +354,7 @@ int main(void)
         cmocka_unit_test(deep_nesting_does_not_recurse),
         cmocka_unit_test(loads_real_snapshots),
         cmocka_unit_test(rejects_non_snapshots),
+        cmocka_unit_test(fast_paths_match_opcode_by_opcode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
