@@ -47,6 +47,11 @@ $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# The pickle reader's threaded dispatch needs each handler to keep its own indirect jump;
+# GCC merges them unless told not to (clang keeps them and ignores these flags' absence).
+THREADED_FLAGS := $(shell $(CC) -fno-gcse -fno-crossjumping -x c -c -o /dev/null /dev/null 2>/dev/null && echo -fno-gcse -fno-crossjumping)
+$(BUILD)/lib/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
+
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/liboomdoc.a | deps-test
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Ilib -o $@ $< $(BUILD)/liboomdoc.a -lcmocka $(LIBS)

@@ -3,8 +3,9 @@
  * Values are 64-bit words tagged in their low 3 bits: small ints inline, strings and
  * containers by index. Container items live in a chunked arena (most containers are
  * filled by a single APPENDS/SETITEMS and never grow); lists that keep growing move to a
- * buffer of their own. Completed lists and tuples are hash-consed, so the hundreds of
- * thousands of identical stack-frame lists of a snapshot are stored once. */
+ * buffer of their own. Completed lists and tuples (of up to 4096 items) are hash-consed,
+ * so the hundreds of thousands of identical stack-frame lists of a snapshot are stored
+ * once. */
 #include "pickle.h"
 
 #include <math.h>
@@ -33,6 +34,7 @@ enum { B_I64, B_U64, B_F64, B_BIG };
 #define BUF_SIZE (1u << 16)          /* input window; longer strings go through tmp */
 #define MAX_SHAPES 65535u
 #define MAX_SHAPE_KEYS 64u
+#define CONS_MAX_ITEMS 4096u        /* longer lists and tuples are not shared */
 #define MEMO_GAP (1u << 20)           /* how far past the memo's end BINPUT may write */
 
 typedef struct {
@@ -726,7 +728,8 @@ static od_pv consume_cont(vm *m, od_pv v)
     if (c->flags & F_FROZEN)
         return MKV(TAG_CONT, id);
     c->flags |= F_FROZEN;
-    if (c->kind != K_LIST && c->kind != K_TUPLE)
+    /* Only small lists repeat (frames); a long one (a trace) is not worth hashing. */
+    if ((c->kind != K_LIST && c->kind != K_TUPLE) || c->count > CONS_MAX_ITEMS)
         return MKV(TAG_CONT, id);
     uint32_t h = cont_hash(c);
     {
@@ -2143,6 +2146,17 @@ od_pv od_pv_item(const od_ptree *t, od_pv v, size_t i)
     if (!c || c->kind == K_DICT || c->kind == K_RECORD || i >= c->count)
         return OD_PV_MISSING_VALUE;
     return c->items[i];
+}
+
+const od_pv *od_pv_items(const od_ptree *t, od_pv v, size_t *n)
+{
+    const cont *c = get_cont(t, v);
+    if (!c || (c->kind != K_LIST && c->kind != K_TUPLE && c->kind != K_SET)) {
+        *n = 0;
+        return NULL;
+    }
+    *n = c->count;
+    return c->items;
 }
 
 od_pv od_pv_dict_key(const od_ptree *t, od_pv v, size_t i)

@@ -8,8 +8,9 @@
  *
  * The result is a tree of compact values (od_pv) owned by an od_ptree, which the caller
  * frees with od_ptree_free (NULL is fine). Strings are interned (equal strings are the
- * same value), and lists/tuples are shared once complete (hash-consed): snapshots repeat
- * the same stack frames hundreds of thousands of times, and this keeps one copy.
+ * same value), and lists/tuples of up to 4096 items are shared once complete
+ * (hash-consed): snapshots repeat the same stack frames hundreds of thousands of times,
+ * and this keeps one copy.
  * Consequently a list may not be modified after it was placed in another container
  * (pickle.dump never does this; recursive structures that would are refused). */
 #ifndef OD_PICKLE_H
@@ -93,6 +94,9 @@ od_pv od_ptree_find_str(const od_ptree *t, const char *text);
 size_t od_pv_len(const od_ptree *t, od_pv v);
 /* Item i of a list/tuple/set, or OD_PV_MISSING_VALUE. */
 od_pv od_pv_item(const od_ptree *t, od_pv v, size_t i);
+/* All items of a list/tuple/set at once (*n of them; NULL and 0 for other values). The
+ * array belongs to t. */
+const od_pv *od_pv_items(const od_ptree *t, od_pv v, size_t *n);
 /* Pair i of a dict (insertion order). */
 od_pv od_pv_dict_key(const od_ptree *t, od_pv v, size_t i);
 od_pv od_pv_dict_value(const od_ptree *t, od_pv v, size_t i);
@@ -126,6 +130,12 @@ static inline uint32_t od_pv_cont_index_fast(od_pv v)
 static inline uint32_t od_pv_str_index_fast(od_pv v)
 {
     return (v & 7) == 1 ? (uint32_t)(v >> 3) : UINT32_MAX;
+}
+/* The record number of an absorbed dict in its usual form; UINT32_MAX otherwise (then
+ * od_pv_record knows). */
+static inline uint32_t od_pv_record_fast(od_pv v)
+{
+    return (v & 7) == 7 ? (uint32_t)(v >> 3) : UINT32_MAX;
 }
 
 #endif

@@ -766,9 +766,12 @@ static od_status take_traces(loader *L, const od_ptree *t, od_pv list, od_error 
         if (od_pv_typeof(t, tr) != OD_PV_LIST)
             return doc_error(err, "not a memory snapshot: device_traces[] must be lists, found %s%s",
                              od_pv_type_name(od_pv_typeof(t, tr)), "");
-        size_t m = od_pv_len(t, tr);
+        size_t m;
+        const od_pv *items = od_pv_items(t, tr, &m);
         for (size_t i = 0; i < m; i++) {
-            uint32_t r = od_pv_record(t, od_pv_item(t, tr, i));
+            uint32_t r = od_pv_record_fast(items[i]);
+            if (r == UINT32_MAX)
+                r = od_pv_record(t, items[i]);
             if (r == UINT32_MAX || REC_KIND(r) != REC_TRACE)
                 return doc_error(err, "not a memory snapshot: trace entries must be dicts with an "
                                       "'action', found %s%s",
