@@ -8,15 +8,17 @@
 #include <stdint.h>
 
 typedef struct {
-    uint64_t *keys;   /* key + 1; 0 marks an empty slot (UINT64_MAX lives in a side slot) */
-    uint32_t *vals;
+    uint64_t key;     /* key + 1; 0 marks an empty slot (UINT64_MAX lives in a side slot) */
+    uint32_t val;
+} od_u64slot;
+
+typedef struct {
+    od_u64slot *slots;
     size_t cap, n;
     int has_max;
     uint32_t max_val;
 } od_u64map;
 
-/* 1 and *val filled when key is present, else 0. */
-int od_u64map_get(const od_u64map *m, uint64_t key, uint32_t *val);
 /* Insert or replace; 0 on allocation failure (map unchanged). */
 int od_u64map_put(od_u64map *m, uint64_t key, uint32_t val);
 /* Remove key if present. */
@@ -27,5 +29,32 @@ void od_u64map_free(od_u64map *m);
  * (in no particular order) and returns 1, or returns 0 when all were visited. The map
  * must not change while iterating. */
 int od_u64map_next(const od_u64map *m, size_t *cursor, uint64_t *key, uint32_t *val);
+
+/* The home slot of key (internal to the map; here for the inline lookup below). */
+static inline size_t od_u64map_home(uint64_t key, size_t cap)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+/* 1 and *val filled when key is present, else 0. Inline: replays and summaries look up
+ * an address per trace entry. */
+static inline int od_u64map_get(const od_u64map *m, uint64_t key, uint32_t *val)
+{
+    if (key == UINT64_MAX) {
+        if (m->has_max)
+            *val = m->max_val;
+        return m->has_max;
+    }
+    if (!m->cap)
+        return 0;
+    size_t mask = m->cap - 1;
+    for (size_t j = od_u64map_home(key, m->cap); m->slots[j].key; j = (j + 1) & mask) {
+        if (m->slots[j].key == key + 1) {
+            *val = m->slots[j].val;
+            return 1;
+        }
+    }
+    return 0;
+}
 
 #endif
