@@ -6,6 +6,7 @@
 #include "input.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -27,6 +28,7 @@ typedef struct {
     pthread_cond_t cv;
     slot slots[SLOTS];
     int head, count, stop, done;
+    int held;                   /* slots[head] is lent out by od_input_borrow */
     size_t pos;                 /* read position in slots[head] */
 } async_reader;
 
@@ -45,6 +47,8 @@ struct od_input {
     unsigned char *raw;         /* compressed bytes waiting for inflate */
     size_t raw_len, raw_pos;
     async_reader *async;        /* NULL: read synchronously */
+    unsigned char *lend;        /* od_input_borrow's buffer for synchronous gzip/file input */
+    size_t chunk_limit;         /* od_input_limit_chunks */
 };
 
 static size_t read_sync(od_input *in, void *buf, size_t n);
@@ -208,6 +212,7 @@ void od_input_close(od_input *in)
     if (in->z_ready)
         inflateEnd(&in->z);
     free(in->raw);
+    free(in->lend);
     free(in);
 }
 
@@ -278,11 +283,31 @@ static size_t read_sync(od_input *in, void *buf, size_t n)
     return in->gzip ? read_gzip(in, buf, n) : read_plain(in, buf, n);
 }
 
+/* Give slots[head] back to the reader thread. */
+static void release_head(async_reader *a)
+{
+    a->pos = 0;
+    a->held = 0;
+    a->head = (a->head + 1) % SLOTS;
+    pthread_mutex_lock(&a->mu);
+    a->count--;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
 /* Drain the ring: copy from the head slot, release it when empty, wait for the next. */
 static size_t read_async(od_input *in, unsigned char *buf, size_t n)
 {
     async_reader *a = in->async;
     size_t done = 0;
+    if (a->held) {
+        a->held = 0;
+        if (a->pos == a->slots[a->head].len) {
+            if (a->slots[a->head].last)
+                a->done = 1;
+            release_head(a);
+        }
+    }
     while (done < n && !a->done) {
         pthread_mutex_lock(&a->mu);
         while (a->count == 0)
@@ -298,15 +323,72 @@ static size_t read_async(od_input *in, unsigned char *buf, size_t n)
         if (a->pos == sl->len) {
             if (sl->last)
                 a->done = 1; /* in->status is final: the thread wrote it before this slot */
-            a->pos = 0;
-            a->head = (a->head + 1) % SLOTS;
-            pthread_mutex_lock(&a->mu);
-            a->count--;
-            pthread_cond_broadcast(&a->cv);
-            pthread_mutex_unlock(&a->mu);
+            release_head(a);
         }
     }
     return done;
+}
+
+#define LEND_SIZE (256u * 1024u)
+
+size_t od_input_borrow(od_input *in, const unsigned char **data)
+{
+    size_t lim = in->chunk_limit ? in->chunk_limit : SIZE_MAX;
+    async_reader *a = in->async;
+    if (a) {
+        /* Lend the head slot from pos on; it goes back to the thread once all of it was
+         * lent and the next call shows the borrower is done with it. */
+        for (;;) {
+            if (a->held) {
+                a->held = 0;
+                slot *sl = &a->slots[a->head];
+                if (a->pos == sl->len) {
+                    if (sl->last)
+                        a->done = 1; /* in->status is final: the thread wrote it before this slot */
+                    release_head(a);
+                }
+            }
+            if (a->done)
+                return 0;
+            pthread_mutex_lock(&a->mu);
+            while (a->count == 0)
+                pthread_cond_wait(&a->cv, &a->mu);
+            pthread_mutex_unlock(&a->mu);
+            slot *sl = &a->slots[a->head];
+            size_t k = sl->len - a->pos;
+            if (k > lim)
+                k = lim;
+            *data = sl->data + a->pos;
+            a->pos += k;
+            a->held = 1;
+            if (k)
+                return k;
+        }
+    }
+    if (in->mem && !in->gzip && in->raw_pos == in->raw_len) {
+        /* Plain memory past the peeked bytes: all of the rest at once. */
+        size_t k = in->mem_size - in->mem_pos;
+        if (k > lim)
+            k = lim;
+        *data = in->mem + in->mem_pos;
+        in->mem_pos += k;
+        in->raw_offset += k;
+        if (in->mem_pos == in->mem_size)
+            in->eof = 1;
+        return k;
+    }
+    if (!in->lend && !(in->lend = malloc(LEND_SIZE))) {
+        if (in->status == OD_OK)
+            in->status = od_fail(&in->err, OD_ERR_NOMEM, "out of memory");
+        return 0;
+    }
+    *data = in->lend;
+    return read_sync(in, in->lend, LEND_SIZE < lim ? LEND_SIZE : lim);
+}
+
+void od_input_limit_chunks(od_input *in, size_t max)
+{
+    in->chunk_limit = max;
 }
 
 size_t od_input_read(od_input *in, void *buf, size_t n)

@@ -21,6 +21,14 @@ void od_input_close(od_input *in);
 /* Read up to n bytes into buf; returns the count, 0 at end of input. On a read or
  * decompression error returns 0 and od_input_error() reports it. */
 size_t od_input_read(od_input *in, void *buf, size_t n);
+/* Read without copying: *data receives the next bytes of the stream, read-only and valid
+ * until the next od_input_borrow, od_input_read or od_input_close; returns their count,
+ * 0 at end of input or on an error (od_input_error tells). Memory input is handed over
+ * whole, a file in the background reader's chunks. */
+size_t od_input_borrow(od_input *in, const unsigned char **data);
+/* For tests: od_input_borrow hands out at most max bytes at a time (0: no limit), so a
+ * reader meets chunk boundaries everywhere. */
+void od_input_limit_chunks(od_input *in, size_t max);
 /* OD_OK, or the error that stopped reading (err filled). */
 od_status od_input_error(const od_input *in, od_error *err);
 /* 1 when the stream is gzip-compressed. */

@@ -469,9 +469,11 @@ typedef struct {
     const od_pickle_options *opt;
     uint64_t max_string;
     od_error *err;
-    unsigned char *buf;
-    const unsigned char *p, *end;
-    uint64_t base;        /* input offset of buf[0] */
+    unsigned char *buf;   /* our own bytes, where the window joins two borrowed chunks */
+    const unsigned char *win, *p, *end; /* the window: in buf or in a borrowed chunk */
+    uint64_t base;        /* input offset of win[0] */
+    const unsigned char *rest, *rest_end; /* the borrowed chunk's bytes past the window */
+    size_t tail_from_rest; /* with the window in buf: its last bytes that precede rest */
     int eof;
     od_pv *stack;
     size_t sp, stack_cap;
@@ -499,7 +501,7 @@ typedef struct {
 /* Offset of the opcode being run (computed only when an error needs it). */
 static uint64_t op_offset(const vm *m)
 {
-    return m->op_p ? m->base + (uint64_t)(m->op_p - m->buf) : m->op_off;
+    return m->op_p ? m->base + (uint64_t)(m->op_p - m->win) : m->op_off;
 }
 
 static od_status fail(vm *m, od_status st, const char *fmt, const char *detail)
@@ -518,37 +520,80 @@ static od_status input_failed(vm *m)
     return st;
 }
 
-/* Make at least n bytes available at m->p; returns 0 if the input ends first. */
+/* Make at least n bytes (at most BUF_SIZE / 2) available at m->p; returns 0 if the input
+ * ends first. The window is normally a chunk borrowed from the input, read in place;
+ * where an opcode straddles two chunks its bytes are joined in buf, and as soon as the
+ * window's remaining bytes all lie in the current chunk it steps back into it. */
 static int fill(vm *m, size_t n)
 {
-    size_t have = (size_t)(m->end - m->p);
-    if (have >= n)
-        return 1;
-    if (m->eof)
-        return 0;
-    if (m->op_p) {
-        m->op_off = m->base + (uint64_t)(m->op_p - m->buf);
-        m->op_p = NULL;
+    for (;;) {
+        size_t have = (size_t)(m->end - m->p);
+        if (have >= n)
+            return 1;
+        uint64_t at = m->base + (uint64_t)(m->p - m->win);
+        if (m->op_p) {
+            m->op_off = m->base + (uint64_t)(m->op_p - m->win);
+            m->op_p = NULL;
+        }
+        if (m->win == m->buf && m->rest && have <= m->tail_from_rest) {
+            /* Back into the chunk, where these bytes are followed by the rest. */
+            m->win = m->p = m->rest - have;
+            m->end = m->rest_end;
+            m->rest = m->rest_end;
+            m->base = at;
+            m->tail_from_rest = 0;
+            continue;
+        }
+        if (m->rest == m->rest_end) {
+            /* The chunk is used up: keep the window's bytes, then borrow the next. */
+            if (m->eof)
+                return 0;
+            memmove(m->buf, m->p, have);
+            m->win = m->p = m->buf;
+            m->end = m->buf + have;
+            m->base = at;
+            m->tail_from_rest = 0;
+            const unsigned char *c = NULL;
+            size_t k = od_input_borrow(m->in, &c);
+            if (k == 0) {
+                m->eof = 1;
+                m->rest = m->rest_end = NULL;
+                return 0;
+            }
+            m->rest = c;
+            m->rest_end = c + k;
+            if (have == 0) {
+                m->win = m->p = c;
+                m->end = c + k;
+                m->rest = m->rest_end;
+            }
+            continue;
+        }
+        /* Join: the window's bytes, then just enough of the chunk. */
+        if (m->p != m->buf) {
+            memmove(m->buf, m->p, have);
+            m->win = m->p = m->buf;
+            m->end = m->buf + have;
+            m->base = at;
+        }
+        size_t k = (size_t)(m->rest_end - m->rest);
+        size_t want = n - have > 256 ? n - have : 256;
+        if (k > want)
+            k = want;
+        if (k > BUF_SIZE - have)
+            k = BUF_SIZE - have;
+        memcpy(m->buf + have, m->rest, k);
+        m->rest += k;
+        m->end = m->buf + have + k;
+        m->tail_from_rest = (m->tail_from_rest < have ? m->tail_from_rest : have) + k;
     }
-    memmove(m->buf, m->p, have);
-    m->base += (uint64_t)(m->p - m->buf);
-    m->p = m->buf;
-    m->end = m->buf + have;
-    while ((size_t)(m->end - m->p) < n && !m->eof) {
-        size_t got = od_input_read(m->in, m->buf + have, BUF_SIZE - have);
-        if (got == 0)
-            m->eof = 1;
-        have += got;
-        m->end = m->buf + have;
-    }
-    return (size_t)(m->end - m->p) >= n;
 }
 
 static od_status truncated(vm *m, const char *what)
 {
     if (input_failed(m) != OD_OK)
         return m->err->status;
-    return od_fail_at(m->err, OD_ERR_FORMAT, m->base + (uint64_t)(m->end - m->buf),
+    return od_fail_at(m->err, OD_ERR_FORMAT, m->base + (uint64_t)(m->end - m->win),
                       "truncated pickle: input ends inside %s", what);
 }
 
@@ -1664,7 +1709,7 @@ static od_status run(vm *m)
             if (m->sp == 0 || m->n_marks)
                 return fail(m, OD_ERR_FORMAT, "STOP with %s", m->sp ? "an open MARK" : "an empty stack");
             m->t->root = consume(m, m->stack[m->sp - 1]);
-            m->t->input_bytes = m->base + (uint64_t)(p - m->buf);
+            m->t->input_bytes = m->base + (uint64_t)(p - m->win);
             return OD_OK;
         }
         OP(28) /* MARK */
@@ -1929,7 +1974,7 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
         free(m.buf);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
-    m.p = m.end = m.buf;
+    m.win = m.p = m.end = m.buf;
     m.empty_list = V_FAIL;
     m.one_by_one = opt && opt->opcode_by_opcode;
     forget_fetches(&m);

@@ -1,7 +1,8 @@
 /* pickle_paths.h - for tests: read the same bytes twice, once opcode by opcode and once
  * with the reader's one-step paths for dicts and lists, and compare all that can be
  * observed: the status, the error's offset and message, every call of the absorb hook
- * with its pairs, and the whole tree. The hook absorbs some dicts and refuses others, so
+ * with its pairs, and the whole tree; the second reading may get its input in small
+ * chunks. The hook absorbs some dicts and refuses others, so
  * both of its outcomes and its error are compared too. */
 #ifndef OD_TEST_PICKLE_PATHS_H
 #define OD_TEST_PICKLE_PATHS_H
@@ -138,12 +139,13 @@ static int pp_hook(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, 
     return 1;
 }
 
-static void pp_run(const unsigned char *data, size_t size, int one_by_one, pp_log *l)
+static void pp_run(const unsigned char *data, size_t size, int one_by_one, size_t chunk, pp_log *l)
 {
     od_input *in;
     od_error err;
     if (od_input_open_memory(data, size, &in, &err) != OD_OK)
         abort();
+    od_input_limit_chunks(in, chunk);
     od_pickle_options opt = {0};
     opt.absorb_dict = pp_hook;
     opt.ud = l;
@@ -163,12 +165,14 @@ static void pp_run(const unsigned char *data, size_t size, int one_by_one, pp_lo
     od_input_close(in);
 }
 
-/* 0 when both ways agree; else 1, with the first difference printed to stderr. */
-static int pp_compare(const unsigned char *data, size_t size)
+/* 0 when both ways agree; else 1, with the first difference printed to stderr. The
+ * one-step reading gets its input in chunks of at most chunk bytes (0: as it comes), so
+ * that opcodes straddle chunk boundaries too. */
+static int pp_compare(const unsigned char *data, size_t size, size_t chunk)
 {
     pp_log a = {0}, b = {0};
-    pp_run(data, size, 1, &a);
-    pp_run(data, size, 0, &b);
+    pp_run(data, size, 1, 0, &a);
+    pp_run(data, size, 0, chunk, &b);
     int differ = a.total != b.total || a.hash != b.hash || a.len != b.len ||
                  (a.len && memcmp(a.buf, b.buf, a.len) != 0);
     if (differ) {
