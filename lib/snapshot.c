@@ -634,21 +634,19 @@ static int absorb(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, u
     /* Trace entries, blocks and segments have a dozen keys at most: wider dicts are kept. */
     if (npairs > 32)
         return 0;
-    uint8_t fields[32];
+    const uint8_t *fields = L->last_fields;
     uint32_t has = 0;
     /* Consecutive dicts usually have the same keys in the same order: reuse the mapping. */
     od_pv diff = npairs != L->last_npairs;
     for (size_t i = 0; i < npairs; i++)
         diff |= kv[2 * i] ^ L->last_keys[i];
-    int same = diff == 0;
-    if (same) {
-        memcpy(fields, L->last_fields, npairs);
+    if (diff == 0) {
         has = L->last_has;
     } else {
         memset(L->last_pos, -1, sizeof L->last_pos);
         for (size_t i = 0; i < npairs; i++) {
             int f = field_of(L, t, kv[2 * i]);
-            fields[i] = (uint8_t)f;
+            L->last_fields[i] = (uint8_t)f;
             if (f != F_NONE) {
                 has |= 1u << f;
                 L->last_pos[f] = L->last_pos[f] == -1 ? (int8_t)i : -2;
@@ -661,7 +659,6 @@ static int absorb(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, u
         for (size_t i = 0; i < sizeof trace_fields; i++)
             if (L->last_pos[trace_fields[i]] == -2)
                 L->last_trace_fast = 0;
-        memcpy(L->last_fields, fields, npairs);
         L->last_has = has;
         L->last_npairs = npairs;
     }
