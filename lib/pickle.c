@@ -1159,6 +1159,19 @@ static od_pv shared_list(vm *m, const od_pv *items, size_t n)
     return MKV(TAG_CONT, id);
 }
 
+/* The memo's value at idx if it is there and finished (not a container still being
+ * filled), else V_FAIL: what the one-step paths may take without the general path's
+ * bookkeeping. */
+static inline od_pv finished_memo(const vm *m, uint64_t idx)
+{
+    if (idx >= m->n_memo)
+        return V_FAIL;
+    od_pv v = m->memo[idx];
+    if (v == V_UNSET || (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN)))
+        return V_FAIL;
+    return v;
+}
+
 #define FAST_LIST_MAX 999 /* pickle.dump writes lists in batches of 1000 */
 
 /* The raw-bytes list cache: the opcodes between MARK and APPENDS of a list fast_list
@@ -1287,10 +1300,8 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
             } else {
                 break;
             }
-            if (n == FAST_LIST_MAX || idx >= m->n_memo)
-                return NULL;
-            od_pv x = m->memo[idx];
-            if (x == V_UNSET || (TAG(x) == TAG_CONT && !(m->t->conts[PAYLOAD(x)].flags & F_FROZEN)))
+            od_pv x = n < FAST_LIST_MAX ? finished_memo(m, idx) : V_FAIL;
+            if (x == V_FAIL)
                 return NULL;
             items[n] = x;
         }
@@ -1315,6 +1326,16 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
 /* Dispatch: with GCC/Clang each handler ends in its own indirect jump through a table
  * ("threaded code"), which predicts an opcode sequence far better than one switch; other
  * compilers get a switch. */
+/* Dispatch tables give every opcode a default, then override some. */
+#if defined(__clang__)
+#define TABLE_DEFAULTS_OVERRIDDEN_BEGIN \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Winitializer-overrides\"")
+#else
+#define TABLE_DEFAULTS_OVERRIDDEN_BEGIN \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Woverride-init\"")
+#endif
+#define TABLE_DEFAULTS_OVERRIDDEN_END _Pragma("GCC diagnostic pop")
+
 #ifndef OD_THREADED
 #if defined(__GNUC__)
 #define OD_THREADED 1
@@ -1324,6 +1345,19 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
 #endif
 
 #define FAST_DICT_MAX 32 /* pairs; the absorb hook takes small dicts only */
+
+/* A new empty dict, pushed and stored in memo slot midx as EMPTY_DICT MEMOIZE leave it
+ * (stack room is the caller's); V_FAIL when out of memory. */
+static od_pv push_memo_dict(vm *m, size_t midx)
+{
+    od_pv d = vm_new_cont(m, K_DICT);
+    if (d == V_FAIL)
+        return V_FAIL;
+    m->memo[midx] = d;
+    m->cont_memo[PAYLOAD(d)] = midx < PINNED - 1 ? (uint32_t)midx + 1 : PINNED;
+    m->stack[m->sp++] = d;
+    return d;
+}
 
 /* EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS with simple keys and values, as
  * pickle.dump writes a trace entry, block or frame, taken in one step when an absorb hook
@@ -1351,7 +1385,6 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
     size_t n = 0;
     const unsigned char *q = p + 2;
     od_pv v;
-    uint64_t idx;
     /* Each opcode's handler dispatches the next one itself (with GCC/Clang), which lets
      * the branch predictor learn the fixed opcode sequence of a trace entry. Before that,
      * memo fetches that repeat the bytes seen at the same position of earlier dicts (the
@@ -1383,11 +1416,7 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
         FD_REPEATS();                                       \
         goto *fd_table[*q];                                 \
     } while (0)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Woverride-init"
-#if defined(__clang__)
-#pragma GCC diagnostic ignored "-Winitializer-overrides"
-#endif
+TABLE_DEFAULTS_OVERRIDDEN_BEGIN
     static const void *const fd_table[256] = {
         [0 ... 255] = &&fd_other,
         ['h'] = &&fd_binget, ['j'] = &&fd_long_binget, ['K'] = &&fd_binint1,
@@ -1396,7 +1425,7 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
         [0x95] = &&fd_frame, [0x94] = &&fd_memoize, [']'] = &&fd_empty_list,
         ['u'] = &&fd_setitems,
     };
-#pragma GCC diagnostic pop
+TABLE_DEFAULTS_OVERRIDDEN_END
     FD_NEXT;
 #else
 #define FD_OP(name) case FD_##name:
@@ -1410,28 +1439,18 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
         FD_REPEATS();
         switch (*q) {
 #endif
-        FD_OP(binget)
-            idx = q[1];
-            if (idx >= m->n_memo)
-                goto deopt;
-            v = m->memo[idx];
-            if (v == V_UNSET || (TAG(v) == TAG_CONT && !(t->conts[PAYLOAD(v)].flags & F_FROZEN)))
-                goto deopt;
-            FD_REMEMBER(2, m->mask2);
-            q += 2;
-            kv[n++] = v;
-            FD_NEXT;
-        FD_OP(long_binget)
-            idx = rd_u32(q + 1);
-            if (idx >= m->n_memo)
-                goto deopt;
-            v = m->memo[idx];
-            if (v == V_UNSET || (TAG(v) == TAG_CONT && !(t->conts[PAYLOAD(v)].flags & F_FROZEN)))
-                goto deopt;
-            FD_REMEMBER(5, m->mask5);
-            q += 5;
-            kv[n++] = v;
-            FD_NEXT;
+#define FD_FETCH(idx_, len_, mask_)                                     \
+    do {                                                                \
+        if ((v = finished_memo(m, (idx_))) == V_FAIL)                   \
+            goto deopt;                                                 \
+        FD_REMEMBER((len_), (mask_));                                   \
+        q += (len_);                                                    \
+        kv[n++] = v;                                                    \
+        FD_NEXT;                                                        \
+    } while (0)
+        FD_OP(binget) FD_FETCH(q[1], 2, m->mask2);
+        FD_OP(long_binget) FD_FETCH(rd_u32(q + 1), 5, m->mask5);
+#undef FD_FETCH
         FD_OP(binint1)
             kv[n++] = MKV(TAG_INT, q[1]);
             q += 2;
@@ -1528,14 +1547,11 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
                 m->stack[m->sp++] = MKV(TAG_RECORD, rec);
                 return q + 1;
             }
-            od_pv d = vm_new_cont(m, K_DICT);
+            od_pv d = push_memo_dict(m, midx);
             if (d == V_FAIL) {
                 *st = nomem(m);
                 return NULL;
             }
-            m->memo[midx] = d;
-            m->cont_memo[PAYLOAD(d)] = midx < PINNED - 1 ? (uint32_t)midx + 1 : PINNED;
-            m->stack[m->sp++] = d;
             if ((*st = dict_add(m, &t->conts[PAYLOAD(d)], kv, n / 2, "SETITEMS")) != OD_OK)
                 return NULL;
             return q + 1;
@@ -1553,14 +1569,10 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
 #undef FD_REMEMBER
 deopt:;
     /* Build what the opcodes read so far would have left: dict, memo slot, MARK, values. */
-    od_pv d = vm_new_cont(m, K_DICT);
-    if (d == V_FAIL) {
+    if (push_memo_dict(m, midx) == V_FAIL) {
         *st = nomem(m);
         return NULL;
     }
-    m->memo[midx] = d;
-    m->cont_memo[PAYLOAD(d)] = midx < PINNED - 1 ? (uint32_t)midx + 1 : PINNED;
-    m->stack[m->sp++] = d;
     if (m->n_marks == m->marks_cap && !od_grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t))) {
         *st = nomem(m);
         return NULL;
@@ -1637,11 +1649,7 @@ static od_status run(vm *m)
     const unsigned char *p = m->p, *end = m->end;
     unsigned op;
 #if OD_THREADED
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Woverride-init"
-#if defined(__clang__)
-#pragma GCC diagnostic ignored "-Winitializer-overrides"
-#endif
+TABLE_DEFAULTS_OVERRIDDEN_BEGIN
     static const void *const table[256] = {
         [0 ... 255] = &&op_default,
         [0x28] = &&op_28,
@@ -1691,7 +1699,7 @@ static od_status run(vm *m)
         [0x95] = &&op_95,
         [0x96] = &&op_96,
     };
-#pragma GCC diagnostic pop
+TABLE_DEFAULTS_OVERRIDDEN_END
     NEXT; /* the first dispatch */
 #endif
     DISPATCH_BEGIN
@@ -1831,30 +1839,23 @@ static od_status run(vm *m)
             p += 8;
             PUSH_STRING(rd_u64(p - 8), 1);
             NEXT;
-        OP(5d) { /* EMPTY_LIST */
-            st = OD_OK;
-            const unsigned char *q = m->one_by_one ? NULL : fast_list(m, p, end, &st);
-            if (q) {
-                p = q;
-                NEXT;
-            }
-            if (st != OD_OK)
-                return st;
-            PUSH(vm_new_cont(m, K_LIST));
-            NEXT;
-        }
-        OP(7d) { /* EMPTY_DICT */
-            st = OD_OK;
-            const unsigned char *q = m->one_by_one ? NULL : fast_dict(m, p, end, &st);
-            if (q) {
-                p = q;
-                NEXT;
-            }
-            if (st != OD_OK)
-                return st;
-            PUSH(vm_new_cont(m, K_DICT));
-            NEXT;
-        }
+/* An empty container: taken with what follows in one step when fast() can, else pushed. */
+#define ONE_STEP_OR_PUSH(fast, kind)                                                  \
+    do {                                                                              \
+        st = OD_OK;                                                                   \
+        const unsigned char *q_ = m->one_by_one ? NULL : fast(m, p, end, &st);        \
+        if (q_) {                                                                     \
+            p = q_;                                                                   \
+            NEXT;                                                                     \
+        }                                                                             \
+        if (st != OD_OK)                                                              \
+            return st;                                                                \
+        PUSH(vm_new_cont(m, (kind)));                                                 \
+        NEXT;                                                                         \
+    } while (0)
+        OP(5d) ONE_STEP_OR_PUSH(fast_list, K_LIST); /* EMPTY_LIST */
+        OP(7d) ONE_STEP_OR_PUSH(fast_dict, K_DICT); /* EMPTY_DICT */
+#undef ONE_STEP_OR_PUSH
         OP(8f) PUSH(vm_new_cont(m, K_SET)); NEXT;
         OP(29) PUSH(vm_new_cont(m, K_TUPLE)); NEXT;
         OP(61) /* APPEND */

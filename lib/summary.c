@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "sites.h"
 #include "u64map.h"
 
@@ -333,37 +334,19 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
             a->overflow = 1;
         if (e[i].action == OD_ACT_FREE_COMPLETED && !od_u64map_get(seen, e[i].addr, &dummy)) {
             start = add(a, start, e[i].size);
-            if (n_early == cap_early) {
-                size_t nc = cap_early ? cap_early * 2 : 64;
-                early_free *ne = realloc(early, nc * sizeof *ne);
-                if (!ne)
-                    goto out;
-                early = ne;
-                cap_early = nc;
-            }
+            if (!od_grow((void **)&early, &cap_early, n_early + 1, sizeof *early))
+                goto out;
             early[n_early++] = (early_free){i, e[i].addr, e[i].size};
         } else if (e[i].action == OD_ACT_OOM) {
-            if (n_oom == cap_oom) {
-                size_t nc = cap_oom ? cap_oom * 2 : 16;
-                size_t *no = realloc(oom_at, nc * sizeof *no);
-                if (!no)
-                    goto out;
-                oom_at = no;
-                cap_oom = nc;
-            }
+            if (!od_grow((void **)&oom_at, &cap_oom, n_oom + 1, sizeof *oom_at))
+                goto out;
             oom_at[n_oom++] = i;
         }
     }
 #define ADD_ITEM(addr_, bytes_, req_, slot_)                                                   \
     do {                                                                                       \
-        if (n_items == cap_items) {                                                            \
-            size_t nc_ = cap_items ? cap_items * 2 : 1024;                                     \
-            live_item *ni_ = realloc(items, nc_ * sizeof *items);                              \
-            if (!ni_)                                                                          \
-                goto out;                                                                      \
-            items = ni_;                                                                       \
-            cap_items = nc_;                                                                   \
-        }                                                                                      \
+        if (!od_grow((void **)&items, &cap_items, n_items + 1, sizeof *items))                \
+            goto out;                                                                          \
         items[n_items] = (live_item){(bytes_), (req_), (uint32_t)(slot_)};                     \
         if (!od_u64map_put(&live, (addr_), (uint32_t)n_items))                                 \
             goto out;                                                                          \
