@@ -237,14 +237,12 @@ static size_t read_gzip(od_input *in, unsigned char *buf, size_t n)
     in->z.next_out = buf;
     in->z.avail_out = (uInt)n;
     while (in->z.avail_out > 0 && !in->stream_end && in->status == OD_OK) {
-        if (in->raw_pos == in->raw_len) {
-            if (in->eof)
-                break;
+        if (in->raw_pos == in->raw_len && !in->eof) {
             in->raw_len = raw_read(in, in->raw, RAW_CHUNK);
             in->raw_pos = 0;
-            if (in->raw_len == 0)
-                break;
         }
+        /* Even with no compressed bytes left, inflate may still hold output it decoded
+         * (a small output buffer stops it mid-copy): ask until it makes no progress. */
         in->z.next_in = in->raw + in->raw_pos;
         in->z.avail_in = (uInt)(in->raw_len - in->raw_pos);
         int rc = inflate(&in->z, Z_NO_FLUSH);
