@@ -189,6 +189,37 @@ static void shares_equal_lists(void **state)
     od_ptree_free(t);
 }
 
+/* Two dicts whose frames lists have the same bytes, with memo slot 0 overwritten (PUT)
+ * between them: pickle.loads gives [{'f': ['a','b']*5}, {'f': ['z','b']*5}]. The second
+ * list must not come from the cache of lists by their bytes. */
+static const unsigned char memo_overwritten[] = {
+    0x80, 0x04, 0x8c, 0x01, 0x61, 0x94, 0x30, 0x8c, 0x01, 0x62, 0x94, 0x30, 0x8c, 0x01, 0x66, 0x94,
+    0x30, 0x5d, 0x94, 0x28, 0x7d, 0x94, 0x28, 0x68, 0x02, 0x5d, 0x94, 0x28, 0x68, 0x00, 0x68, 0x01,
+    0x68, 0x00, 0x68, 0x01, 0x68, 0x00, 0x68, 0x01, 0x68, 0x00, 0x68, 0x01, 0x68, 0x00, 0x68, 0x01,
+    0x65, 0x75, 0x8c, 0x01, 0x7a, 0x71, 0x00, 0x30, 0x7d, 0x94, 0x28, 0x68, 0x02, 0x5d, 0x94, 0x28,
+    0x68, 0x00, 0x68, 0x01, 0x68, 0x00, 0x68, 0x01, 0x68, 0x00, 0x68, 0x01, 0x68, 0x00, 0x68, 0x01,
+    0x68, 0x00, 0x68, 0x01, 0x65, 0x75, 0x65, 0x2e,
+};
+
+static void repeated_bytes_after_a_memo_overwrite(void **state)
+{
+    (void)state;
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(memo_overwritten, sizeof memo_overwritten, &t, &err), OD_OK);
+    od_pv root = od_ptree_root(t);
+    assert_int_equal(od_pv_len(t, root), 2);
+    for (size_t d = 0; d < 2; d++) {
+        od_pv f = od_pv_dict_gets(t, od_pv_item(t, root, d), "f");
+        assert_int_equal(od_pv_len(t, f), 10);
+        for (size_t i = 0; i < 10; i++)
+            assert_string_equal(od_pv_str(t, od_pv_item(t, f, i), NULL), i % 2 ? "b" : d ? "z" : "a");
+    }
+    od_ptree_free(t);
+    assert_int_equal(pp_compare(memo_overwritten, sizeof memo_overwritten, 0), 0);
+    assert_int_equal(pp_compare(memo_overwritten, sizeof memo_overwritten, 1), 0);
+}
+
 static void grows_long_lists(void **state)
 {
     (void)state;
@@ -354,6 +385,7 @@ int main(void)
         cmocka_unit_test(every_truncation_fails_cleanly),
         cmocka_unit_test(absurd_lengths_cost_nothing),
         cmocka_unit_test(shares_equal_lists),
+        cmocka_unit_test(repeated_bytes_after_a_memo_overwrite),
         cmocka_unit_test(grows_long_lists),
         cmocka_unit_test(refuses_modifying_a_placed_list),
         cmocka_unit_test(deep_nesting_does_not_recurse),
