@@ -1360,8 +1360,8 @@ static od_pv push_memo_dict(vm *m, size_t midx)
 }
 
 /* EMPTY_DICT MEMOIZE MARK (key value)* SETITEMS with simple keys and values, as
- * pickle.dump writes a trace entry, block or frame, taken in one step when an absorb hook
- * is set: the pairs are decoded into a local array and handed to the hook at once, so an
+ * pickle.dump writes a trace entry, block or frame, taken in one step: the pairs are
+ * decoded into a local array and handed to the absorb hook (if any) at once, so an
  * absorbed dict never gets a container or a trip through the value stack. Values may be
  * memo fetches of finished values, ints, None/True/False, short strings, an empty list at
  * the end and lists fast_list takes. At the first opcode it does not take (or the window's
