@@ -3,7 +3,8 @@
 Python's bare pickle.load of the same uncompressed file, measured in the same run.
 
 Goal (issue: foundation): oomdoc >= 20x faster than the bare load, peak RSS <= 120 MiB.
-Times are the best of N runs; RSS is the child's ru_maxrss as the kernel counts it.
+Times are the best of N runs, the programs taking turns; RSS is the child's ru_maxrss as
+the kernel counts it.
 Usage: bench_snapshot.py [OOMDOC] [--runs N]"""
 import gzip
 import os
@@ -44,21 +45,21 @@ def main():
     # Baseline: the bare load inside Python (interpreter start-up excluded from its time).
     code = ("import pickle,sys,time;f=open(sys.argv[1],'rb');t=time.perf_counter();"
             "pickle.load(f);sys.stderr.write('%.6f' % (time.perf_counter()-t))")
-    py_times, py_rss = [], []
-    for _ in range(max(2, runs // 2)):
-        _, rss, err = run([sys.executable, "-c", code, plain])
-        py_times.append(float(err))
-        py_rss.append(rss)
-    od_times, od_rss = [], []
-    for _ in range(runs):
+    # The runs of the three take turns, so that a busy spell of a shared machine falls on
+    # all of them rather than on one; each side keeps its best time.
+    py_times, py_rss, od_times, od_rss, gz_times, gz_rss = [], [], [], [], [], []
+    for i in range(runs):
+        if i < max(2, runs // 2):
+            _, rss, err = run([sys.executable, "-c", code, plain])
+            py_times.append(float(err))
+            py_rss.append(rss)
         wall, rss, _ = run([oomdoc, "snapshot", "--json", plain])
         od_times.append(wall)
         od_rss.append(rss)
-    gz_times, gz_rss = [], []
-    for _ in range(max(2, runs // 2)):
-        wall, rss, _ = run([oomdoc, "snapshot", "--json", GZ])
-        gz_times.append(wall)
-        gz_rss.append(rss)
+        if i < max(2, runs // 2):
+            wall, rss, _ = run([oomdoc, "snapshot", "--json", GZ])
+            gz_times.append(wall)
+            gz_rss.append(rss)
 
     py_t, od_t, gz_t = min(py_times), min(od_times), min(gz_times)
     ratio = py_t / od_t
