@@ -49,7 +49,7 @@ $(BUILD)/%.o: %.c | deps
 
 # The pickle reader's threaded dispatch needs each handler to keep its own indirect jump;
 # GCC merges them unless told not to (clang keeps them and ignores these flags' absence).
-THREADED_FLAGS := $(shell $(CC) -fno-gcse -fno-crossjumping -x c -c -o /dev/null /dev/null 2>/dev/null && echo -fno-gcse -fno-crossjumping)
+THREADED_FLAGS := $(shell $(CC) -Werror -fno-gcse -fno-crossjumping -x c -c -o /dev/null /dev/null 2>/dev/null && echo -fno-gcse -fno-crossjumping)
 $(BUILD)/lib/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/liboomdoc.a | deps-test
