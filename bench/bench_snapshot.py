@@ -34,7 +34,7 @@ def run(argv):
 def main():
     oomdoc = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else
                              os.path.join(ROOT, "oomdoc"))
-    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 5
+    runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 9
     os.makedirs(OUT, exist_ok=True)
     plain = os.path.join(OUT, "snap_train_long.pickle")
     if not os.path.exists(plain) or os.path.getsize(plain) == 0:
