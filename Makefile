@@ -48,7 +48,7 @@ $(BUILD)/%.o: %.c | deps
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # The pickle reader's threaded dispatch needs each handler to keep its own indirect jump;
-# GCC merges them unless told not to (clang keeps them and ignores these flags' absence).
+# GCC merges them unless told not to. Compilers without these flags (clang) do not get them.
 THREADED_FLAGS := $(shell $(CC) -Werror -fno-gcse -fno-crossjumping -x c -c -o /dev/null /dev/null 2>/dev/null && echo -fno-gcse -fno-crossjumping)
 $(BUILD)/lib/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
 

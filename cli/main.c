@@ -1,5 +1,5 @@
 /* main.c - `oomdoc`: global options and dispatch to the subcommands. */
-#if defined(__GLIBC__) || defined(__linux__)
+#if defined(__linux__)
 #include <malloc.h>
 #endif
 #include <stdio.h>
