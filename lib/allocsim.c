@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
+
 typedef struct blk blk;
 typedef struct pool pool;
 typedef struct xseg xseg;
@@ -1185,13 +1187,7 @@ typedef struct {
 static void push_head(heads *h, const blk *b)
 {
     while (b->prev) b = b->prev;
-    if (h->n == h->cap) {
-        size_t nc = h->cap ? h->cap * 2 : 64;
-        const blk **v = realloc(h->v, nc * sizeof *v);
-        if (!v) { h->fail = 1; return; }
-        h->v = v;
-        h->cap = nc;
-    }
+    if (!od_grow((void **)&h->v, &h->cap, h->n + 1, sizeof *h->v)) { h->fail = 1; return; }
     h->v[h->n++] = b;
 }
 

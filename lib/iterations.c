@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "categorize.h"
+#include "mem.h"
 #include "sites.h"
 #include "summary.h"
 #include "u64map.h"
@@ -144,14 +145,8 @@ static int from_pattern(const od_snapshot *s, const od_device_trace *tr, bounds 
         if (!od_u64map_get(&keys, key, &k)) {
             if (od_categorize_stack(s, e[i].stack) == OD_CAT_PARAMETERS)
                 continue;
-            if (n_keys == cap) {
-                size_t nc = cap ? cap * 2 : 256;
-                keyinfo *k2 = realloc(ki, nc * sizeof *k2);
-                if (!k2)
-                    goto out;
-                ki = k2;
-                cap = nc;
-            }
+            if (!od_grow((void **)&ki, &cap, n_keys + 1, sizeof *ki))
+                goto out;
             k = (uint32_t)n_keys++;
             ki[k] = (keyinfo){0, i, i, SIZE_MAX};
             if (!od_u64map_put(&keys, key, k))

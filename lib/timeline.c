@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
 #include "sites.h"
 #include "u64map.h"
 
@@ -206,14 +207,8 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
                 *it = (live_item){x->size, g};
                 break;
             }
-            if (n_items == cap_items) {
-                size_t nc = cap_items ? cap_items * 2 : 1024;
-                live_item *ni = realloc(items, nc * sizeof *items);
-                if (!ni)
-                    goto nomem;
-                items = ni;
-                cap_items = nc;
-            }
+            if (!od_grow((void **)&items, &cap_items, n_items + 1, sizeof *items))
+                goto nomem;
             items[n_items] = (live_item){x->size, g};
             if (!od_u64map_put(&live, x->addr, (uint32_t)n_items))
                 goto nomem;
@@ -349,14 +344,8 @@ static int ranges_add(ranges *rs, uint64_t a, uint64_t z)
 {
     if (z <= a)
         return 1;
-    if (rs->n == rs->cap) {
-        size_t nc = rs->cap ? rs->cap * 2 : 64;
-        range *nr = realloc(rs->r, nc * sizeof *nr);
-        if (!nr)
-            return 0;
-        rs->r = nr;
-        rs->cap = nc;
-    }
+    if (!od_grow((void **)&rs->r, &rs->cap, rs->n + 1, sizeof *rs->r))
+        return 0;
     rs->r[rs->n++] = (range){a, z};
     return 1;
 }
@@ -427,14 +416,8 @@ od_status od_layout_at(const od_snapshot *s, int64_t device, size_t index, od_la
             l->blocks[at_] = (od_layout_block){(addr_), (size_), (state_)};                    \
             break;                                                                             \
         }                                                                                      \
-        if (l->n_blocks == cap_blocks) {                                                       \
-            size_t nc_ = cap_blocks ? cap_blocks * 2 : 256;                                    \
-            od_layout_block *nb_ = realloc(l->blocks, nc_ * sizeof *nb_);                      \
-            if (!nb_)                                                                          \
-                goto nomem;                                                                    \
-            l->blocks = nb_;                                                                   \
-            cap_blocks = nc_;                                                                  \
-        }                                                                                      \
+        if (!od_grow((void **)&l->blocks, &cap_blocks, l->n_blocks + 1, sizeof *l->blocks))   \
+            goto nomem;                                                                        \
         l->blocks[l->n_blocks] = (od_layout_block){(addr_), (size_), (state_)};                \
         if (!od_u64map_put(&busy, (addr_), (uint32_t)l->n_blocks))                             \
             goto nomem;                                                                        \

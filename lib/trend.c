@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
+
 #define MAX_ROWS 50000000u
 #define MiB (1024.0 * 1024.0)
 #define MAX_BINS 400
@@ -109,14 +111,8 @@ typedef struct {
 
 static row *add_row(table *t)
 {
-    if (t->n == t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        row *nr = realloc(t->rows, nc * sizeof *nr);
-        if (!nr)
-            return NULL;
-        t->rows = nr;
-        t->cap = nc;
-    }
+    if (!od_grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows))
+        return NULL;
     row *r = &t->rows[t->n];
     r->x = NAN;
     for (int m = 0; m < OD_METRIC_COUNT; m++)
