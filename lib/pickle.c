@@ -1439,15 +1439,16 @@ TABLE_DEFAULTS_OVERRIDDEN_END
         FD_REPEATS();
         switch (*q) {
 #endif
+/* A plain block, not do-while: FD_NEXT may be `continue` of the switch's loop. */
 #define FD_FETCH(idx_, len_, mask_)                                     \
-    do {                                                                \
+    {                                                                   \
         if ((v = finished_memo(m, (idx_))) == V_FAIL)                   \
             goto deopt;                                                 \
         FD_REMEMBER((len_), (mask_));                                   \
         q += (len_);                                                    \
         kv[n++] = v;                                                    \
         FD_NEXT;                                                        \
-    } while (0)
+    }
         FD_OP(binget) FD_FETCH(q[1], 2, m->mask2);
         FD_OP(long_binget) FD_FETCH(rd_u32(q + 1), 5, m->mask5);
 #undef FD_FETCH
@@ -1593,13 +1594,9 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
     return OD_OK;
 }
 
-/* The VM's dispatch, threaded where OD_THREADED says so. */
-#if OD_THREADED
-#define OP(hex) op_##hex:
-#define OP_DEFAULT op_default:
-#define DISPATCH_BEGIN
-#define DISPATCH_END
-#define NEXT                                                              \
+/* Top up the window (at least 16 bytes, so an opcode's arguments are there) and take the
+ * next opcode. */
+#define FETCH_OP()                                                        \
     do {                                                                  \
         if (__builtin_expect(end - p < 16, 0)) {                          \
             SAVE_P();                                                     \
@@ -1610,6 +1607,17 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
         }                                                                 \
         m->op_p = p;                                                      \
         op = *p++;                                                        \
+    } while (0)
+
+/* The VM's dispatch, threaded where OD_THREADED says so. */
+#if OD_THREADED
+#define OP(hex) op_##hex:
+#define OP_DEFAULT op_default:
+#define DISPATCH_BEGIN
+#define DISPATCH_END
+#define NEXT                                                              \
+    do {                                                                  \
+        FETCH_OP();                                                       \
         goto *table[op];                                                  \
     } while (0)
 #else
@@ -1617,15 +1625,7 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
 #define OP_DEFAULT default:
 #define DISPATCH_BEGIN                                                    \
     for (;;) {                                                            \
-        if (end - p < 16) {                                               \
-            SAVE_P();                                                     \
-            int ok_ = refill_or_eof(m);                                   \
-            LOAD_P();                                                     \
-            if (!ok_)                                                     \
-                return truncated(m, "the pickle (no STOP opcode)");       \
-        }                                                                 \
-        m->op_p = p;                                                      \
-        op = *p++;                                                        \
+        FETCH_OP();                                                       \
         switch (op) {
 #define DISPATCH_END } }
 #define NEXT continue
@@ -1839,9 +1839,10 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             p += 8;
             PUSH_STRING(rd_u64(p - 8), 1);
             NEXT;
-/* An empty container: taken with what follows in one step when fast() can, else pushed. */
+/* An empty container: taken with what follows in one step when fast() can, else pushed.
+ * A plain block, not do-while: NEXT may be `continue` of the dispatch loop. */
 #define ONE_STEP_OR_PUSH(fast, kind)                                                  \
-    do {                                                                              \
+    {                                                                                 \
         st = OD_OK;                                                                   \
         const unsigned char *q_ = m->one_by_one ? NULL : fast(m, p, end, &st);        \
         if (q_) {                                                                     \
@@ -1852,7 +1853,7 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             return st;                                                                \
         PUSH(vm_new_cont(m, (kind)));                                                 \
         NEXT;                                                                         \
-    } while (0)
+    }
         OP(5d) ONE_STEP_OR_PUSH(fast_list, K_LIST); /* EMPTY_LIST */
         OP(7d) ONE_STEP_OR_PUSH(fast_dict, K_DICT); /* EMPTY_DICT */
 #undef ONE_STEP_OR_PUSH
