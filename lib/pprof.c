@@ -336,42 +336,25 @@ od_status od_pprof_parse(const void *data, size_t len, od_pprof **out, od_error 
             continue;
         }
         switch (f) {
+/* A new zeroed element at the end of p->arr_, filled by parse_. */
+#define APPEND_PARSED(arr_, cap_, parse_)                                                   \
+    {                                                                                       \
+        void *e = append_zeroed((void **)&p->arr_, &(cap_), &p->n_##arr_, sizeof *p->arr_); \
+        if (!e)                                                                             \
+            goto nomem;                                                                     \
+        if (!parse_(&s, e, err))                                                            \
+            goto fail_err;                                                                  \
+    }                                                                                       \
+    break
         case 1:
-            {
-                void *e = append_zeroed((void **)&p->sample_types, &cap_st, &p->n_sample_types, sizeof *p->sample_types);
-                if (!e)
-                    goto nomem;
-                if (!parse_value_type(&s, e, err))
-                    goto fail_err;
-            }
-            break;
+            APPEND_PARSED(sample_types, cap_st, parse_value_type);
         case 2:
-            {
-                void *e = append_zeroed((void **)&p->samples, &cap_s, &p->n_samples, sizeof *p->samples);
-                if (!e)
-                    goto nomem;
-                if (!parse_sample(&s, e, err))
-                    goto fail_err;
-            }
-            break;
+            APPEND_PARSED(samples, cap_s, parse_sample);
         case 4:
-            {
-                void *e = append_zeroed((void **)&p->locations, &cap_l, &p->n_locations, sizeof *p->locations);
-                if (!e)
-                    goto nomem;
-                if (!parse_location(&s, e, err))
-                    goto fail_err;
-            }
-            break;
+            APPEND_PARSED(locations, cap_l, parse_location);
         case 5:
-            {
-                void *e = append_zeroed((void **)&p->functions, &cap_f, &p->n_functions, sizeof *p->functions);
-                if (!e)
-                    goto nomem;
-                if (!parse_function(&s, e, err))
-                    goto fail_err;
-            }
-            break;
+            APPEND_PARSED(functions, cap_f, parse_function);
+#undef APPEND_PARSED
         case 6:
             if (!od_grow((void **)&spans, &cap_str, p->n_strings + 1, sizeof *spans))
                 goto nomem;
