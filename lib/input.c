@@ -293,36 +293,50 @@ static void release_head(async_reader *a)
     pthread_mutex_unlock(&a->mu);
 }
 
-/* Drain the ring: copy from the head slot, release it when empty, wait for the next. */
-static size_t read_async(od_input *in, unsigned char *buf, size_t n)
+/* Lend up to max bytes of the head slot: *data points at them until the next call, which
+ * first takes the loan back (and gives the slot back to the thread once all of it was
+ * lent). Returns 0 at the end of the stream. */
+static size_t lend_async(async_reader *a, size_t max, const unsigned char **data)
 {
-    async_reader *a = in->async;
-    size_t done = 0;
-    if (a->held) {
-        a->held = 0;
-        if (a->pos == a->slots[a->head].len) {
-            if (a->slots[a->head].last)
-                a->done = 1;
-            release_head(a);
+    for (;;) {
+        if (a->held) {
+            a->held = 0;
+            slot *sl = &a->slots[a->head];
+            if (a->pos == sl->len) {
+                if (sl->last)
+                    a->done = 1; /* in->status is final: the thread wrote it before this slot */
+                release_head(a);
+            }
         }
-    }
-    while (done < n && !a->done) {
+        if (a->done)
+            return 0;
         pthread_mutex_lock(&a->mu);
         while (a->count == 0)
             pthread_cond_wait(&a->cv, &a->mu);
         pthread_mutex_unlock(&a->mu);
         slot *sl = &a->slots[a->head];
         size_t k = sl->len - a->pos;
-        if (k > n - done)
-            k = n - done;
-        memcpy(buf + done, sl->data + a->pos, k);
+        if (k > max)
+            k = max;
+        *data = sl->data + a->pos;
         a->pos += k;
+        a->held = 1;
+        if (k)
+            return k;
+    }
+}
+
+/* Drain the ring by copying what it lends. */
+static size_t read_async(od_input *in, unsigned char *buf, size_t n)
+{
+    size_t done = 0;
+    while (done < n) {
+        const unsigned char *d;
+        size_t k = lend_async(in->async, n - done, &d);
+        if (k == 0)
+            break;
+        memcpy(buf + done, d, k);
         done += k;
-        if (a->pos == sl->len) {
-            if (sl->last)
-                a->done = 1; /* in->status is final: the thread wrote it before this slot */
-            release_head(a);
-        }
     }
     return done;
 }
@@ -332,37 +346,8 @@ static size_t read_async(od_input *in, unsigned char *buf, size_t n)
 size_t od_input_borrow(od_input *in, const unsigned char **data)
 {
     size_t lim = in->chunk_limit ? in->chunk_limit : SIZE_MAX;
-    async_reader *a = in->async;
-    if (a) {
-        /* Lend the head slot from pos on; it goes back to the thread once all of it was
-         * lent and the next call shows the borrower is done with it. */
-        for (;;) {
-            if (a->held) {
-                a->held = 0;
-                slot *sl = &a->slots[a->head];
-                if (a->pos == sl->len) {
-                    if (sl->last)
-                        a->done = 1; /* in->status is final: the thread wrote it before this slot */
-                    release_head(a);
-                }
-            }
-            if (a->done)
-                return 0;
-            pthread_mutex_lock(&a->mu);
-            while (a->count == 0)
-                pthread_cond_wait(&a->cv, &a->mu);
-            pthread_mutex_unlock(&a->mu);
-            slot *sl = &a->slots[a->head];
-            size_t k = sl->len - a->pos;
-            if (k > lim)
-                k = lim;
-            *data = sl->data + a->pos;
-            a->pos += k;
-            a->held = 1;
-            if (k)
-                return k;
-        }
-    }
+    if (in->async)
+        return lend_async(in->async, lim, data);
     if (in->mem && !in->gzip && in->raw_pos == in->raw_len) {
         /* Plain memory past the peeked bytes: all of the rest at once. */
         size_t k = in->mem_size - in->mem_pos;
