@@ -14,6 +14,7 @@
 #include "../lib/diagnose.h"
 #include "../lib/estimate.h"
 #include "../lib/hfconfig.h"
+#include "../lib/inputkind.h"
 #include "../lib/profile.h"
 #include "../lib/trend.h"
 #include "../lib/triage.h"
@@ -81,19 +82,20 @@ static void usage(void)
 
 /* ---------- detection ---------- */
 
-static int looks_like_config(const char *text, size_t len)
+/* The kind diagnose reads a file of kind k as (lib/inputkind decides k). */
+static od_input_kind diag_kind(od_file_kind k)
 {
-    size_t i = 0;
-    while (i < len && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
-        i++;
-    if (i >= len || text[i] != '{')
-        return 0;
-    json_error_t je;
-    json_t *o = json_loadb(text, len, 0, &je);
-    int cfg = json_is_object(o) && (json_object_get(o, "model_type") || json_object_get(o, "architectures")) &&
-              (json_object_get(o, "hidden_size") || json_object_get(o, "n_embd") || json_object_get(o, "d_model"));
-    json_decref(o);
-    return cfg;
+    switch (k) {
+    case OD_FILE_SNAPSHOT:
+    case OD_FILE_SNAPSHOT_GZIP: return OD_INPUT_SNAPSHOT;
+    case OD_FILE_CONFIG: return OD_INPUT_CONFIG;
+    case OD_FILE_SERIES: return OD_INPUT_SERIES;
+    case OD_FILE_BFC_LOG:
+    case OD_FILE_LOG: return OD_INPUT_LOG;
+    case OD_FILE_NOTHING:
+    case OD_FILE_UNDECIDED: return OD_INPUT_NOTHING;
+    default: return OD_INPUT_PROFILE;
+    }
 }
 
 /* Load a profiler record from a file (streamed) or from text already read. */
@@ -109,10 +111,11 @@ static int load_input(input *in)
 {
     int rc = 0;
     size_t len = 0;
+    unsigned flags = 0;
     /* Profiler traces can be hundreds of MB: look first, then stream them. BFC allocator
      * logs are OOM logs first (triage below), their figures read as a profile too. */
-    int pk = od_cli_profile_kind(in->path);
-    if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
+    od_file_kind k = od_cli_sniff_kind(in->path, &flags);
+    if (od_file_kind_profile(k) >= 0 && k != OD_FILE_BFC_LOG) {
         in->kind = OD_INPUT_PROFILE;
         return load_profile(in, NULL, 0);
     }
@@ -121,53 +124,42 @@ static int load_input(input *in)
         return rc;
     od_error err;
     od_error_clear(&err);
-    if (pk < 0 && !od_cli_is_pickle(text, len))
-        pk = od_profile_detect(text, len < 4096 ? len : 4096);
-    if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
-        in->kind = OD_INPUT_PROFILE;
-        rc = load_profile(in, text, len);
-        free(text);
-        return rc;
-    }
-    if (pk == OD_PROFILE_BFC_LOG && load_profile(in, text, len) != 0) {
-        free(text);
-        return OD_EXIT_INPUT;
-    }
-    if (od_cli_is_pickle(text, len)) {
-        in->kind = OD_INPUT_SNAPSHOT;
-        in->snap = od_cli_load_snapshot_mem(in->path, text, len, &rc);
-        free(text);
-        return in->snap ? 0 : rc;
-    }
-    if (looks_like_config(text, len)) {
-        in->kind = OD_INPUT_CONFIG;
-        /* A config plan cannot read (an unknown model_type) is still a config: listed only. */
-        in->have_model = od_hfconfig_parse(text, len, &in->model, &err) == OD_OK;
-        free(text);
-        return 0;
-    }
-    if (od_triage_parse(text, len, &in->tri, &err) != OD_OK) {
+    if (od_file_kind_detect(text, len, flags, &k, &err) != OD_OK) {
         free(text);
         return od_cli_report_error(in->path, &err);
     }
-    if (in->tri->n_reports) {
-        in->kind = OD_INPUT_LOG;
-    } else {
-        od_series *s = NULL;
-        od_error serr;
-        if (od_series_parse(text, len, &s, &serr) == OD_OK) {
-            in->kind = OD_INPUT_SERIES;
-            in->series = s;
-            if (od_trend_analyze(s, od_series_primary(s), 0, &in->fit, &serr) == OD_OK)
-                in->have_fit = 1;
-        } else if (in->tri->n_summaries || in->tri->stats || in->tri->n_gpus || in->tri->n_procs) {
-            in->kind = OD_INPUT_LOG;
-        } else {
-            in->kind = OD_INPUT_NOTHING;
-        }
+    in->kind = diag_kind(k);
+    switch (in->kind) {
+    case OD_INPUT_PROFILE:
+        rc = load_profile(in, text, len);
+        break;
+    case OD_INPUT_SNAPSHOT:
+        in->snap = od_cli_load_snapshot_mem(in->path, text, len, &rc);
+        break;
+    case OD_INPUT_CONFIG:
+        /* A config plan cannot read (an unknown model_type) is still a config: listed only. */
+        in->have_model = od_hfconfig_parse(text, len, &in->model, &err) == OD_OK;
+        break;
+    case OD_INPUT_SERIES:
+        if (od_series_parse(text, len, &in->series, &err) != OD_OK)
+            rc = od_cli_report_error(in->path, &err);
+        else if (od_trend_analyze(in->series, od_series_primary(in->series), 0, &in->fit, &err) == OD_OK)
+            in->have_fit = 1;
+        break;
+    case OD_INPUT_LOG:
+        if (k == OD_FILE_BFC_LOG && load_profile(in, text, len) != 0)
+            rc = OD_EXIT_INPUT;
+        else if (od_triage_parse(text, len, &in->tri, &err) != OD_OK)
+            rc = od_cli_report_error(in->path, &err);
+        /* a BFC log without an OOM report is read for its figures alone, as report does */
+        else if (k == OD_FILE_BFC_LOG && !in->tri->n_reports)
+            in->kind = OD_INPUT_PROFILE;
+        break;
+    case OD_INPUT_NOTHING:
+        break;
     }
     free(text);
-    return 0;
+    return rc;
 }
 
 /* ---------- output ---------- */

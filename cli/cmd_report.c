@@ -14,6 +14,7 @@
 
 #include "../lib/diagnose.h"
 #include "../lib/hfconfig.h"
+#include "../lib/inputkind.h"
 #include "../lib/plan.h"
 #include "../lib/report.h"
 #include "../lib/units.h"
@@ -91,8 +92,9 @@ static int load(const char *path, loaded *l, od_report_item *item)
     item->name = path;
     /* Profiler records: traces can be hundreds of MB, so a file is streamed. A BFC
      * allocator log is an OOM log first (below); its figures ride along. */
-    int pk = od_cli_profile_kind(path);
-    if (pk >= 0 && pk != OD_PROFILE_BFC_LOG) {
+    unsigned flags = 0;
+    od_file_kind k = od_cli_sniff_kind(path, &flags);
+    if (od_file_kind_profile(k) >= 0 && k != OD_FILE_BFC_LOG) {
         l->profile = od_cli_load_profile(path, NULL, 0, &code);
         if (!l->profile)
             return code;
@@ -103,20 +105,21 @@ static int load(const char *path, loaded *l, od_report_item *item)
     l->text = od_cli_read_all(path, &l->len, &code);
     if (!l->text)
         return code;
-    if (pk < 0 && !(l->len && (unsigned char)l->text[0] == 0x80))
-        pk = od_profile_detect(l->text, l->len < 4096 ? l->len : 4096);
-    if (pk >= 0) {
+    if (od_file_kind_detect(l->text, l->len, flags, &k, &err) != OD_OK)
+        return od_cli_report_error(path, &err);
+    if (od_file_kind_profile(k) >= 0) {
         l->profile = od_cli_load_profile(path, l->text, l->len, &code);
         if (!l->profile)
             return code;
         item->profile = l->profile;
-        if (pk != OD_PROFILE_BFC_LOG) {
+        if (k != OD_FILE_BFC_LOG) {
             item->kind = OD_REPORT_PROFILE;
             return 0;
         }
     }
-    /* Protocol 2+ pickles start with PROTO (0x80): torch writes protocol 4. */
-    if (l->len && (unsigned char)l->text[0] == 0x80) {
+    switch (k) {
+    case OD_FILE_SNAPSHOT:
+    case OD_FILE_SNAPSHOT_GZIP: {
         od_input *in = NULL;
         od_status st = od_input_open_memory(l->text, l->len, &in, &err);
         if (st == OD_OK)
@@ -128,28 +131,33 @@ static int load(const char *path, loaded *l, od_report_item *item)
         item->snapshot = l->snap;
         return 0;
     }
-    if (od_series_parse(l->text, l->len, &l->series, &err) == OD_OK) {
+    case OD_FILE_SERIES:
+        if (od_series_parse(l->text, l->len, &l->series, &err) != OD_OK)
+            return od_cli_report_error(path, &err);
         item->kind = OD_REPORT_SERIES;
         item->series = l->series;
         return 0;
+    case OD_FILE_BFC_LOG:
+    case OD_FILE_LOG:
+        if (od_triage_parse(l->text, l->len, &l->tri, &err) != OD_OK)
+            return od_cli_report_error(path, &err);
+        if (l->tri->n_reports) {
+            item->kind = OD_REPORT_TRIAGE;
+            item->triage = l->tri;
+            return 0;
+        }
+        if (l->profile) { /* a BFC log without an OOM report: its figures alone */
+            item->kind = OD_REPORT_PROFILE;
+            return 0;
+        }
+        break;
+    default: /* a config, nothing: not drawn */
+        break;
     }
-    l->series = NULL;
-    od_error_clear(&err);
-    if (od_triage_parse(l->text, l->len, &l->tri, &err) != OD_OK)
-        return od_cli_report_error(path, &err);
-    if (!l->tri->n_reports && l->profile) {
-        item->kind = OD_REPORT_PROFILE;
-        return 0;
-    }
-    if (!l->tri->n_reports) {
-        od_fail_at(&err, OD_ERR_FORMAT, 0,
-                   "not a snapshot (pickle), a step log (CSV/JSON Lines with a step or time column) "
-                   "or a log with an OOM message");
-        return od_cli_report_error(path, &err);
-    }
-    item->kind = OD_REPORT_TRIAGE;
-    item->triage = l->tri;
-    return 0;
+    od_fail_at(&err, OD_ERR_FORMAT, 0,
+               "not a snapshot (pickle), a step log (CSV/JSON Lines with a step or time column) "
+               "or a log with an OOM message");
+    return od_cli_report_error(path, &err);
 }
 
 static void unload(loaded *l)

@@ -1,16 +1,19 @@
 /* profin.h - reading profiler records for doctor and report: look at a file's first bytes
- * to tell a profiler record, then stream it (traces can be hundreds of MB), or read one
- * from text already in memory (stdin). */
+ * to tell a profiler record (lib/inputkind), then stream it (traces can be hundreds of MB),
+ * or read one from text already in memory (stdin). */
 #ifndef OD_CLI_PROFIN_H
 #define OD_CLI_PROFIN_H
 
 #include <stddef.h>
 
+#include "../lib/inputkind.h"
 #include "../lib/profile.h"
 
-/* The od_profile_kind of path from its first 4 KiB (gunzipped), or -1 (also for "-" and
- * unreadable files, which the caller's ordinary reading reports). */
-int od_cli_profile_kind(const char *path);
+/* What the first OD_FILE_HEAD_BYTES of path (gunzipped) tell: od_file_kind_detect with
+ * OD_DETECT_HEAD. *flags receives the flags for deciding on the whole text later
+ * (OD_DETECT_GZIP when path is gzip-compressed, else 0). OD_FILE_UNDECIDED for "-" and
+ * unreadable files, which the caller's ordinary reading reports. */
+od_file_kind od_cli_sniff_kind(const char *path, unsigned *flags);
 
 /* Load a profiler record: from text[0..len) when text is not NULL, else streamed from
  * path. Returns the profile (free with od_profile_free), or NULL with *exit_code set and

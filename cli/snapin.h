@@ -6,7 +6,7 @@
 
 #include "../lib/snapshot.h"
 
-/* Whether bytes (already gunzipped) start like a pickle: protocol 2+ opens with PROTO. */
+/* Whether bytes (already gunzipped) start like a pickle (lib/inputkind decides). */
 int od_cli_is_pickle(const void *bytes, size_t len);
 
 /* Load the snapshot in path ("-" = stdin). On failure prints the error line and returns
