@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../lib/pools.h"
 #include "../lib/snapshot.h"
 #include "../lib/summary.h"
 #include "../lib/units.h"
@@ -15,7 +16,8 @@ static void usage(FILE *f)
             "Usage: oomdoc snapshot FILE [--json] [--top N] [--device D]\n\n"
             "Summarize a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot), plain\n"
             "or gzipped, or '-' for stdin: segments, reserved/allocated/active memory, the\n"
-            "largest free block, stranded memory empty_cache() cannot release, the trace's peak,\n"
+            "largest free block, stranded memory empty_cache() cannot release, memory per\n"
+            "allocator pool (default, CUDA-graph, user MemPool) and per stream, the trace's peak,\n"
             "OOM events, and live memory by source line at the end and at the peak.\n\n"
             "Options:\n"
             "  --json        one JSON document (schema_version 1), sizes in bytes\n"
@@ -62,7 +64,31 @@ static json_t *other_json(const od_site_list *l, size_t top)
                      "requested_bytes", (json_int_t)req, "count", (json_int_t)count);
 }
 
-static json_t *device_json(const od_device_summary *d, size_t top)
+/* The pools and streams arrays of one device (empty when it has no segments). */
+static void pools_json(json_t *o, const od_device_pools *dp)
+{
+    json_t *pools = json_array(), *streams = json_array();
+    for (size_t i = 0; dp && i < dp->n_pools; i++) {
+        const od_pool_usage *p = &dp->pools[i];
+        json_array_append_new(pools, json_pack("{s:[I,I], s:s, s:I, s:I, s:I}", "pool_id",
+                                               (json_int_t)p->pool_id[0], (json_int_t)p->pool_id[1],
+                                               "kind", od_pool_kind_name(p->kind), "segments",
+                                               (json_int_t)p->segments, "reserved_bytes",
+                                               (json_int_t)p->reserved_bytes, "allocated_bytes",
+                                               (json_int_t)p->allocated_bytes));
+    }
+    for (size_t i = 0; dp && i < dp->n_streams; i++) {
+        const od_stream_usage *t = &dp->streams[i];
+        json_array_append_new(streams, json_pack("{s:I, s:I, s:I, s:I}", "stream", (json_int_t)t->stream,
+                                                 "reserved_bytes", (json_int_t)t->reserved_bytes,
+                                                 "allocated_bytes", (json_int_t)t->allocated_bytes,
+                                                 "free_bytes", (json_int_t)t->free_bytes));
+    }
+    json_object_set_new(o, "pools", pools);
+    json_object_set_new(o, "streams", streams);
+}
+
+static json_t *device_json(const od_device_summary *d, const od_device_pools *dp, size_t top)
 {
     json_t *o = json_object();
     json_object_set_new(o, "device", json_integer(d->device));
@@ -74,6 +100,7 @@ static json_t *device_json(const od_device_summary *d, size_t top)
     json_object_set_new(o, "largest_free_block_bytes", json_integer((json_int_t)d->largest_free_block_bytes));
     json_object_set_new(o, "stranded_bytes", json_integer((json_int_t)d->stranded_bytes));
     json_object_set_new(o, "expandable_segments", json_integer((json_int_t)d->expandable_segments));
+    pools_json(o, dp);
     if (d->has_trace) {
         json_t *t = json_object();
         json_object_set_new(t, "entries", json_integer((json_int_t)d->entries));
@@ -130,7 +157,26 @@ static void print_sites(const char *title, const od_site_list *l, size_t top)
                l->n - top);
 }
 
-static void print_device(const od_device_summary *d, size_t top)
+/* A line per pool and a line per stream, each only when there is more than one. */
+static void print_pools(const od_device_pools *dp)
+{
+    char b1[32], b2[32], b3[32], label[64];
+    for (size_t i = 0; dp && dp->n_pools > 1 && i < dp->n_pools; i++) {
+        const od_pool_usage *p = &dp->pools[i];
+        snprintf(label, sizeof label, "pool %s (%lld, %lld)", od_pool_kind_name(p->kind),
+                 (long long)p->pool_id[0], (long long)p->pool_id[1]);
+        printf("  %-19s %s reserved in %llu segment%s, %s allocated\n", label, iec(p->reserved_bytes, b1),
+               (unsigned long long)p->segments, p->segments == 1 ? "" : "s", iec(p->allocated_bytes, b2));
+    }
+    for (size_t i = 0; dp && dp->n_streams > 1 && i < dp->n_streams; i++) {
+        const od_stream_usage *t = &dp->streams[i];
+        snprintf(label, sizeof label, "stream %llu", (unsigned long long)t->stream);
+        printf("  %-19s %s reserved, %s allocated, %s free\n", label, iec(t->reserved_bytes, b1),
+               iec(t->allocated_bytes, b2), iec(t->free_bytes, b3));
+    }
+}
+
+static void print_device(const od_device_summary *d, const od_device_pools *dp, size_t top)
 {
     char b[32], b2[32];
     printf("%sdevice %lld%s\n", od_c_bold, (long long)d->device, od_c_reset);
@@ -142,6 +188,7 @@ static void print_device(const od_device_summary *d, size_t top)
     printf("  largest free block  %s\n", iec(d->largest_free_block_bytes, b));
     printf("  stranded            %s%s%s (free inside segments in use: empty_cache() cannot release it)\n",
            d->stranded_bytes ? od_c_yellow : "", iec(d->stranded_bytes, b), od_c_reset);
+    print_pools(dp);
     if (!d->has_trace) {
         printf("  trace               none (this snapshot has no trace)\n");
     } else {
@@ -205,12 +252,15 @@ int od_cmd_snapshot(int argc, char **argv)
     od_input *in = NULL;
     od_snapshot *snap = NULL;
     od_summary *sum = NULL;
+    od_pools *pools = NULL;
     od_error err;
     od_status st = od_input_open_file(f, &in, &err);
     if (st == OD_OK)
         st = od_snapshot_load(in, &snap, &err);
     if (st == OD_OK)
         st = od_summarize(snap, &sum, &err);
+    if (st == OD_OK)
+        st = od_pools_compute(snap, &pools, &err);
     if (st != OD_OK) {
         code = od_cli_report_error(path, &err);
         goto out;
@@ -236,7 +286,9 @@ int od_cmd_snapshot(int argc, char **argv)
         json_t *devs = json_array();
         for (size_t i = 0; i < sum->n_devices; i++)
             if (device < 0 || sum->devices[i].device == device)
-                json_array_append_new(devs, device_json(&sum->devices[i], (size_t)top));
+                json_array_append_new(devs, device_json(&sum->devices[i],
+                                                        od_pools_device(pools, sum->devices[i].device),
+                                                        (size_t)top));
         json_object_set_new(doc, "devices", devs);
         code = od_cli_print_json(doc);
     } else {
@@ -248,9 +300,11 @@ int od_cmd_snapshot(int argc, char **argv)
             printf("no device holds memory in this snapshot\n");
         for (size_t i = 0; i < sum->n_devices; i++)
             if (device < 0 || sum->devices[i].device == device)
-                print_device(&sum->devices[i], (size_t)top);
+                print_device(&sum->devices[i], od_pools_device(pools, sum->devices[i].device),
+                             (size_t)top);
     }
 out:
+    od_pools_free(pools);
     od_summary_free(sum);
     od_snapshot_free(snap);
     od_input_close(in);

@@ -1,0 +1,1 @@
+$OOMDOC snapshot --top 3 tests/data/synthetic/graph_pool.pickle
