@@ -94,6 +94,36 @@ def stranded(seg):
     return total
 
 
+def pool_kind(pool_id):
+    """As PyTorch numbers pools: (0, 0) is the default pool; a capture given no pool makes
+    (N, 0) for itself (CUDAGraph::capture_begin); MemPool() and graph_pool_handle() are
+    user-created, (0, N) (create_mempool_id in aten/src/ATen/core/MemPool.cpp)."""
+    first, second = pool_id
+    if first == 0 and second == 0:
+        return "default"
+    return "graph" if second == 0 else "user"
+
+
+def pools_and_streams(segs):
+    """pools and streams of one device's segments, as `snapshot --json` lists them."""
+    pools, streams = {}, {}
+    for s in segs:
+        pid = tuple(s.get("segment_pool_id", (0, 0)))
+        size = {st: sum(b["size"] for b in s["blocks"] if b["state"] == st)
+                for st in ("active_allocated", "inactive")}
+        p = pools.setdefault(pid, {"pool_id": list(pid), "kind": pool_kind(pid), "segments": 0,
+                                   "reserved_bytes": 0, "allocated_bytes": 0})
+        p["segments"] += 1
+        p["reserved_bytes"] += s["total_size"]
+        p["allocated_bytes"] += size["active_allocated"]
+        t = streams.setdefault(s["stream"], {"stream": s["stream"], "reserved_bytes": 0,
+                                             "allocated_bytes": 0, "free_bytes": 0})
+        t["reserved_bytes"] += s["total_size"]
+        t["allocated_bytes"] += size["active_allocated"]
+        t["free_bytes"] += size["inactive"]
+    return [pools[k] for k in sorted(pools)], [streams[k] for k in sorted(streams)]
+
+
 def expected(snap):
     if isinstance(snap, list):  # torch 1.13: blocks end to end, the last history entry is current
         segments, traces = snap, None
@@ -124,6 +154,7 @@ def expected(snap):
             "largest_free_block_bytes": max([b["size"] for b in blocks if b["state"] == "inactive"] or [0]),
             "stranded_bytes": sum(stranded(s) for s in segs),
         }
+        d["pools"], d["streams"] = pools_and_streams(segs)
         trace = traces[dev] if traces is not None and dev < len(traces) else ([] if traces is not None else None)
         live_end = [b for b in blocks if b["state"] in ("active_allocated", "active_pending_free")]
         if trace is None:
@@ -206,6 +237,9 @@ def compare(name, want, got):
                   "active_bytes", "largest_free_block_bytes", "stranded_bytes"):
             if w[k] != g[k]:
                 errors.append("%s device %s: %s = %s, expected %s" % (name, w["device"], k, g[k], w[k]))
+        for k in ("pools", "streams"):
+            if w[k] != g[k]:
+                errors.append("%s device %s: %s = %s, expected %s" % (name, w["device"], k, g[k], w[k]))
         if w["trace"] is None:
             if g["trace"] is not None:
                 errors.append("%s: trace should be null" % name)
@@ -252,9 +286,10 @@ def main():
     oomdoc = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "oomdoc")
     files = sorted(os.path.join(SNAPSHOT_DIR, f) for f in os.listdir(SNAPSHOT_DIR)
                    if f.endswith(".pickle") or f.endswith(".pickle.gz"))
-    extra = os.path.join(ROOT, "tests", "data", "extra")
-    if os.path.isdir(extra):
-        files += sorted(os.path.join(extra, f) for f in os.listdir(extra) if ".pickle" in f)
+    for sub in ("extra", "synthetic"):
+        extra = os.path.join(ROOT, "tests", "data", sub)
+        if os.path.isdir(extra):
+            files += sorted(os.path.join(extra, f) for f in os.listdir(extra) if ".pickle" in f)
     failures = 0
     for path in files:
         name = os.path.basename(path)
@@ -273,9 +308,10 @@ def main():
         failures += bool(errors)
         if not errors:
             d = want[0]
-            print("ok %s: reserved %d allocated %d stranded %d peak %s" % (
+            print("ok %s: reserved %d allocated %d stranded %d peak %s pools %d streams %d" % (
                 name, d["reserved_bytes"], d["allocated_bytes"], d["stranded_bytes"],
-                d["trace"]["peak_requested_bytes"] if d["trace"] else None))
+                d["trace"]["peak_requested_bytes"] if d["trace"] else None,
+                len(d["pools"]), len(d["streams"])))
     print("snapshot cross-check: %d files, %d failed" % (len(files), failures))
     return 1 if failures else 0
 
