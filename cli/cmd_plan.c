@@ -158,11 +158,12 @@ static const char *iec(uint64_t b, char *buf) { return od_format_iec(b, buf, 32)
 
 static json_t *breakdown_json(const od_breakdown *b)
 {
-    return json_pack("{sI sI sI sI sI sI sI}", "parameters", (json_int_t)b->parameters,
+    return json_pack("{sI sI sI sI sI sI sI sI}", "parameters", (json_int_t)b->parameters,
                      "gradients", (json_int_t)b->gradients, "optimizer_states",
                      (json_int_t)b->optimizer_states, "activations", (json_int_t)b->activations,
                      "logits_and_loss", (json_int_t)b->logits_and_loss, "kv_cache",
-                     (json_int_t)b->kv_cache, "temporaries", (json_int_t)b->temporaries);
+                     (json_int_t)b->kv_cache, "temporaries", (json_int_t)b->temporaries, "workspace",
+                     (json_int_t)b->workspace);
 }
 
 static json_t *workload_json(const od_workload *w)
@@ -279,7 +280,7 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
         {"parameters", b->parameters}, {"gradients", b->gradients},
         {"optimizer states", b->optimizer_states}, {"activations", b->activations},
         {"logits and loss", b->logits_and_loss}, {"KV cache", b->kv_cache},
-        {"temporaries", b->temporaries}};
+        {"temporaries", b->temporaries}, {"workspace", b->workspace}};
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (rows[i].v)
             printf("  %-18s %12s\n", rows[i].k, iec(rows[i].v, x));

@@ -109,6 +109,10 @@ static json_t *device_json(const od_device_summary *d, const od_device_pools *dp
         json_object_set_new(t, "peak_requested_bytes", json_integer((json_int_t)d->peak_requested_bytes));
         json_object_set_new(t, "peak_time_us", d->has_peak_entry ? json_integer((json_int_t)d->peak_time_us) : json_null());
         json_object_set_new(t, "peak_index", d->has_peak_entry ? json_integer((json_int_t)d->peak_index) : json_null());
+        json_object_set_new(t, "peak_allocated_bytes", json_integer((json_int_t)d->trace->peak_block_bytes));
+        json_object_set_new(t, "peak_allocated_index",
+                            d->trace->has_peak ? json_integer((json_int_t)d->trace->peak_index) : json_null());
+        json_object_set_new(t, "peak_allocated_from_replay", json_boolean(d->trace->blocks_from_replay));
         json_t *ooms = json_array();
         for (size_t i = 0; i < d->n_ooms; i++) {
             const od_oom_event *e = &d->ooms[i];
@@ -203,6 +207,11 @@ static void print_device(const od_device_summary *d, const od_device_pools *dp, 
                    d->peak_index, (double)(d->peak_time_us - d->first_time_us) / 1e6);
         else
             printf("  peak requested      %s (at the start)\n", iec(d->peak_requested_bytes, b));
+        if (d->trace->has_peak)
+            printf("  peak allocated      %s at entry %zu (+%.3f s; %s)\n", iec(d->trace->peak_block_bytes, b),
+                   d->trace->peak_index, (double)(d->trace->peak_time_us - d->first_time_us) / 1e6,
+                   d->trace->blocks_from_replay ? "block sizes from the allocator replay"
+                                                : "requests rounded to 512 B");
         for (size_t i = 0; i < d->n_ooms; i++) {
             const od_oom_event *e = &d->ooms[i];
             printf("  %sOOM%s                 entry %zu: tried to allocate %s with %s free on the device, at %s\n",
@@ -210,7 +219,9 @@ static void print_device(const od_device_summary *d, const od_device_pools *dp, 
         }
     }
     print_sites("live at the end, by site", &d->top_sites, top);
-    print_sites("live at the peak, by site (bytes: requests rounded to 512 B)", &d->peak_sites, top);
+    print_sites(d->trace && d->trace->blocks_from_replay ? "live at the peak, by site (block bytes from the replay)"
+                                                         : "live at the peak, by site (bytes: blocks, or requests rounded to 512 B)",
+                &d->peak_sites, top);
 }
 
 int od_cmd_snapshot(int argc, char **argv)

@@ -200,10 +200,14 @@ int od_cmd_trend(int argc, char **argv)
         for (size_t i = 0; i < snap->n_traces && !(its && its->n >= 3); i++) {
             od_iterations_free(its);
             its = NULL;
-            if (od_iterations_find(snap, snap->traces[i].device, 1, &its, &err) != OD_OK) {
+            od_trace *tr = NULL;
+            if (od_trace_build(snap, snap->traces[i].device, NULL, &tr, &err) != OD_OK ||
+                od_iterations_find(tr, 1, &its, &err) != OD_OK) {
+                od_trace_free(tr);
                 od_snapshot_free(snap);
                 return od_cli_report_error(path, &err);
             }
+            od_trace_free(tr);
         }
         od_snapshot_free(snap);
         if (!its || its->n < 3) {

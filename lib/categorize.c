@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iterations.h"
 #include "sites.h"
-#include "summary.h"
+#include "mem.h"
 #include "u64map.h"
 
 const char *od_category_name(od_category c)
@@ -33,21 +32,8 @@ static int contains_ci(const char *s, const char *needle)
     return 0;
 }
 
-static int name_is(const char *name, const char *const *list)
-{
-    for (; *list; list++)
-        if (name && strcmp(name, *list) == 0)
-            return 1;
-    return 0;
-}
-
 od_category od_categorize_stack(const od_snapshot *s, uint32_t stack)
 {
-    static const char *const init_names[] = {
-        "__init__", "_apply", "to", "cuda", "from_pretrained", "from_config", "_from_config",
-        "load_state_dict", "_load_from_state_dict", "reset_parameters", "init_weights",
-        "_init_weights", "post_init", "initialize_weights", "to_empty", "materialize", NULL,
-    };
     uint32_t n;
     const uint32_t *fr = od_snapshot_stack(s, stack, &n);
     if (n == 0)
@@ -84,7 +70,7 @@ od_category od_categorize_stack(const od_snapshot *s, uint32_t stack)
             }
         }
     }
-    int user_frame = 0, module_level = 0, init = 0;
+    int user_frame = 0, module_level = 0, init = forwards == 0 && od_stack_is_init(s, stack);
     for (uint32_t i = 0; i < prefix; i++) {
         const od_frame *f = &s->frames[fr[i]];
         const char *fn = f->filename ? f->filename : "";
@@ -93,14 +79,13 @@ od_category od_categorize_stack(const od_snapshot *s, uint32_t stack)
             return OD_CAT_KV_CACHE;
         if (strstr(fn, "/torch/distributed/") || contains_ci(fn, "nccl") || contains_ci(f->name, "workspace"))
             return OD_CAT_WORKSPACE;
-        if (strstr(fn, "/torch/autograd/") && f->name &&
-            (strcmp(f->name, "_make_grads") == 0 || strcmp(f->name, "backward") == 0 || strcmp(f->name, "grad") == 0))
+        if (strstr(fn, "/torch/autograd/") && f->name && strcmp(f->name, "_make_grads") == 0)
+            return OD_CAT_LOGITS_AND_LOSS; /* the loss's own gradient (ones) */
+        if (strstr(fn, "/torch/autograd/") && f->name && (strcmp(f->name, "backward") == 0 || strcmp(f->name, "grad") == 0))
             return OD_CAT_GRADIENTS;
         if (contains_ci(f->name, "loss") || contains_ci(f->name, "cross_entropy") || contains_ci(f->name, "nll") ||
             (k != OD_FRAME_USER && contains_ci(fn, "loss")))
             return OD_CAT_LOGITS_AND_LOSS;
-        if (name_is(f->name, init_names))
-            init = 1;
         if (f->name && strcmp(f->name, "<module>") == 0 && !user_frame)
             module_level = 1;
         if (k == OD_FRAME_USER)
@@ -121,7 +106,52 @@ od_category od_categorize_stack(const od_snapshot *s, uint32_t stack)
     return OD_CAT_UNKNOWN;
 }
 
-/* Per-stack tallies, then grouped by (category, site) for the top sites. */
+
+/* cuBLAS workspaces: one per (handle, stream), allocated through the caching allocator
+ * by the first matmul on that handle and never freed. Their size is
+ * CUBLAS_WORKSPACE_CONFIG's: PyTorch's default is ":4096:8" (32 MiB) on Hopper and later
+ * and ":4096:2:16:8" (2 x 4 MiB + 8 x 16 KiB) before (aten/src/ATen/cuda/CublasHandlePool.cpp,
+ * getChosenWorkspaceSize); the H200 fixtures show two 32 MiB ones, the main thread's (with
+ * the first matmul's frames) and the autograd engine's (none). */
+static int workspace_size(uint64_t requested)
+{
+    return requested == (32ull << 20) || requested == (8ull << 20) + (128ull << 10);
+}
+
+/* Whether a stack's innermost torch frames are a matmul, as when cuBLAS's first call on
+ * a handle allocates its workspace. */
+static int matmul_frames(const od_snapshot *s, uint32_t stack)
+{
+    uint32_t n;
+    const uint32_t *fr = od_snapshot_stack(s, stack, &n);
+    for (uint32_t i = 0; i < n && i < 3; i++) {
+        const od_frame *f = &s->frames[fr[i]];
+        const char *fn = f->filename ? f->filename : "";
+        if (strstr(fn, "pytorch_utils") || strstr(fn, "/torch/nn/modules/linear") ||
+            (f->name && (strstr(f->name, "matmul") || strstr(f->name, "linear") || strstr(f->name, "addmm"))))
+            return 1;
+    }
+    return n == 0;
+}
+
+const char *od_category_basis(od_category c)
+{
+    static const char *const b[OD_CAT_COUNT] = {
+        "frames (module __init__, .to(), from_pretrained, load_state_dict); inferred for weights live before the "
+        "trace and through its end",
+        "made by backward without frames, sized like a parameter, and alive until the next iteration boundary",
+        "frames (torch.optim state initialization)",
+        "frames (inside a nested module forward)",
+        "frames (loss functions, the outermost forward's output), and backward blocks sized like the logits",
+        "frames (transformers cache_utils, *cache*)",
+        "frames (optimizer step, user code), and other backward intermediates",
+        "never freed, a cuBLAS workspace size, made by the first matmul (or by the autograd engine); "
+        "torch.distributed / NCCL frames",
+        "no frames and no lifetime rule applies (often: allocated before the trace began)",
+    };
+    return c < OD_CAT_COUNT ? b[c] : "?";
+}
+
 typedef struct {
     od_category cat;
     const char *site;
@@ -136,155 +166,117 @@ static int cmp_catsite(const void *pa, const void *pb)
     return strcmp(a->site, b->site);
 }
 
-static int is_live(const od_block *b)
+/* The first boundary after entry i, or SIZE_MAX. */
+static size_t next_boundary(const od_trace *t, size_t i)
 {
-    return b->state == OD_BLOCK_ACTIVE_ALLOCATED || b->state == OD_BLOCK_ACTIVE_PENDING_FREE;
+    size_t lo = 0, hi = t->n_boundaries;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (t->boundaries[mid] <= i)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->n_boundaries ? t->boundaries[lo] : SIZE_MAX;
 }
 
-od_status od_categorize(const od_snapshot *s, int64_t device, od_categories **out, od_error *err)
+static od_category lifetime_category(const od_trace *t, const od_lifetime *l, od_category by_frames,
+                                     size_t weights_until)
+{
+    if (l->free_index == OD_TRACE_NEVER && workspace_size(l->requested_bytes) && l->alloc_index != OD_TRACE_BEFORE &&
+        by_frames != OD_CAT_PARAMETERS && by_frames != OD_CAT_OPTIMIZER_STATES && by_frames != OD_CAT_KV_CACHE &&
+        (l->stack == 0 || matmul_frames(t->snap, l->stack)))
+        return OD_CAT_WORKSPACE;
+    if (weights_until != SIZE_MAX && l->alloc_index == OD_TRACE_BEFORE &&
+        (by_frames == OD_CAT_GRADIENTS || by_frames == OD_CAT_UNKNOWN) &&
+        (l->free_index == OD_TRACE_NEVER || l->free_index >= weights_until))
+        return OD_CAT_PARAMETERS;
+    return by_frames;
+}
+
+od_status od_categorize(const od_trace *t, size_t weights_until, od_categories **out, od_error *err)
 {
     *out = NULL;
+    const od_snapshot *s = t->snap;
     od_categories *c = calloc(1, sizeof *c);
-    uint64_t *bytes = calloc(s->n_stacks + 1, sizeof *bytes); /* slot n_stacks: before the trace */
-    uint64_t *count = calloc(s->n_stacks + 1, sizeof *count);
-    od_u64map live = {0};
-    uint32_t *live_stack = NULL;
-    uint64_t *live_bytes = NULL;
+    od_category *frame_cat = calloc(s->n_stacks + 1, sizeof *frame_cat);
+    uint8_t *cat_known = calloc(s->n_stacks + 1, 1);
+    od_u64map params = {0}, logits = {0}; /* requested size -> count / 1 */
     catsite *cs = NULL;
     char **names = NULL;
-    size_t n_cs = 0;
+    size_t n_cs = 0, cap_names = 0, cap_cs = 0;
     od_status rc = OD_ERR_NOMEM;
-    if (!c || !bytes || !count)
+    if (!c || !frame_cat || !cat_known)
         goto out;
-    c->device = device;
-    const od_device_trace *tr = NULL;
-    for (size_t i = 0; i < s->n_traces; i++)
-        if (s->traces[i].device == device)
-            tr = &s->traces[i];
-    if (s->has_traces && tr && tr->n_entries && tr->n_entries < UINT32_MAX) {
-        const od_trace_entry *e = tr->entries;
-        size_t n = tr->n_entries;
-        uint64_t start = od_trace_start_live_bytes(s, tr), cur = start, peak = start;
-        size_t stop = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (e[i].action == OD_ACT_ALLOC) {
-                cur += od_round_request(e[i].size);
-                if (cur > peak) {
-                    peak = cur;
-                    stop = i + 1;
-                }
-            } else if (e[i].action == OD_ACT_FREE_COMPLETED) {
-                uint64_t r = od_round_request(e[i].size);
-                cur = cur >= r ? cur - r : 0;
-            }
-        }
-        c->have_peak = 1;
-        c->peak_entry = stop ? stop - 1 : 0;
-        c->peak_time_us = e[c->peak_entry].time_us;
-        live_stack = malloc((stop ? stop : 1) * sizeof *live_stack);
-        live_bytes = malloc((stop ? stop : 1) * sizeof *live_bytes);
-        if (!live_stack || !live_bytes)
-            goto out;
-        uint64_t freed_unknown = 0;
-        for (size_t i = 0; i < stop; i++) {
-            uint32_t idx;
-            if (e[i].action == OD_ACT_ALLOC) {
-                live_stack[i] = e[i].stack < s->n_stacks ? e[i].stack : 0;
-                live_bytes[i] = od_round_request(e[i].size);
-                if (!od_u64map_put(&live, e[i].addr, (uint32_t)i))
-                    goto out;
-            } else if (e[i].action == OD_ACT_FREE_COMPLETED) {
-                if (od_u64map_get(&live, e[i].addr, &idx))
-                    od_u64map_del(&live, e[i].addr);
-                else
-                    freed_unknown += od_round_request(e[i].size); /* live before the trace */
-            }
-        }
-        size_t cursor = 0;
-        uint64_t addr;
-        uint32_t idx;
-        while (od_u64map_next(&live, &cursor, &addr, &idx)) {
-            bytes[live_stack[idx]] += live_bytes[idx];
-            count[live_stack[idx]]++;
-        }
-        /* What was live before the trace and still at the peak: blocks still live at the
-         * end carry their own frames (torch records them per block); the rest was freed
-         * after the peak without the trace ever showing its allocation: unknown. */
-        od_u64map seen = {0};
-        for (size_t i = 0; i < n; i++)
-            if (e[i].action == OD_ACT_ALLOC && !od_u64map_put(&seen, e[i].addr, 0)) {
-                od_u64map_free(&seen);
+    c->device = t->device;
+    c->have_peak = t->has_trace && t->n_entries;
+    c->peak_entry = t->peak_index;
+    c->peak_time_us = t->peak_time_us;
+    size_t at = t->has_trace && t->has_peak ? t->peak_index : t->has_trace ? SIZE_MAX : (size_t)UINT32_MAX - 1;
+#define FRAME_CAT(st_) (cat_known[st_] ? frame_cat[st_] \
+                        : (cat_known[st_] = 1, frame_cat[st_] = (st_) ? od_categorize_stack(s, (st_)) : OD_CAT_GRADIENTS))
+    /* Parameter sizes (from frames, or weights inferred) and logits sizes, for matching
+     * what backward makes without frames. */
+    for (size_t i = 0; i < t->n_lives; i++) {
+        const od_lifetime *l = &t->lives[i];
+        uint32_t st = l->stack < s->n_stacks ? l->stack : 0;
+        od_category fc = FRAME_CAT(st);
+        uint32_t k;
+        int weight = l->alloc_index == OD_TRACE_BEFORE && l->free_index == OD_TRACE_NEVER && st == 0;
+        if (fc == OD_CAT_PARAMETERS || weight) {
+            uint32_t cnt = od_u64map_get(&params, l->requested_bytes, &k) ? k + 1 : 1;
+            if (!od_u64map_put(&params, l->requested_bytes, cnt))
                 goto out;
-            }
-        uint64_t known = 0;
-        for (size_t i = 0; i < s->n_segments; i++) {
-            const od_segment *seg = &s->segments[i];
-            if (seg->device != device)
-                continue;
-            for (size_t k = 0; k < seg->n_blocks; k++) {
-                const od_block *b = &s->blocks[seg->first_block + k];
-                uint32_t dummy;
-                if (!is_live(b) || od_u64map_get(&seen, b->address, &dummy))
-                    continue;
-                size_t slot = b->stack && b->stack < s->n_stacks ? b->stack : s->n_stacks;
-                bytes[slot] += b->size;
-                count[slot]++;
-                known += b->size;
-            }
-        }
-        od_u64map_free(&seen);
-        uint64_t before = start >= freed_unknown ? start - freed_unknown : 0;
-        before = before >= known ? before - known : 0;
-        bytes[s->n_stacks] += before;
-        count[s->n_stacks] += before ? 1 : 0;
-    } else {
-        for (size_t i = 0; i < s->n_segments; i++) {
-            const od_segment *seg = &s->segments[i];
-            if (seg->device != device)
-                continue;
-            for (size_t k = 0; k < seg->n_blocks; k++) {
-                const od_block *b = &s->blocks[seg->first_block + k];
-                if (!is_live(b))
-                    continue;
-                uint32_t st = b->stack < s->n_stacks ? b->stack : 0;
-                /* Without frames a block says nothing about its purpose. */
-                size_t slot = st ? st : s->n_stacks;
-                bytes[slot] += b->size;
-                count[slot]++;
-            }
+        } else if (fc == OD_CAT_LOGITS_AND_LOSS && l->requested_bytes >= (1u << 20)) {
+            if (!od_u64map_put(&logits, l->requested_bytes, 1))
+                goto out;
         }
     }
-    for (size_t i = 0; i <= s->n_stacks; i++)
-        n_cs += count[i] > 0;
-    cs = malloc((n_cs ? n_cs : 1) * sizeof *cs);
-    names = calloc(n_cs ? n_cs : 1, sizeof *names);
-    if (!cs || !names)
-        goto out;
-    n_cs = 0;
-    for (size_t i = 0; i <= s->n_stacks; i++) {
-        if (!count[i])
+    /* Live at the peak (or, without a trace, at the end). */
+    char buf[512];
+    for (size_t i = 0; i < t->n_lives; i++) {
+        const od_lifetime *l = &t->lives[i];
+        if (at == (size_t)UINT32_MAX - 1 ? l->free_index != OD_TRACE_NEVER : !od_trace_live_after(l, at))
             continue;
-        od_category cat = i == s->n_stacks ? OD_CAT_UNKNOWN : od_categorize_stack(s, (uint32_t)i);
-        c->bytes[cat] += bytes[i];
-        c->count[cat] += count[i];
-        c->total_bytes += bytes[i];
-        char buf[512];
-        if (i == s->n_stacks) {
-            snprintf(buf, sizeof buf, "%s", tr ? OD_SITE_BEFORE_TRACE : OD_SITE_NO_FRAMES);
+        uint32_t st = l->stack < s->n_stacks ? l->stack : 0;
+        od_category cat = lifetime_category(t, l, FRAME_CAT(st), weights_until);
+        if (cat == OD_CAT_GRADIENTS && l->alloc_index == OD_TRACE_BEFORE)
+            cat = OD_CAT_UNKNOWN; /* no frames and no lifetime to judge */
+        if (cat == OD_CAT_GRADIENTS) {
+            uint32_t k;
+            size_t nb = t->n_boundaries ? next_boundary(t, l->alloc_index) : SIZE_MAX;
+            int survives = nb == SIZE_MAX ? 1 : l->free_index == OD_TRACE_NEVER || l->free_index >= nb;
+            if (survives && od_u64map_get(&params, l->requested_bytes, &k) && k > 0) {
+                od_u64map_put(&params, l->requested_bytes, k - 1); /* replaces: cannot fail */
+            } else if (od_u64map_get(&logits, l->requested_bytes, &k)) {
+                cat = OD_CAT_LOGITS_AND_LOSS;
+            } else {
+                cat = OD_CAT_TEMPORARIES;
+            }
+        }
+        c->bytes[cat] += l->block_bytes;
+        c->count[cat]++;
+        c->total_bytes += l->block_bytes;
+        if (!od_grow((void **)&names, &cap_names, n_cs + 1, sizeof *names) ||
+            !od_grow((void **)&cs, &cap_cs, n_cs + 1, sizeof *cs))
+            goto out;
+        if (st == 0) {
+            snprintf(buf, sizeof buf, "%s", l->alloc_index == OD_TRACE_BEFORE && t->has_trace ? OD_SITE_BEFORE_TRACE
+                                                                                               : OD_SITE_NO_FRAMES);
         } else {
             int64_t sf, wf;
-            od_stack_site(s, (uint32_t)i, &sf, &wf);
+            od_stack_site(s, st, &sf, &wf);
             od_frame_format(s, sf, buf, sizeof buf);
         }
-        size_t len = strlen(buf) + 1;
-        names[n_cs] = malloc(len);
+        names[n_cs] = strdup(buf);
         if (!names[n_cs])
             goto out;
-        memcpy(names[n_cs], buf, len);
-        cs[n_cs] = (catsite){cat, names[n_cs], bytes[i]};
+        cs[n_cs] = (catsite){cat, names[n_cs], l->block_bytes};
         n_cs++;
     }
-    qsort(cs, n_cs, sizeof *cs, cmp_catsite);
+#undef FRAME_CAT
+    if (n_cs)
+        qsort(cs, n_cs, sizeof *cs, cmp_catsite);
     for (size_t i = 0; i < n_cs;) {
         size_t j = i;
         uint64_t sum = 0;
@@ -302,11 +294,10 @@ out:
         free(names[i]);
     free(names);
     free(cs);
-    free(bytes);
-    free(count);
-    free(live_stack);
-    free(live_bytes);
-    od_u64map_free(&live);
+    free(frame_cat);
+    free(cat_known);
+    od_u64map_free(&params);
+    od_u64map_free(&logits);
     if (rc != OD_OK) {
         free(c);
         return od_fail(err, rc, "out of memory");

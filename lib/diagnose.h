@@ -17,6 +17,7 @@
 #include "estimate.h"
 #include "iterations.h"
 #include "od.h"
+#include "pools.h"
 #include "profile.h"
 #include "replay.h"
 #include "snapshot.h"
@@ -94,6 +95,24 @@ typedef struct {
     const od_device_summary *figures;  /* segments, reserved, stranded, peak, OOMs */
     od_iterations *iterations;         /* NULL without a trace */
     od_categories *categories;         /* live memory at the peak by purpose; NULL without a trace */
+    od_inference inference;            /* is_inference 0 for a training trace */
+    /* The failing line vs what held the memory when it failed (the last OOM). */
+    char oom_site[256];                /* the failing request's site */
+    char held_site[2][256];            /* the two sites holding the most then */
+    uint64_t held_bytes[2];
+    /* Pools and streams (pools.h): CUDA-graph private pools eager code cannot use, and
+     * cached memory of side streams the default stream cannot reuse. */
+    size_t graph_pools;
+    uint64_t graph_pool_segments, graph_pool_reserved_bytes, graph_pool_allocated_bytes;
+    int64_t graph_pool_id[2];          /* the largest graph pool */
+    size_t streams;
+    uint64_t side_stream;              /* the side stream caching the most free bytes */
+    uint64_t side_stream_free_bytes;
+    /* A spike: one iteration peaking far above the others. */
+    int have_spike;
+    size_t spike_iteration;            /* index into iterations->items */
+    uint64_t spike_peak_bytes, typical_peak_bytes; /* typical: the median of the others */
+    char spike_sites[600];             /* sites whose allocation sizes grew in it */
     /* The OOM (last oom trace entry), as the pool stood at that moment. */
     int have_oom;
     uint64_t oom_request_bytes;        /* 512-rounded request */
@@ -105,10 +124,7 @@ typedef struct {
     int have_expected;
     uint64_t expected_bytes[OD_CAT_COUNT]; /* plan's keys; workspace and unknown stay 0 */
     uint64_t expected_peak_bytes;
-    int worst_category;                /* the category most above its expectation, or -1;
-                                          OD_CAT_COUNT: gradients + activations +
-                                          logits_and_loss together (backward allocations
-                                          carry no frames that tell them apart) */
+    int worst_category;                /* the category most above its expectation, or -1 */
     int64_t worst_excess_bytes;        /* actual - expected for it */
     /* Allocator what-ifs for an OOM, measured by replaying the trace (whatifs[0] is the
      * run's own setting: it must fail where the run failed for the others to count). */
@@ -140,7 +156,10 @@ typedef struct {
     /* Snapshots, in input order. */
     od_snapshot_findings *snapshots;
     size_t n_snapshots;
-    size_t highest_snapshot;           /* index into snapshots of the highest peak, when >1 */
+    size_t highest_snapshot;           /* index into snapshots of the highest peak
+                                          (peak allocated block bytes), when >1 */
+    size_t lowest_snapshot;            /* and of the lowest: never the highest */
+    double imbalance;                  /* (highest - lowest) / highest, when >1 */
     od_summary **summaries;            /* owned: one per snapshot input (internal) */
     size_t n_summaries;
 } od_diagnosis;

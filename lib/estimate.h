@@ -63,7 +63,7 @@ typedef struct {
 /* Memory by purpose, at one instant. */
 typedef struct {
     uint64_t parameters, gradients, optimizer_states, activations,
-        logits_and_loss, kv_cache, temporaries;
+        logits_and_loss, kv_cache, temporaries, workspace; /* workspace: cuBLAS/cuBLASLt */
 } od_breakdown;
 
 typedef struct {

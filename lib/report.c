@@ -655,16 +655,20 @@ static od_status peak_map(ctx *c, const od_snapshot *s, const od_device_summary 
 {
     od_layout *l = NULL;
     uint64_t largest, freeb;
-    od_status st = od_layout_at(s, d->device, d->peak_index, &l, err);
+    const od_trace *t = d->trace;
+    od_status st = od_layout_at(t, t->peak_index, &l, err);
     if (st != OD_OK)
         return st == OD_ERR_NOMEM ? st : OD_OK; /* an impossible index only means no map */
     if (l->reserved_bytes) {
         fprintf(c->f, "<h3>Segment map at the peak</h3>\n");
         segment_map(c, l, "segment map at the peak: blocks by state", &largest, &freeb);
-        fprintf(c->f, " Rebuilt from the trace at entry %zu (+%.3f s): reserved %s, busy %s (requests rounded to 512 B; "
-                      "a real block can be a little larger), free %s, largest free run %s.",
-                d->peak_index, (double)(d->peak_time_us - d->first_time_us) / 1e6, IEC(l->reserved_bytes),
-                IEC(l->busy_bytes), IEC(freeb), IEC(largest));
+        fprintf(c->f, " Rebuilt from the trace at entry %zu (+%.3f s): reserved %s, busy %s (%s), free %s, largest "
+                      "free run %s.",
+                t->peak_index, (double)(t->peak_time_us - d->first_time_us) / 1e6, IEC(l->reserved_bytes),
+                IEC(l->busy_bytes),
+                t->blocks_from_replay ? "block sizes from the allocator replay, which reproduces the run"
+                                      : "requests rounded to 512 B; a real block can be a little larger",
+                IEC(freeb), IEC(largest));
         if (l->orphans)
             fprintf(c->f, " %zu busy block%s fell outside every segment and %s not drawn.", l->orphans,
                     l->orphans == 1 ? "" : "s", l->orphans == 1 ? "is" : "are");
@@ -743,7 +747,7 @@ static od_status snapshot_section(ctx *c, const od_report_item *it, const od_sum
             }
             od_timeline_free(t);
         }
-        if (d->has_trace && d->entries && d->has_peak_entry) {
+        if (d->has_trace && d->entries && d->trace->has_peak) {
             od_status st = peak_map(c, s, d, err);
             if (st != OD_OK)
                 return st;
@@ -753,7 +757,9 @@ static od_status snapshot_section(ctx *c, const od_report_item *it, const od_sum
             end_map(c, s, d);
         else
             fprintf(c->f, "<p>No memory reserved at the end.</p>\n");
-        site_table(c, "Live at the peak, by site (requests rounded to 512 B)", &d->peak_sites);
+        site_table(c, d->trace->blocks_from_replay ? "Live at the peak, by site (block sizes)"
+                                                   : "Live at the peak, by site (requests rounded to 512 B)",
+                   &d->peak_sites);
         site_table(c, "Live at the end, by site", &d->top_sites);
 
     }
@@ -770,7 +776,7 @@ static void glance_rows(ctx *c, const od_report_item *it, const od_summary *sum)
         esc(c->f, it->name);
         fprintf(c->f, "</code></td><td class=\"n\">%lld</td>", (long long)d->device);
         if (d->has_trace && d->entries)
-            fprintf(c->f, "<td class=\"n\">%s</td>", IEC(d->peak_requested_bytes));
+            fprintf(c->f, "<td class=\"n\">%s</td>", IEC(d->trace->peak_block_bytes));
         else
             fprintf(c->f, "<td class=\"n\">&ndash;</td>");
         fprintf(c->f, "<td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td><td>",

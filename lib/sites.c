@@ -59,3 +59,23 @@ char *od_frame_format(const od_snapshot *snap, int64_t frame, char *buf, size_t 
     snprintf(buf, size, "%s:%lld:%s", f->filename, (long long)f->line, f->name);
     return buf;
 }
+
+int od_stack_is_init(const od_snapshot *snap, uint32_t stack)
+{
+    static const char *const init_names[] = {
+        "__init__", "_apply", "to", "cuda", "from_pretrained", "from_config", "_from_config",
+        "load_state_dict", "_load_from_state_dict", "reset_parameters", "init_weights",
+        "_init_weights", "post_init", "initialize_weights", "to_empty", "materialize", NULL,
+    };
+    uint32_t n;
+    const uint32_t *fr = od_snapshot_stack(snap, stack, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const od_frame *f = &snap->frames[fr[i]];
+        if (f->name && strcmp(f->name, "forward") == 0)
+            return 0;
+        for (const char *const *k = init_names; *k; k++)
+            if (f->name && strcmp(f->name, *k) == 0)
+                return 1;
+    }
+    return 0;
+}

@@ -29,6 +29,11 @@ od_frame_kind od_frame_classify(const char *filename);
  * the site falls back to the where frame, and both to the innermost frame. */
 void od_stack_site(const od_snapshot *snap, uint32_t stack, int64_t *site_frame, int64_t *where_frame);
 
+/* Whether a stack was made while building or loading a model: a frame (outside any module
+ * forward) named __init__, _apply/.to()/.cuda(), from_pretrained, load_state_dict or a
+ * weight initializer. What a model allocates there is its parameters and buffers. */
+int od_stack_is_init(const od_snapshot *snap, uint32_t stack);
+
 /* Format frame i as "file:line:function" into buf; returns buf. */
 char *od_frame_format(const od_snapshot *snap, int64_t frame, char *buf, size_t size);
 

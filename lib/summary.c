@@ -270,113 +270,36 @@ static int segments_figures(const od_snapshot *s, int64_t device, od_device_summ
     return 1;
 }
 
-static int is_live(const od_block *b)
+/* The trace's figures, from the device's trace model. */
+static od_status trace_figures(const od_snapshot *s, const od_trace *t, od_device_summary *d, const site_names *nm,
+                               acc *a, od_error *err)
 {
-    return b->state == OD_BLOCK_ACTIVE_ALLOCATED || b->state == OD_BLOCK_ACTIVE_PENDING_FREE;
-}
-
-/* Live set while walking the trace to the peak. */
-typedef struct {
-    uint64_t bytes, requested;
-    uint32_t slot; /* stack id or bucket slot */
-} live_item;
-
-typedef struct {
-    size_t index;
-    uint64_t addr, size;
-} early_free;
-
-/* The trace's figures. *seen receives every address the trace allocates, mapped to the
- * stack of its last alloc (end_sites uses it too). */
-static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, od_device_summary *d,
-                               const site_names *nm, acc *a, od_u64map *seen, od_error *err)
-{
-    const od_trace_entry *e = tr->entries;
-    size_t n = tr->n_entries;
-    od_u64map live = {0};     /* address -> index into items */
-    live_item *items = NULL;
-    size_t n_items = 0, cap_items = 0;
-    early_free *early = NULL; /* frees of addresses the trace had not allocated yet */
-    size_t n_early = 0, cap_early = 0;
-    tally *t = NULL;
-    od_status rc = OD_ERR_NOMEM;
-    uint64_t start = 0;
-
+    const od_trace_entry *e = t->entries;
+    size_t n = t->n_entries;
     d->has_trace = 1;
     d->entries = n;
     if (n) {
         d->first_time_us = e[0].time_us;
         d->last_time_us = e[n - 1].time_us;
     }
-    /* One walk: the start value (frees of addresses the trace never allocated before them,
-     * plus blocks below), and the running sum of alloc - free_completed, whose first maximum
-     * is the peak once the start value is added. */
-    size_t n_oom = 0, cap_oom = 0;
-    size_t *oom_at = NULL;    /* indices of the oom entries */
-    int64_t run = 0, best = 0;
-    d->has_peak_entry = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t dummy;
-        if (e[i].action == OD_ACT_ALLOC) {
-            if (!od_u64map_put(seen, e[i].addr, e[i].stack))
-                goto out;
-            if (__builtin_add_overflow(run, (int64_t)e[i].size, &run))
-                a->overflow = 1;
-            if (run > best) {
-                best = run;
-                d->has_peak_entry = 1;
-                d->peak_index = i;
-                d->peak_time_us = e[i].time_us;
-            }
-            continue;
-        }
-        if (e[i].action == OD_ACT_FREE_COMPLETED && __builtin_sub_overflow(run, (int64_t)e[i].size, &run))
-            a->overflow = 1;
-        if (e[i].action == OD_ACT_FREE_COMPLETED && !od_u64map_get(seen, e[i].addr, &dummy)) {
-            start = add(a, start, e[i].size);
-            if (!od_grow((void **)&early, &cap_early, n_early + 1, sizeof *early))
-                goto out;
-            early[n_early++] = (early_free){i, e[i].addr, e[i].size};
-        } else if (e[i].action == OD_ACT_OOM) {
-            if (!od_grow((void **)&oom_at, &cap_oom, n_oom + 1, sizeof *oom_at))
-                goto out;
-            oom_at[n_oom++] = i;
-        }
-    }
-#define ADD_ITEM(addr_, bytes_, req_, slot_)                                                   \
-    do {                                                                                       \
-        if (!od_grow((void **)&items, &cap_items, n_items + 1, sizeof *items))                \
-            goto out;                                                                          \
-        items[n_items] = (live_item){(bytes_), (req_), (uint32_t)(slot_)};                     \
-        if (!od_u64map_put(&live, (addr_), (uint32_t)n_items))                                 \
-            goto out;                                                                          \
-        n_items++;                                                                             \
-    } while (0)
-    /* ... plus blocks live at the end whose address the trace never allocated: they were
-     * live all along, so they also start the live set walked to the peak below. */
-    for (size_t i = 0; i < s->n_segments; i++) {
-        const od_segment *seg = &s->segments[i];
-        if (seg->device != d->device)
-            continue;
-        for (size_t k = 0; k < seg->n_blocks; k++) {
-            const od_block *b = &s->blocks[seg->first_block + k];
-            uint32_t dummy;
-            if (is_live(b) && !od_u64map_get(seen, b->address, &dummy)) {
-                start = add(a, start, b->requested_size);
-                ADD_ITEM(b->address, b->size, b->requested_size, bucket_slot(s, BUCKET_BEFORE));
-            }
-        }
-    }
-    d->start_live_requested_bytes = start;
-    d->complete = start == 0;
-
-    d->peak_requested_bytes = add(a, start, (uint64_t)best);
-
+    d->start_live_requested_bytes = t->start_requested_bytes;
+    d->complete = t->complete;
+    d->peak_requested_bytes = t->peak_requested_bytes;
+    d->has_peak_entry = t->has_peak_requested;
+    d->peak_index = t->peak_requested_index;
+    d->peak_time_us = t->peak_requested_time_us;
+    size_t n_oom = 0;
+    for (size_t i = 0; i < n; i++)
+        n_oom += e[i].action == OD_ACT_OOM;
     d->ooms = calloc(n_oom ? n_oom : 1, sizeof *d->ooms);
-    if (!d->ooms)
-        goto out;
-    for (size_t k = 0; k < n_oom; k++) {
-        size_t i = oom_at[k];
+    tally *tl = calloc(nm->n, sizeof *tl);
+    if (!d->ooms || !tl) {
+        free(tl);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].action != OD_ACT_OOM)
+            continue;
         od_oom_event *o = &d->ooms[d->n_ooms++];
         o->index = i;
         o->size_bytes = e[i].size;
@@ -385,64 +308,51 @@ static od_status trace_figures(const od_snapshot *s, const od_device_trace *tr, 
         size_t slot = e[i].stack ? e[i].stack : bucket_slot(s, BUCKET_NO_FRAMES);
         o->site = strdup(nm->site[slot]);
         o->where = strdup(nm->where[slot]);
-        if (!o->site || !o->where)
-            goto out;
-    }
-
-    /* Live set at the peak: what was live before the trace and is not freed by then, then
-     * the trace up to the peak. */
-    size_t stop = d->has_peak_entry ? d->peak_index + 1 : 0;
-    for (size_t k = 0; k < n_early; k++)
-        if (early[k].index >= stop)
-            ADD_ITEM(early[k].addr, od_round_request(early[k].size), early[k].size, bucket_slot(s, BUCKET_BEFORE));
-    for (size_t i = 0; i < stop; i++) {
-        if (e[i].action == OD_ACT_ALLOC) {
-            ADD_ITEM(e[i].addr, od_round_request(e[i].size), e[i].size,
-                     e[i].stack ? e[i].stack : bucket_slot(s, BUCKET_NO_FRAMES));
-        } else if (e[i].action == OD_ACT_FREE_COMPLETED) {
-            uint32_t idx;
-            if (od_u64map_get(&live, e[i].addr, &idx)) {
-                items[idx].bytes = items[idx].requested = 0;
-                od_u64map_del(&live, e[i].addr);
-            }
+        if (!o->site || !o->where) {
+            free(tl);
+            return od_fail(err, OD_ERR_NOMEM, "out of memory");
         }
     }
-#undef ADD_ITEM
-    t = calloc(nm->n, sizeof *t);
-    if (!t)
-        goto out;
-    size_t cursor = 0;
-    uint64_t addr;
-    uint32_t idx;
-    while (od_u64map_next(&live, &cursor, &addr, &idx)) {
-        const live_item *it = &items[idx];
-        tally *x = &t[it->slot];
-        x->bytes = add(a, x->bytes, it->bytes);
-        x->requested = add(a, x->requested, it->requested);
-        x->count++;
+    /* Live at the peak (of block bytes), by site. */
+    size_t at = t->has_peak ? t->peak_index : SIZE_MAX;
+    for (size_t i = 0; i < t->n_lives; i++) {
+        const od_lifetime *l = &t->lives[i];
+        if (!od_trace_live_after(l, at))
+            continue;
+        size_t slot = l->stack ? l->stack
+                      : l->alloc_index == OD_TRACE_BEFORE ? bucket_slot(s, BUCKET_BEFORE)
+                                                          : bucket_slot(s, BUCKET_NO_FRAMES);
+        tl[slot].bytes = add(a, tl[slot].bytes, l->block_bytes);
+        tl[slot].requested = add(a, tl[slot].requested, l->requested_bytes);
+        tl[slot].count++;
     }
-    if (!group_sites(nm, t, &d->peak_sites))
-        goto out;
-    rc = OD_OK;
-out:
-    od_u64map_free(&live);
-    free(items);
-    free(early);
-    free(oom_at);
-    free(t);
-    if (rc != OD_OK)
-        od_fail(err, rc, "out of memory");
-    return rc;
+    int ok = group_sites(nm, tl, &d->peak_sites);
+    free(tl);
+    return ok ? OD_OK : od_fail(err, OD_ERR_NOMEM, "out of memory");
 }
 
-/* Live at the end, by site: active_allocated blocks. last_alloc maps each address the
- * trace allocated to its last alloc's stack (NULL without a trace). */
-static od_status end_sites(const od_snapshot *s, const od_u64map *last_alloc, od_device_summary *d,
-                           const site_names *nm, acc *a, od_error *err)
+/* Live at the end, by site: active_allocated blocks, named by their own frames, else by
+ * the stack of the trace's alloc of that address (t NULL without a trace). */
+static od_status end_sites(const od_snapshot *s, const od_trace *t, od_device_summary *d, const site_names *nm,
+                           acc *a, od_error *err)
 {
-    tally *t = calloc(nm->n, sizeof *t);
-    if (!t)
+    tally *tl = calloc(nm->n, sizeof *tl);
+    od_u64map last = {0}; /* address -> stack slot of a lifetime still open at the end */
+    if (!tl)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; t && i < t->n_lives; i++) {
+        const od_lifetime *l = &t->lives[i];
+        if (l->free_index != OD_TRACE_NEVER)
+            continue;
+        uint32_t slot = l->stack ? l->stack
+                        : l->alloc_index == OD_TRACE_BEFORE ? (uint32_t)bucket_slot(s, BUCKET_BEFORE)
+                                                            : (uint32_t)bucket_slot(s, BUCKET_NO_FRAMES);
+        if (!od_u64map_put(&last, l->addr, slot)) {
+            free(tl);
+            od_u64map_free(&last);
+            return od_fail(err, OD_ERR_NOMEM, "out of memory");
+        }
+    }
     for (size_t i = 0; i < s->n_segments; i++) {
         const od_segment *seg = &s->segments[i];
         if (seg->device != d->device)
@@ -451,23 +361,24 @@ static od_status end_sites(const od_snapshot *s, const od_u64map *last_alloc, od
             const od_block *b = &s->blocks[seg->first_block + k];
             if (b->state != OD_BLOCK_ACTIVE_ALLOCATED)
                 continue;
-            size_t slot;
             uint32_t st;
+            size_t slot;
             if (b->stack)
                 slot = b->stack;
-            else if (last_alloc && od_u64map_get(last_alloc, b->address, &st))
-                slot = st ? st : bucket_slot(s, BUCKET_NO_FRAMES);
-            else if (last_alloc)
+            else if (t && od_u64map_get(&last, b->address, &st))
+                slot = st;
+            else if (s->has_traces)
                 slot = bucket_slot(s, BUCKET_BEFORE);
             else
                 slot = bucket_slot(s, BUCKET_NO_FRAMES);
-            t[slot].bytes = add(a, t[slot].bytes, b->size);
-            t[slot].requested = add(a, t[slot].requested, b->requested_size);
-            t[slot].count++;
+            tl[slot].bytes = add(a, tl[slot].bytes, b->size);
+            tl[slot].requested = add(a, tl[slot].requested, b->requested_size);
+            tl[slot].count++;
         }
     }
-    int ok = group_sites(nm, t, &d->top_sites);
-    free(t);
+    od_u64map_free(&last);
+    int ok = group_sites(nm, tl, &d->top_sites);
+    free(tl);
     return ok ? OD_OK : od_fail(err, OD_ERR_NOMEM, "out of memory");
 }
 
@@ -498,10 +409,7 @@ od_status od_summarize(const od_snapshot *s, od_summary **out, od_error *err)
         int present = 0;
         for (size_t i = 0; i < s->n_segments && !present; i++)
             present = s->segments[i].device == dev;
-        const od_device_trace *tr = NULL;
-        for (size_t i = 0; i < s->n_traces; i++)
-            if (s->traces[i].device == dev)
-                tr = &s->traces[i];
+        const od_device_trace *tr = od_trace_of(s, dev);
         if (!present && !(tr && tr->n_entries))
             continue;
         od_device_summary *d = &sum->devices[sum->n_devices++];
@@ -510,14 +418,15 @@ od_status od_summarize(const od_snapshot *s, od_summary **out, od_error *err)
             rc = od_fail(err, OD_ERR_NOMEM, "out of memory");
             break;
         }
-        od_u64map seen = {0};
-        if (s->has_traces && tr)
-            rc = trace_figures(s, tr, d, &nm, &a, &seen, err);
-        else if (s->has_traces)
-            d->has_trace = 1, d->complete = 1;
+        rc = od_trace_open(s, dev, &d->trace, err);
+        if (rc == OD_OK && d->trace->has_trace) {
+            rc = trace_figures(s, d->trace, d, &nm, &a, err);
+        } else if (rc == OD_OK && s->has_traces) {
+            d->has_trace = 1;
+            d->complete = 1;
+        }
         if (rc == OD_OK)
-            rc = end_sites(s, s->has_traces ? &seen : NULL, d, &nm, &a, err);
-        od_u64map_free(&seen);
+            rc = end_sites(s, d->trace, d, &nm, &a, err);
     }
     names_free(&nm);
     if (rc == OD_OK && a.overflow)
@@ -543,6 +452,7 @@ void od_summary_free(od_summary *s)
         free(d->ooms);
         site_list_free(&d->top_sites);
         site_list_free(&d->peak_sites);
+        od_trace_free(d->trace);
     }
     free(s->devices);
     free(s);

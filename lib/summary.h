@@ -13,13 +13,16 @@
  *   trace                          start_live_requested_bytes: requested bytes live before
  *                                  the (possibly wrapped) trace began; peak_requested_bytes:
  *                                  the maximum of start + alloc - free_completed in order
- *   top_sites / peak_sites         live bytes by source site at the end / at the first peak
+ *                                  (trace.h defines both, and the peak of block bytes)
+ *   top_sites / peak_sites         live bytes by source site at the end / at the peak of
+ *                                  block bytes
  *
  * od_summarize returns a summary the caller frees with od_summary_free (NULL is fine). */
 #ifndef OD_SUMMARY_H
 #define OD_SUMMARY_H
 
 #include "snapshot.h"
+#include "trace.h"
 
 typedef struct {
     char *site;               /* "file:line:function" or a <bucket> */
@@ -65,7 +68,9 @@ typedef struct {
     od_oom_event *ooms;
     size_t n_ooms;
     od_site_list top_sites;   /* live at the end (active_allocated blocks) */
-    od_site_list peak_sites;  /* live at the first peak; empty without a trace */
+    od_site_list peak_sites;  /* live at the peak of block bytes (trace.h); empty without a trace */
+    od_trace *trace;          /* the device's trace model (owned; no entries without a trace):
+                                 the peak of block bytes and everything over time */
 } od_device_summary;
 
 typedef struct {

@@ -6,7 +6,6 @@
 
 #include "mem.h"
 #include "sites.h"
-#include "u64map.h"
 
 #define OTHER_SITES "other sites"
 
@@ -25,60 +24,12 @@ void od_timeline_free(od_timeline *t)
     free(t);
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* Boundary times: END of Optimizer.step annotations on the device, else of
- * Optimizer.zero_grad; only those inside [first, last]. Returns the count (0 on none),
- * or (size_t)-1 when out of memory. */
-static size_t find_boundaries(const od_snapshot *s, const od_timeline *t, uint64_t **out, const char **name)
-{
-    static const char *const names[] = {"Optimizer.step", "Optimizer.zero_grad"};
-    *out = NULL;
-    *name = NULL;
-    for (size_t k = 0; k < 2; k++) {
-        size_t len = strlen(names[k]), n = 0;
-        uint64_t *b = malloc((s->n_annotations ? s->n_annotations : 1) * sizeof *b);
-        if (!b)
-            return (size_t)-1;
-        for (size_t i = 0; i < s->n_annotations; i++) {
-            const od_annotation *a = &s->annotations[i];
-            /* torch names them "Optimizer.step#AdamW.step": match the prefix up to '#'. */
-            if (a->device != t->device || !a->stage || !a->name || strcmp(a->stage, "END") != 0 ||
-                strncmp(a->name, names[k], len) != 0 || (a->name[len] != '\0' && a->name[len] != '#'))
-                continue;
-            if (a->time_us < t->first_time_us || a->time_us > t->last_time_us)
-                continue;
-            b[n++] = a->time_us;
-        }
-        if (n) {
-            qsort(b, n, sizeof *b, cmp_u64);
-            *out = b;
-            *name = names[k];
-            return n;
-        }
-        free(b);
-    }
-    return 0;
-}
-
-typedef struct {
-    uint64_t size;
-    uint32_t group;
-} live_item;
-
 od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, size_t max_points,
                             size_t top_groups, od_timeline **out, od_error *err)
 {
     *out = NULL;
-    const od_device_trace *tr = NULL;
-    for (size_t i = 0; i < s->n_traces; i++)
-        if (s->traces[i].device == d->device)
-            tr = &s->traces[i];
-    if (!s->has_traces || !tr || !tr->n_entries)
+    const od_trace *tr = d->trace;
+    if (!tr || !tr->has_trace || !tr->n_entries)
         return od_fail(err, OD_ERR_ARG, "device %lld has no trace entries", (long long)d->device);
     if (max_points < 2)
         return od_fail(err, OD_ERR_ARG, "a timeline needs at least 2 points");
@@ -86,11 +37,8 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
     const od_trace_entry *e = tr->entries;
     size_t n = tr->n_entries;
     od_timeline *t = calloc(1, sizeof *t);
-    od_u64map live = {0};
-    live_item *items = NULL;
-    size_t n_items = 0, cap_items = 0;
     uint32_t *stack_group = NULL;
-    uint64_t *bounds = NULL, *cur_groups = NULL;
+    uint64_t *cur_groups = NULL;
     if (!t)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     t->device = d->device;
@@ -146,113 +94,61 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
                 break;
             }
     }
+#define LIFE_GROUP(l_) ((l_)->stack && (l_)->stack < s->n_stacks ? stack_group[(l_)->stack] \
+                        : (l_)->alloc_index == OD_TRACE_BEFORE ? before : no_frames)
+    for (size_t i = 0; i < tr->n_lives; i++)
+        if (tr->lives[i].alloc_index == OD_TRACE_BEFORE)
+            cur_groups[LIFE_GROUP(&tr->lives[i])] += tr->lives[i].block_bytes;
 
-    /* Reserved at the start: the final reserve minus what the trace's segment events added. */
-    int64_t net = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t sz = e[i].size > (uint64_t)INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)e[i].size;
-        if (e[i].action == OD_ACT_SEGMENT_ALLOC || e[i].action == OD_ACT_SEGMENT_MAP)
-            net += sz;
-        else if (e[i].action == OD_ACT_SEGMENT_FREE || e[i].action == OD_ACT_SEGMENT_UNMAP)
-            net -= sz;
-        if (net > INT64_MAX / 2 || net < -(INT64_MAX / 2))
-            break;
-    }
-    int64_t reserved = (int64_t)(d->reserved_bytes > (uint64_t)INT64_MAX / 2 ? INT64_MAX / 2 : d->reserved_bytes) - net;
-    t->has_reserved = reserved >= 0;
-
-    const char *bname;
-    size_t nb = find_boundaries(s, t, &bounds, &bname);
-    if (nb == (size_t)-1)
-        goto nomem;
+    t->has_reserved = tr->has_reserved;
+    size_t nb = tr->n_boundaries;
     if (nb) {
         t->iterations = calloc(nb, sizeof *t->iterations);
         if (!t->iterations)
             goto nomem;
-        t->boundary_name = bname;
+        t->boundary_name = tr->boundary_marker;
     }
 
-    uint64_t cur = d->start_live_requested_bytes;
-    cur_groups[before] = cur;
+    od_trace_cursor c;
+    od_trace_cursor_init(tr, &c);
     uint64_t span = t->last_time_us - t->first_time_us;
     size_t bucket = 0, bi = 0;
-    uint64_t it_peak = cur, it_peak_time = t->first_time_us;
-    uint64_t peak_res = reserved > 0 ? (uint64_t)reserved : 0;
+    uint64_t it_peak = c.live_block_bytes, it_peak_time = t->first_time_us;
 
     /* Point 0: the state before the first entry. */
     t->time_us[0] = t->first_time_us;
-    t->live_bytes[0] = cur;
-    t->reserved_bytes[0] = peak_res;
+    t->live_bytes[0] = c.live_block_bytes;
+    t->reserved_bytes[0] = c.reserved_bytes;
     memcpy(t->group_bytes, cur_groups, t->n_groups * sizeof *cur_groups);
     t->n_points = 1;
+    t->peak_reserved_bytes = c.reserved_bytes;
     int open = 0; /* a point for the current bucket is being collected (index n_points) */
 
     for (size_t i = 0; i < n; i++) {
         const od_trace_entry *x = &e[i];
-        while (bi < nb && bounds[bi] < x->time_us) {
-            t->iterations[bi] = (od_timeline_iteration){bounds[bi], cur, it_peak, it_peak_time};
-            it_peak = cur;
-            it_peak_time = bounds[bi];
+        while (bi < nb && tr->boundaries[bi] <= i) {
+            t->iterations[bi] = (od_timeline_iteration){x->time_us, c.live_block_bytes, it_peak, it_peak_time};
+            it_peak = c.live_block_bytes;
+            it_peak_time = x->time_us;
             bi++;
         }
-        switch (x->action) {
-        case OD_ACT_ALLOC: {
-            cur += x->size;
-            uint32_t g = x->stack < s->n_stacks ? stack_group[x->stack] : (uint32_t)k;
-            cur_groups[g] += x->size;
-            uint32_t idx;
-            if (od_u64map_get(&live, x->addr, &idx)) { /* re-allocated without a free: replace */
-                live_item *it = &items[idx];
-                cur_groups[it->group] -= it->size < cur_groups[it->group] ? it->size : cur_groups[it->group];
-                *it = (live_item){x->size, g};
-                break;
-            }
-            if (!od_grow((void **)&items, &cap_items, n_items + 1, sizeof *items))
-                goto nomem;
-            items[n_items] = (live_item){x->size, g};
-            if (!od_u64map_put(&live, x->addr, (uint32_t)n_items))
-                goto nomem;
-            n_items++;
-            break;
+        od_trace_cursor_step(tr, &c, i);
+        uint32_t li = tr->entry_life[i];
+        if (li != UINT32_MAX) {
+            const od_lifetime *l = &tr->lives[li];
+            uint32_t g = LIFE_GROUP(l);
+            if (x->action == OD_ACT_ALLOC)
+                cur_groups[g] += l->block_bytes;
+            else if (x->action == OD_ACT_FREE_COMPLETED && l->free_index == i)
+                cur_groups[g] -= l->block_bytes < cur_groups[g] ? l->block_bytes : cur_groups[g];
         }
-        case OD_ACT_FREE_COMPLETED: {
-            cur = cur >= x->size ? cur - x->size : 0;
-            uint32_t idx, g = before;
-            uint64_t sz = x->size;
-            if (od_u64map_get(&live, x->addr, &idx)) {
-                g = items[idx].group;
-                sz = items[idx].size;
-                od_u64map_del(&live, x->addr);
-            }
-            cur_groups[g] -= sz < cur_groups[g] ? sz : cur_groups[g];
-            break;
-        }
-        case OD_ACT_SEGMENT_ALLOC:
-        case OD_ACT_SEGMENT_MAP:
-            reserved += (int64_t)(x->size > (uint64_t)INT64_MAX / 4 ? INT64_MAX / 4 : x->size);
-            break;
-        case OD_ACT_SEGMENT_FREE:
-        case OD_ACT_SEGMENT_UNMAP:
-            reserved -= (int64_t)(x->size > (uint64_t)INT64_MAX / 4 ? INT64_MAX / 4 : x->size);
-            if (reserved < 0)
-                t->has_reserved = 0;
-            break;
-        default:
-            break;
-        }
-        uint64_t res = reserved > 0 ? (uint64_t)reserved : 0;
+        uint64_t cur = c.live_block_bytes, res = c.reserved_bytes;
         if (res > t->peak_reserved_bytes)
             t->peak_reserved_bytes = res;
         if (cur > it_peak) {
             it_peak = cur;
             it_peak_time = x->time_us;
         }
-        if (x->action == OD_ACT_ALLOC && cur > t->peak_live_bytes) {
-            t->peak_live_bytes = cur;
-            t->peak_time_us = x->time_us;
-            t->has_peak = cur > d->start_live_requested_bytes;
-        }
-
         uint64_t dt = x->time_us > t->first_time_us ? x->time_us - t->first_time_us : 0;
         size_t b = span ? (size_t)((double)dt / ((double)span + 1.0) * (double)max_points) : 0;
         if (b >= max_points)
@@ -264,7 +160,8 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
         if (b > bucket)
             bucket = b;
         size_t p = t->n_points;
-        if (!open || cur > t->live_bytes[p]) {
+        /* The peak entry always makes its bucket's point, so the plot shows the peak. */
+        if (!open || cur > t->live_bytes[p] || (tr->has_peak && i == tr->peak_index)) {
             t->time_us[p] = x->time_us;
             t->live_bytes[p] = cur;
             memcpy(t->group_bytes + p * t->n_groups, cur_groups, t->n_groups * sizeof *cur_groups);
@@ -275,34 +172,26 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
             t->reserved_bytes[p] = res;
         open = 1;
     }
+#undef LIFE_GROUP
     if (open)
         t->n_points++;
     for (; bi < nb; bi++) {
-        t->iterations[bi] = (od_timeline_iteration){bounds[bi], cur, it_peak, it_peak_time};
-        it_peak = cur;
-        it_peak_time = bounds[bi];
+        t->iterations[bi] = (od_timeline_iteration){t->last_time_us, c.live_block_bytes, it_peak, it_peak_time};
+        it_peak = c.live_block_bytes;
+        it_peak_time = t->last_time_us;
     }
     t->n_iterations = nb;
-    if (t->peak_live_bytes < d->start_live_requested_bytes) {
-        t->peak_live_bytes = d->start_live_requested_bytes;
-        t->peak_time_us = t->first_time_us;
-    }
-    if (t->peak_reserved_bytes < t->reserved_bytes[0])
-        t->peak_reserved_bytes = t->reserved_bytes[0];
+    t->peak_live_bytes = tr->peak_block_bytes;
+    t->peak_time_us = tr->has_peak ? tr->peak_time_us : t->first_time_us;
+    t->has_peak = tr->has_peak;
 
-    free(bounds);
     free(stack_group);
     free(cur_groups);
-    free(items);
-    od_u64map_free(&live);
     *out = t;
     return OD_OK;
 nomem:
-    free(bounds);
     free(stack_group);
     free(cur_groups);
-    free(items);
-    od_u64map_free(&live);
     od_timeline_free(t);
     return od_fail(err, OD_ERR_NOMEM, "out of memory");
 }
@@ -370,20 +259,15 @@ static int ranges_cut(ranges *rs, uint64_t a, uint64_t z)
     return 1;
 }
 
-od_status od_layout_at(const od_snapshot *s, int64_t device, size_t index, od_layout **out, od_error *err)
+od_status od_layout_at(const od_trace *t, size_t index, od_layout **out, od_error *err)
 {
     *out = NULL;
-    const od_device_trace *tr = NULL;
-    for (size_t i = 0; i < s->n_traces; i++)
-        if (s->traces[i].device == device)
-            tr = &s->traces[i];
-    if (!s->has_traces || !tr || index >= tr->n_entries)
-        return od_fail(err, OD_ERR_ARG, "no trace entry %zu on device %lld", index, (long long)device);
-    const od_trace_entry *e = tr->entries;
-    size_t n = tr->n_entries;
+    if (!t->has_trace || index >= t->n_entries)
+        return od_fail(err, OD_ERR_ARG, "no trace entry %zu on device %lld", index, (long long)t->device);
+    const od_snapshot *s = t->snap;
+    const od_trace_entry *e = t->entries;
+    size_t n = t->n_entries;
     ranges rs = {0};
-    od_u64map first = {0};   /* address -> 1 if its first event is an alloc, 2 if a free */
-    od_u64map busy = {0};    /* address -> index into blocks */
     od_layout *l = calloc(1, sizeof *l);
     size_t cap_blocks = 0;
     if (!l)
@@ -391,7 +275,7 @@ od_status od_layout_at(const od_snapshot *s, int64_t device, size_t index, od_la
 
     /* Segments: the final ones, with the segment events after `index` undone, newest first. */
     for (size_t i = 0; i < s->n_segments; i++)
-        if (s->segments[i].device == device &&
+        if (s->segments[i].device == t->device &&
             !ranges_add(&rs, s->segments[i].address, s->segments[i].address + s->segments[i].total_size))
             goto nomem;
     for (size_t i = n; i-- > index + 1;) {
@@ -408,68 +292,17 @@ od_status od_layout_at(const od_snapshot *s, int64_t device, size_t index, od_la
     if (rs.n)
         qsort(rs.r, rs.n, sizeof *rs.r, cmp_range);
 
-    /* Busy blocks at the moment. */
-#define PUT_BLOCK(addr_, size_, state_)                                                        \
-    do {                                                                                       \
-        uint32_t at_;                                                                          \
-        if (od_u64map_get(&busy, (addr_), &at_)) {                                             \
-            l->blocks[at_] = (od_layout_block){(addr_), (size_), (state_)};                    \
-            break;                                                                             \
-        }                                                                                      \
-        if (!od_grow((void **)&l->blocks, &cap_blocks, l->n_blocks + 1, sizeof *l->blocks))   \
-            goto nomem;                                                                        \
-        l->blocks[l->n_blocks] = (od_layout_block){(addr_), (size_), (state_)};                \
-        if (!od_u64map_put(&busy, (addr_), (uint32_t)l->n_blocks))                             \
-            goto nomem;                                                                        \
-        l->n_blocks++;                                                                         \
-    } while (0)
-    /* Each address's first alloc / free_completed, as (index << 1) | (1 if a free). */
-    if (n > (size_t)(UINT32_MAX >> 1))
-        return od_layout_free(l), od_fail(err, OD_ERR_LIMIT, "trace too long for a layout");
-    for (size_t i = 0; i < n; i++) {
-        uint32_t v;
-        if ((e[i].action == OD_ACT_ALLOC || e[i].action == OD_ACT_FREE_COMPLETED) &&
-            !od_u64map_get(&first, e[i].addr, &v) &&
-            !od_u64map_put(&first, e[i].addr, (uint32_t)(i << 1) | (e[i].action == OD_ACT_FREE_COMPLETED)))
-            goto nomem;
-    }
-    /* From before the trace: final blocks the trace never touched, and blocks whose first
-     * event is a free after the moment. */
-    for (size_t i = 0; i < s->n_segments; i++) {
-        const od_segment *seg = &s->segments[i];
-        if (seg->device != device)
+    /* Busy blocks at the moment: the lifetimes live then. */
+    for (size_t i = 0; i < t->n_lives; i++) {
+        const od_lifetime *lf = &t->lives[i];
+        if (!od_trace_live_after(lf, index))
             continue;
-        for (size_t k = 0; k < seg->n_blocks; k++) {
-            const od_block *b = &s->blocks[seg->first_block + k];
-            uint32_t v;
-            if ((b->state == OD_BLOCK_ACTIVE_ALLOCATED || b->state == OD_BLOCK_ACTIVE_PENDING_FREE) &&
-                !od_u64map_get(&first, b->address, &v))
-                PUT_BLOCK(b->address, b->size, OD_BLOCK_ACTIVE_ALLOCATED);
-        }
+        if (!od_grow((void **)&l->blocks, &cap_blocks, l->n_blocks + 1, sizeof *l->blocks))
+            goto nomem;
+        int pending = lf->free_req_index != OD_TRACE_NEVER && lf->free_req_index <= index;
+        l->blocks[l->n_blocks++] = (od_layout_block){lf->addr, lf->block_bytes,
+                                                     pending ? OD_BLOCK_ACTIVE_PENDING_FREE : OD_BLOCK_ACTIVE_ALLOCATED};
     }
-    for (size_t i = index + 1; i < n; i++) {
-        uint32_t v;
-        if (e[i].action == OD_ACT_FREE_COMPLETED && od_u64map_get(&first, e[i].addr, &v) &&
-            v == ((uint32_t)(i << 1) | 1u))
-            PUT_BLOCK(e[i].addr, od_round_request(e[i].size), OD_BLOCK_ACTIVE_ALLOCATED);
-    }
-    /* The trace up to the moment. */
-    for (size_t i = 0; i <= index; i++) {
-        const od_trace_entry *x = &e[i];
-        uint32_t at;
-        if (x->action == OD_ACT_ALLOC) {
-            PUT_BLOCK(x->addr, od_round_request(x->size), OD_BLOCK_ACTIVE_ALLOCATED);
-        } else if (x->action == OD_ACT_FREE_REQUESTED) {
-            if (od_u64map_get(&busy, x->addr, &at))
-                l->blocks[at].state = OD_BLOCK_ACTIVE_PENDING_FREE;
-        } else if (x->action == OD_ACT_FREE_COMPLETED) {
-            if (od_u64map_get(&busy, x->addr, &at)) {
-                l->blocks[at].size = 0; /* dropped below */
-                od_u64map_del(&busy, x->addr);
-            }
-        }
-    }
-#undef PUT_BLOCK
     size_t k = 0;
     for (size_t i = 0; i < l->n_blocks; i++)
         if (l->blocks[i].size)
@@ -514,14 +347,10 @@ od_status od_layout_at(const od_snapshot *s, int64_t device, size_t index, od_la
     l->blocks = kept;
     l->n_blocks = nk;
     free(rs.r);
-    od_u64map_free(&first);
-    od_u64map_free(&busy);
     *out = l;
     return OD_OK;
 nomem:
     free(rs.r);
-    od_u64map_free(&first);
-    od_u64map_free(&busy);
     od_layout_free(l);
     return od_fail(err, OD_ERR_NOMEM, "out of memory");
 }

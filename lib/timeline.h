@@ -2,20 +2,15 @@
  * (requested) bytes split by the sites that held the most at the peak, reserved bytes
  * from the trace's own segment events, and live memory at each iteration boundary.
  *
- * Definitions:
- *   live bytes       requested bytes live: what was live before the trace began (the
- *                    summary's start_live_requested_bytes) + alloc - free_completed, in
- *                    trace order (the figure od_summarize's peak_requested_bytes peaks)
- *   reserved bytes   the device's final reserved bytes (sum of its segments) minus the net
- *                    segment_alloc/map - segment_free/unmap recorded after each moment:
- *                    exact whenever the trace holds every segment event after its start,
- *                    which a trace always does (wrapped ring buffers lose only the oldest)
+ * Definitions (live bytes, reserved bytes, the peak and the boundaries are the trace
+ * model's, trace.h):
+ *   live bytes       live block bytes (what memory_allocated() reports)
  *   points           max_points time buckets over [first, last] trace time; each point is
- *                    the moment its bucket's live bytes were highest (so no peak is lost),
- *                    with the site split at that moment; reserved is the bucket's highest
- *   iterations       boundaries are the END of Optimizer.step external annotations (else
- *                    of Optimizer.zero_grad) inside the trace; for each, the live bytes at
- *                    the boundary and the highest live bytes since the previous boundary
+ *                    the moment its bucket's live bytes were highest (so no peak is lost;
+ *                    the peak entry makes its own bucket's point), with the site split at
+ *                    that moment; reserved is the bucket's highest
+ *   iterations       at each iteration boundary, the live bytes there and the highest live
+ *                    bytes since the previous boundary
  *
  * od_timeline_build returns a timeline the caller frees with od_timeline_free (NULL is
  * fine); every array and string inside belongs to it. */
@@ -24,6 +19,7 @@
 
 #include "snapshot.h"
 #include "summary.h"
+#include "trace.h"
 
 typedef struct {
     uint64_t time_us;          /* the boundary */
@@ -47,7 +43,7 @@ typedef struct {
     uint64_t peak_time_us;
     int has_peak;              /* the peak is reached by an entry (not at the start) */
     uint64_t peak_reserved_bytes;
-    const char *boundary_name; /* "Optimizer.step", "Optimizer.zero_grad" or NULL */
+    const char *boundary_name; /* the boundary marker (trace.h), or NULL: points into the trace */
     size_t n_iterations;
     od_timeline_iteration *iterations;
 } od_timeline;
@@ -62,9 +58,7 @@ void od_timeline_free(od_timeline *t);
 
 /* The device's segments and busy blocks at one moment of the trace (after entry `index`),
  * rebuilt from the final segments by undoing the segment events recorded after it, and
- * from the trace's allocations (live or pending free at that moment; their size is the
- * request rounded to 512 B as the allocator does: the real block may be a little larger)
- * plus blocks from before the trace (their final size, or the size their free reports).
+ * from the trace model's lifetimes live at that moment (their block bytes, trace.h).
  * Free space is what segments hold outside busy blocks. */
 typedef struct {
     uint64_t address, size;
@@ -87,8 +81,7 @@ typedef struct {
 
 /* Fails with OD_ERR_ARG when the device has no trace or index is past its end,
  * OD_ERR_NOMEM. Free with od_layout_free (NULL is fine). */
-od_status od_layout_at(const od_snapshot *snap, int64_t device, size_t index, od_layout **out,
-                       od_error *err);
+od_status od_layout_at(const od_trace *t, size_t index, od_layout **out, od_error *err);
 void od_layout_free(od_layout *l);
 
 #endif

@@ -25,12 +25,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     for (size_t i = 0; i < snap->n_traces; i++) {
         od_iterations *it = NULL;
-        if (od_iterations_find(snap, snap->traces[i].device, 0, &it, &err) == OD_OK && it->n_survivors &&
-            !it->survivors[0].site)
+        od_trace *t = NULL;
+        if (od_trace_build(snap, snap->traces[i].device, NULL, &t, &err) == OD_OK &&
+            od_iterations_find(t, 0, &it, &err) == OD_OK && it->n_survivors && !it->survivors[0].site)
             abort();
         od_iterations_free(it);
+        od_trace_free(t);
     }
-    od_diag_input di = {"fuzz", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, snap, NULL};
+    od_diag_input di = {"fuzz", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, snap, NULL, NULL};
     od_diagnosis *d = NULL;
     if (od_diagnose(&di, 1, &d, &err) == OD_OK) {
         if (d->verdict >= OD_VERDICT_COUNT)

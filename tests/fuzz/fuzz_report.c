@@ -26,16 +26,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < s->n_traces; i++) {
         size_t n = s->traces[i].n_entries;
         size_t at[3] = {0, n / 2, n ? n - 1 : 0};
+        od_trace *t = NULL;
+        if (od_trace_build(s, s->traces[i].device, NULL, &t, &err) != OD_OK)
+            continue;
         for (size_t k = 0; k < 3 && n; k++) {
             od_layout *l = NULL;
-            (void)od_layout_at(s, s->traces[i].device, at[k], &l, &err);
+            (void)od_layout_at(t, at[k], &l, &err);
             od_layout_free(l);
         }
+        od_trace_free(t);
     }
     FILE *f = fopen("/dev/null", "w");
     if (!f)
         abort();
-    od_report_item item = {OD_REPORT_SNAPSHOT, "fuzz", s, NULL, 0, NULL, NULL};
+    od_report_item item = {OD_REPORT_SNAPSHOT, "fuzz", s, NULL, 0, NULL, NULL, NULL};
     od_report_input rin = {0};
     rin.items = &item;
     rin.n_items = 1;

@@ -29,6 +29,23 @@ static od_snapshot *load(const char *name)
     return load_snapshot(path);
 }
 
+/* The trace model of device 0 (with the replay's block sizes where it verifies). */
+static od_trace *trace0(const od_snapshot *s)
+{
+    od_trace *t = NULL;
+    od_error err;
+    assert_int_equal(od_trace_open(s, 0, &t, &err), OD_OK);
+    return t;
+}
+
+static od_status iterations0(const od_snapshot *s, int ann, od_iterations **it, od_error *err)
+{
+    od_trace *t = trace0(s);
+    od_status st = od_iterations_find(t, ann, it, err);
+    od_trace_free(t);
+    return st;
+}
+
 /* Least-squares slope of the step log's allocated figure over steps 1.. (step 0 creates
  * the optimizer state). */
 static double step_log_growth(const char *json_name)
@@ -59,7 +76,7 @@ static void test_leak_iterations_both_ways(void **state)
     for (int ann = 1; ann >= 0; ann--) {
         od_iterations *it = NULL;
         od_error err;
-        assert_int_equal(od_iterations_find(s, 0, ann, &it, &err), OD_OK);
+        assert_int_equal(iterations0(s, ann, &it, &err), OD_OK);
         assert_int_equal(it->source, ann ? OD_ITER_ANNOTATIONS : OD_ITER_PATTERN);
         assert_int_equal(it->n, 8); /* 8 training steps (args.steps) */
         assert_true(it->have_fit);
@@ -81,7 +98,7 @@ static void test_noleak_is_flat(void **state)
         od_snapshot *s = load(names[k]);
         od_iterations *it = NULL;
         od_error err;
-        assert_int_equal(od_iterations_find(s, 0, 1, &it, &err), OD_OK);
+        assert_int_equal(iterations0(s, 1, &it, &err), OD_OK);
         assert_int_equal(it->source, OD_ITER_ANNOTATIONS);
         assert_true(it->n >= 8);
         assert_int_not_equal(it->fit.verdict, OD_TREND_LEAK);
@@ -99,7 +116,7 @@ static void test_oom_run_has_no_iterations(void **state)
     od_snapshot *s = load("snap_train_oom.pickle");
     od_iterations *it = NULL;
     od_error err;
-    assert_int_equal(od_iterations_find(s, 0, 1, &it, &err), OD_OK);
+    assert_int_equal(iterations0(s, 1, &it, &err), OD_OK);
     assert_int_equal(it->source, OD_ITER_NONE);
     od_iterations_free(it);
     od_snapshot_free(s);
@@ -120,7 +137,9 @@ static void test_categories_model_state(void **state)
     od_snapshot *s = load("snap_train_default.pickle");
     od_categories *c = NULL;
     od_error err;
-    assert_int_equal(od_categorize(s, 0, &c, &err), OD_OK);
+    od_trace *t = trace0(s);
+    assert_true(t->blocks_from_replay);
+    assert_int_equal(od_categorize(t, SIZE_MAX, &c, &err), OD_OK);
     assert_true(c->have_peak);
     assert_true(fabs((double)c->bytes[OD_CAT_PARAMETERS] - 4 * params) < 0.01 * 4 * params);
     assert_true(fabs((double)c->bytes[OD_CAT_OPTIMIZER_STATES] - 8 * params) < 0.01 * 8 * params);

@@ -142,7 +142,7 @@ static void peak_layouts(void **state)
         const od_device_summary *d = &b.sum->devices[0];
         od_layout *l = NULL;
         od_error err;
-        assert_int_equal(od_layout_at(b.snap, d->device, d->peak_index, &l, &err), OD_OK);
+        assert_int_equal(od_layout_at(d->trace, d->trace->peak_index, &l, &err), OD_OK);
         assert_int_equal(l->reserved_bytes / MiB, cases[i].reserved_mib);
         double busy = (double)l->busy_bytes / MiB;
         assert_true(fabs(busy - (double)cases[i].allocated_mib) < 0.01 * (double)cases[i].allocated_mib);
@@ -158,7 +158,7 @@ static void peak_layouts(void **state)
             }
         }
         od_layout_free(l);
-        assert_int_equal(od_layout_at(b.snap, d->device, d->entries, &l, &err), OD_ERR_ARG);
+        assert_int_equal(od_layout_at(d->trace, d->entries, &l, &err), OD_ERR_ARG);
         unbuild(&b);
     }
 }

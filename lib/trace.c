@@ -1,0 +1,547 @@
+/* trace.c - lifetimes, live bytes, the peak, reserved bytes and iteration boundaries of
+ * one device's trace: the only walk of a trace outside the allocator replay. */
+#include "trace.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mem.h"
+#include "replay.h"
+#include "sites.h"
+#include "summary.h"
+#include "u64map.h"
+
+#define NO_LIFE UINT32_MAX
+
+const char *od_boundary_source_name(od_boundary_source s)
+{
+    switch (s) {
+    case OD_BOUNDARY_NONE: return "none";
+    case OD_BOUNDARY_ANNOTATIONS: return "annotations";
+    case OD_BOUNDARY_PATTERN: return "pattern";
+    }
+    return "?";
+}
+
+const od_device_trace *od_trace_of(const od_snapshot *snap, int64_t device)
+{
+    /* The loader keeps traces[i].device == i (snapshot.h). */
+    if (!snap->has_traces || device < 0 || (uint64_t)device >= snap->n_traces)
+        return NULL;
+    assert(snap->traces[device].device == device);
+    return &snap->traces[device];
+}
+
+int od_trace_live_after(const od_lifetime *l, size_t index)
+{
+    int born = l->alloc_index == OD_TRACE_BEFORE || (index != SIZE_MAX && l->alloc_index <= index);
+    int dead = l->free_index != OD_TRACE_NEVER && index != SIZE_MAX && l->free_index <= index;
+    return born && !dead;
+}
+
+void od_trace_free(od_trace *t)
+{
+    if (!t)
+        return;
+    free(t->lives);
+    free(t->entry_life);
+    free(t->boundaries);
+    free(t);
+}
+
+static int is_live_block(const od_block *b)
+{
+    return b->state == OD_BLOCK_ACTIVE_ALLOCATED || b->state == OD_BLOCK_ACTIVE_PENDING_FREE;
+}
+
+static uint64_t sat_sub(uint64_t a, uint64_t b)
+{
+    return a >= b ? a - b : 0;
+}
+
+/* ---------- the cursor ---------- */
+
+void od_trace_cursor_init(const od_trace *t, od_trace_cursor *c)
+{
+    c->live_requested_bytes = t->start_requested_bytes;
+    c->live_block_bytes = t->start_block_bytes;
+    c->reserved_bytes = t->start_reserved_bytes;
+}
+
+void od_trace_cursor_step(const od_trace *t, od_trace_cursor *c, size_t i)
+{
+    const od_trace_entry *e = &t->entries[i];
+    uint32_t li = t->entry_life[i];
+    switch (e->action) {
+    case OD_ACT_ALLOC:
+        if (li != NO_LIFE) {
+            c->live_requested_bytes += t->lives[li].requested_bytes;
+            c->live_block_bytes += t->lives[li].block_bytes;
+        }
+        break;
+    case OD_ACT_FREE_COMPLETED:
+        if (li != NO_LIFE && t->lives[li].free_index == i) {
+            c->live_requested_bytes = sat_sub(c->live_requested_bytes, t->lives[li].requested_bytes);
+            c->live_block_bytes = sat_sub(c->live_block_bytes, t->lives[li].block_bytes);
+        }
+        break;
+    case OD_ACT_SEGMENT_ALLOC:
+    case OD_ACT_SEGMENT_MAP:
+        c->reserved_bytes += e->size;
+        break;
+    case OD_ACT_SEGMENT_FREE:
+    case OD_ACT_SEGMENT_UNMAP:
+        c->reserved_bytes = sat_sub(c->reserved_bytes, e->size);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---------- boundaries ---------- */
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static int annotation_matches(const od_annotation *a, const char *name, int64_t device, uint64_t lo, uint64_t hi)
+{
+    return a->stage && strcmp(a->stage, "START") == 0 && a->name && strcmp(a->name, name) == 0 &&
+           (a->device == device || a->device < 0) && a->time_us >= lo && a->time_us <= hi;
+}
+
+/* START times of one annotation name inside the trace's time span, as boundary times.
+ * Optimizer.step is preferred: it runs once per training step in every training loop that
+ * has an optimizer; otherwise the name seen most often. */
+static int from_annotations(od_trace *t, uint64_t **times, size_t *n_times)
+{
+    const od_snapshot *s = t->snap;
+    if (!t->n_entries || !s->n_annotations)
+        return 1;
+    uint64_t lo = t->entries[0].time_us, hi = t->entries[t->n_entries - 1].time_us;
+    const char *best = NULL;
+    size_t best_n = 0;
+    int best_pref = 0;
+    for (size_t i = 0; i < s->n_annotations; i++) {
+        const od_annotation *a = &s->annotations[i];
+        if (!a->stage || strcmp(a->stage, "START") != 0 || !a->name || (a->device != t->device && a->device >= 0))
+            continue;
+        if (best && strcmp(best, a->name) == 0)
+            continue;
+        size_t n = 0;
+        for (size_t k = 0; k < s->n_annotations; k++)
+            n += annotation_matches(&s->annotations[k], a->name, t->device, lo, hi);
+        int pref = strncmp(a->name, "Optimizer.step", 14) == 0;
+        if (n >= 3 && (pref > best_pref || (pref == best_pref && n > best_n))) {
+            best = a->name;
+            best_n = n;
+            best_pref = pref;
+        }
+    }
+    if (!best)
+        return 1;
+    uint64_t *b = malloc(best_n * sizeof *b);
+    if (!b)
+        return 0;
+    size_t n = 0;
+    for (size_t k = 0; k < s->n_annotations && n < best_n; k++)
+        if (annotation_matches(&s->annotations[k], best, t->device, lo, hi))
+            b[n++] = s->annotations[k].time_us;
+    qsort(b, n, sizeof *b, cmp_u64);
+    snprintf(t->boundary_marker, sizeof t->boundary_marker, "%s", best);
+    *times = b;
+    *n_times = n;
+    return 1;
+}
+
+/* The allocation that repeats once per loop iteration. For every (stack, size) key made 4
+ * times or more, score = its smallest gap between two occurrences x (occurrences - 1):
+ * a once-per-iteration allocation spans the trace with gaps of a whole iteration, while
+ * per-layer ones (same stack for every layer) repeat within a phase, with small gaps,
+ * and irregular ones have some small gap. Among keys scoring within 10% of the best,
+ * the one made most often (then the first made) marks the boundaries. Allocations made
+ * while building a model are no candidates (that repeats per layer, not per iteration),
+ * and the windows found must give back at least 60% of what they allocate: an
+ * iteration frees its temporaries, activations and gradients within it (the fixtures'
+ * training steps free 92-100%, the leaking one included), while layers of one forward
+ * keep their activations for backward (43% freed in a forward that died at its OOM) and
+ * a model being built frees nothing. */
+typedef struct {
+    uint32_t count;
+    size_t first, last, gap_min;
+} keyinfo;
+
+static uint64_t pattern_key(const od_trace_entry *e)
+{
+    return ((uint64_t)e->stack << 40) ^ e->size;
+}
+
+int od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n_out, char *marker, size_t msize)
+{
+    const od_snapshot *s = t->snap;
+    const od_trace_entry *e = t->entries;
+    size_t n = t->n_entries;
+    od_u64map keys = {0};
+    keyinfo *ki = NULL;
+    *out = NULL;
+    *n_out = 0;
+    size_t n_keys = 0, cap = 0;
+    int ok = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].action != OD_ACT_ALLOC || e[i].stack == 0)
+            continue;
+        uint64_t key = pattern_key(&e[i]);
+        uint32_t k;
+        if (!od_u64map_get(&keys, key, &k)) {
+            if (od_stack_is_init(s, e[i].stack))
+                continue;
+            if (!od_grow((void **)&ki, &cap, n_keys + 1, sizeof *ki))
+                goto out;
+            k = (uint32_t)n_keys++;
+            ki[k] = (keyinfo){0, i, i, SIZE_MAX};
+            if (!od_u64map_put(&keys, key, k))
+                goto out;
+        } else {
+            size_t gap = i - ki[k].last;
+            if (gap < ki[k].gap_min)
+                ki[k].gap_min = gap;
+            ki[k].last = i;
+        }
+        ki[k].count++;
+    }
+    /* Four repeats at least: three can be layers of a forward that died early. */
+    double best = 0;
+    for (size_t k = 0; k < n_keys; k++)
+        if (ki[k].count >= 4) {
+            double sc = (double)ki[k].gap_min * (double)(ki[k].count - 1);
+            best = sc > best ? sc : best;
+        }
+    size_t pick = SIZE_MAX;
+    for (size_t k = 0; k < n_keys && best > 0; k++) {
+        if (ki[k].count < 4 || (double)ki[k].gap_min * (double)(ki[k].count - 1) < 0.9 * best)
+            continue;
+        if (pick == SIZE_MAX || ki[k].count > ki[pick].count ||
+            (ki[k].count == ki[pick].count && ki[k].first < ki[pick].first))
+            pick = k;
+    }
+    if (pick == SIZE_MAX) {
+        ok = 1;
+        goto out;
+    }
+    *out = NULL;
+    *n_out = 0;
+    size_t *b = malloc(ki[pick].count * sizeof *b), nb = 0;
+    if (!b)
+        goto out;
+    uint64_t want = pattern_key(&e[ki[pick].first]);
+    for (size_t i = ki[pick].first; i < n && nb < ki[pick].count; i++)
+        if (e[i].action == OD_ACT_ALLOC && e[i].stack && pattern_key(&e[i]) == want)
+            b[nb++] = i;
+    double alloc_b = 0, freed_b = 0;
+    for (size_t i = b[0]; i < b[nb - 1]; i++) {
+        if (e[i].action == OD_ACT_ALLOC)
+            alloc_b += (double)e[i].size;
+        else if (e[i].action == OD_ACT_FREE_COMPLETED)
+            freed_b += (double)e[i].size;
+    }
+    if (freed_b < 0.6 * alloc_b) {
+        free(b);
+        ok = 1;
+        goto out;
+    }
+    char site[400];
+    int64_t sf, wf;
+    od_stack_site(s, e[ki[pick].first].stack, &sf, &wf);
+    od_frame_format(s, wf, site, sizeof site);
+    snprintf(marker, msize, "%s (%llu B)", site,
+             (unsigned long long)e[ki[pick].first].size);
+    *out = b;
+    *n_out = nb;
+    ok = 1;
+out:
+    od_u64map_free(&keys);
+    free(ki);
+    return ok;
+}
+
+static int find_boundaries(od_trace *t)
+{
+    uint64_t *times = NULL;
+    size_t n_times = 0;
+    if (t->n_entries < 3)
+        return 1;
+    if (!from_annotations(t, &times, &n_times))
+        return 0;
+    if (n_times >= 3) {
+        t->boundaries = malloc(n_times * sizeof *t->boundaries);
+        if (!t->boundaries) {
+            free(times);
+            return 0;
+        }
+        /* Times to entry indices: the first entry at or after each time. */
+        size_t j = 0;
+        for (size_t k = 0; k < n_times; k++) {
+            while (j < t->n_entries && t->entries[j].time_us < times[k])
+                j++;
+            t->boundaries[k] = j;
+        }
+        t->n_boundaries = n_times;
+        t->boundary_source = OD_BOUNDARY_ANNOTATIONS;
+        free(times);
+        return 1;
+    }
+    free(times);
+    t->boundary_marker[0] = 0;
+    size_t *b = NULL, nb = 0;
+    if (!od_trace_pattern_boundaries(t, &b, &nb, t->boundary_marker, sizeof t->boundary_marker))
+        return 0;
+    if (nb >= 3) {
+        t->boundaries = b;
+        t->n_boundaries = nb;
+        t->boundary_source = OD_BOUNDARY_PATTERN;
+    } else {
+        free(b);
+        t->boundary_marker[0] = 0;
+    }
+    return 1;
+}
+
+/* ---------- building ---------- */
+
+typedef struct {
+    od_trace *t;
+    size_t cap;
+} builder;
+
+static uint32_t add_life(builder *b, od_lifetime l)
+{
+    if (!od_grow((void **)&b->t->lives, &b->cap, b->t->n_lives + 1, sizeof *b->t->lives))
+        return NO_LIFE;
+    b->t->lives[b->t->n_lives] = l;
+    return (uint32_t)b->t->n_lives++;
+}
+
+static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error *err)
+{
+    const od_snapshot *s = t->snap;
+    const od_trace_entry *e = t->entries;
+    size_t n = t->n_entries;
+    builder b = {t, 0};
+    od_u64map latest = {0}; /* address -> its latest lifetime */
+    od_status rc = OD_ERR_NOMEM;
+    if (n) {
+        t->entry_life = malloc(n * sizeof *t->entry_life);
+        if (!t->entry_life)
+            goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const od_trace_entry *x = &e[i];
+        uint32_t li = NO_LIFE;
+        if (x->action == OD_ACT_ALLOC) {
+            uint32_t old;
+            if (od_u64map_get(&latest, x->addr, &old) && t->lives[old].free_index == OD_TRACE_NEVER)
+                t->lives[old].free_index = (uint32_t)i; /* allocated again without a free: replaced */
+            uint64_t blk = block_bytes && block_bytes[i] ? block_bytes[i] : od_round_request(x->size);
+            li = add_life(&b, (od_lifetime){x->addr, x->size, blk, x->stack, (uint32_t)i, OD_TRACE_NEVER,
+                                            OD_TRACE_NEVER});
+            if (li == NO_LIFE || !od_u64map_put(&latest, x->addr, li))
+                goto out;
+        } else if (x->action == OD_ACT_FREE_REQUESTED || x->action == OD_ACT_FREE_COMPLETED) {
+            if (!od_u64map_get(&latest, x->addr, &li)) {
+                /* Freed before the trace allocated it: live since before the trace began. */
+                li = add_life(&b, (od_lifetime){x->addr, x->size, od_round_request(x->size), 0, OD_TRACE_BEFORE,
+                                                OD_TRACE_NEVER, OD_TRACE_NEVER});
+                if (li == NO_LIFE || !od_u64map_put(&latest, x->addr, li))
+                    goto out;
+            }
+            od_lifetime *l = &t->lives[li];
+            if (x->action == OD_ACT_FREE_REQUESTED && l->free_req_index == OD_TRACE_NEVER &&
+                l->free_index == OD_TRACE_NEVER)
+                l->free_req_index = (uint32_t)i;
+            else if (x->action == OD_ACT_FREE_COMPLETED && l->free_index == OD_TRACE_NEVER)
+                l->free_index = (uint32_t)i;
+            else
+                li = NO_LIFE; /* a second free of one block: inconsistent, ignored */
+        }
+        t->entry_life[i] = li;
+    }
+    /* Blocks live at the end: the trace's own (their real size now known, unless the replay
+     * gave it), or from before the trace when the trace never touched their address. */
+    for (size_t i = 0; i < s->n_segments; i++) {
+        const od_segment *seg = &s->segments[i];
+        if (seg->device != t->device)
+            continue;
+        for (size_t k = 0; k < seg->n_blocks; k++) {
+            const od_block *bl = &s->blocks[seg->first_block + k];
+            if (!is_live_block(bl))
+                continue;
+            uint32_t li;
+            if (od_u64map_get(&latest, bl->address, &li)) {
+                od_lifetime *l = &t->lives[li];
+                if (l->free_index == OD_TRACE_NEVER && !block_bytes && bl->size >= l->requested_bytes)
+                    l->block_bytes = bl->size;
+                continue;
+            }
+            if (add_life(&b, (od_lifetime){bl->address, bl->requested_size, bl->size, bl->stack, OD_TRACE_BEFORE,
+                                           OD_TRACE_NEVER, OD_TRACE_NEVER}) == NO_LIFE)
+                goto out;
+        }
+    }
+    rc = OD_OK;
+out:
+    od_u64map_free(&latest);
+    if (rc != OD_OK)
+        od_fail(err, rc, "out of memory");
+    return rc;
+}
+
+od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t *block_bytes, od_trace **out,
+                         od_error *err)
+{
+    *out = NULL;
+    od_trace *t = calloc(1, sizeof *t);
+    if (!t)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    t->snap = snap;
+    t->device = device;
+    t->blocks_from_replay = block_bytes != NULL;
+    const od_device_trace *dt = od_trace_of(snap, device);
+    if (dt) {
+        t->has_trace = 1;
+        t->entries = dt->entries;
+        t->n_entries = dt->n_entries;
+    }
+    if (t->n_entries >= UINT32_MAX - 1) {
+        size_t n = t->n_entries;
+        od_trace_free(t);
+        return od_fail(err, OD_ERR_LIMIT, "trace of %zu entries: at most 2^32 - 2 are read", n);
+    }
+    od_status rc = build_lives(t, t->has_trace ? block_bytes : NULL, err);
+    if (rc != OD_OK) {
+        od_trace_free(t);
+        return rc;
+    }
+    /* What was live before the trace began, and the reserve then. */
+    int overflow = 0;
+    for (size_t i = 0; i < t->n_lives; i++)
+        if (t->lives[i].alloc_index == OD_TRACE_BEFORE) {
+            overflow |= __builtin_add_overflow(t->start_requested_bytes, t->lives[i].requested_bytes,
+                                               &t->start_requested_bytes);
+            overflow |= __builtin_add_overflow(t->start_block_bytes, t->lives[i].block_bytes, &t->start_block_bytes);
+        }
+    t->complete = t->start_requested_bytes == 0 && t->start_block_bytes == 0;
+    uint64_t reserved_end = 0;
+    for (size_t i = 0; i < snap->n_segments; i++)
+        if (snap->segments[i].device == device)
+            overflow |= __builtin_add_overflow(reserved_end, snap->segments[i].total_size, &reserved_end);
+    /* Undo the trace's segment events, newest first: the reserve was never negative. */
+    int64_t res = reserved_end > (uint64_t)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)reserved_end;
+    t->has_reserved = 1;
+    for (size_t i = t->n_entries; i-- > 0;) {
+        const od_trace_entry *x = &t->entries[i];
+        int64_t sz = x->size > (uint64_t)INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)x->size;
+        if (x->action == OD_ACT_SEGMENT_ALLOC || x->action == OD_ACT_SEGMENT_MAP)
+            res -= sz;
+        else if (x->action == OD_ACT_SEGMENT_FREE || x->action == OD_ACT_SEGMENT_UNMAP)
+            res += sz;
+        if (res < 0 || res > INT64_MAX / 2)
+            t->has_reserved = 0;
+        if (res > INT64_MAX / 2)
+            res = INT64_MAX / 2;
+    }
+    t->start_reserved_bytes = res > 0 ? (uint64_t)res : 0;
+    if (overflow) {
+        od_trace_free(t);
+        return od_fail(err, OD_ERR_LIMIT, "sizes in the snapshot add up to more than 2^64 bytes");
+    }
+    /* The peaks and the highest reserve: one walk with the cursor. */
+    od_trace_cursor c;
+    od_trace_cursor_init(t, &c);
+    t->peak_block_bytes = c.live_block_bytes;
+    t->peak_requested_at_peak = c.live_requested_bytes;
+    t->peak_requested_bytes = c.live_requested_bytes;
+    t->max_reserved_bytes = c.reserved_bytes;
+    if (t->n_entries) {
+        t->peak_time_us = t->entries[0].time_us;
+        t->peak_requested_time_us = t->entries[0].time_us;
+    }
+    for (size_t i = 0; i < t->n_entries; i++) {
+        od_trace_cursor_step(t, &c, i);
+        if (c.reserved_bytes > t->max_reserved_bytes)
+            t->max_reserved_bytes = c.reserved_bytes;
+        if (t->entries[i].action != OD_ACT_ALLOC)
+            continue;
+        if (c.live_block_bytes > t->peak_block_bytes) {
+            t->has_peak = 1;
+            t->peak_index = i;
+            t->peak_time_us = t->entries[i].time_us;
+            t->peak_block_bytes = c.live_block_bytes;
+            t->peak_requested_at_peak = c.live_requested_bytes;
+        }
+        if (c.live_requested_bytes > t->peak_requested_bytes) {
+            t->has_peak_requested = 1;
+            t->peak_requested_index = i;
+            t->peak_requested_time_us = t->entries[i].time_us;
+            t->peak_requested_bytes = c.live_requested_bytes;
+        }
+    }
+    if (!find_boundaries(t)) {
+        od_trace_free(t);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    *out = t;
+    return OD_OK;
+}
+
+od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out, od_error *err)
+{
+    *out = NULL;
+    od_trace *plain = NULL;
+    od_status rc = od_trace_build(snap, device, NULL, &plain, err);
+    if (rc != OD_OK || !plain->has_trace || !plain->complete || !plain->n_entries)
+        return *out = plain, rc;
+    /* A complete trace: replay it under the run's own settings; when the model reproduces
+     * every recorded segment event, its block sizes are the allocator's. */
+    uint64_t *blocks = calloc(plain->n_entries, sizeof *blocks);
+    od_replay_result *res = malloc(sizeof *res);
+    if (!blocks || !res) {
+        free(blocks);
+        free(res);
+        od_trace_free(plain);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    od_replay_opts o;
+    memset(&o, 0, sizeof o);
+    od_replay_config_from_snapshot(snap, &o.cfg);
+    o.device = device;
+    o.block_bytes_out = blocks;
+    od_error e2;
+    rc = od_replay_snapshot(snap, &o, res, &e2);
+    if (rc == OD_ERR_NOMEM) {
+        free(blocks);
+        free(res);
+        od_trace_free(plain);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    if (rc == OD_OK && od_replay_verified(res)) {
+        od_trace *better = NULL;
+        rc = od_trace_build(snap, device, blocks, &better, err);
+        free(blocks);
+        free(res);
+        if (rc != OD_OK) {
+            od_trace_free(plain);
+            return rc;
+        }
+        od_trace_free(plain);
+        *out = better;
+        return OD_OK;
+    }
+    free(blocks);
+    free(res);
+    *out = plain;
+    return OD_OK;
+}
