@@ -1,6 +1,9 @@
 /* cmd_watch.c - `oomdoc watch`: sample one GPU's memory (and its processes') through NVML,
  * write the series `trend` reads, optionally around a command, optionally served to
- * Prometheus; at the end the trend verdict, the peak and the projected time to OOM. */
+ * Prometheus; at the end the trend verdict, the peak and the projected time to OOM.
+ *
+ * What is kept of the samples (trends, processes, projection, alarm) is lib/watchtrend's
+ * od_watch; this file polls, serves, forwards signals and prints. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -25,11 +28,7 @@
 #include "nvmlcli.h"
 #include "output.h"
 
-#define SERIES_CAP 8192 /* device series: 8192 points x 16 B, whatever the run's length */
-#define PROC_SERIES_CAP 512
-#define MAX_PROCS 64    /* processes followed at once (more are still sampled for --pid) */
 #define NVML_PROCS 1024
-#define CLASSIFY_EVERY_S 0.25
 #define IO_TIMEOUT_MS 1000
 
 static void usage(void)
@@ -159,111 +158,37 @@ bad:
 
 /* ---- the watched state ------------------------------------------------------------ */
 
-typedef struct {
-    uint32_t pid;
-    int seen;
-    od_wseries s;
-    od_wtrend tr;
-} proc_track;
-
+/* One GPU: what NVML says of it, where its series goes, and what lib/watchtrend keeps of
+ * its samples (trend, processes, projection, alarm). */
 typedef struct {
     unsigned index;
     char name[96], uuid[96];
     od_nvml_device dev;
-    uint64_t total_bytes, capacity_bytes;
+    uint64_t total_bytes;
     int mem_version;
     int up;
-    od_wseries s;
-    od_wtrend tr;
-    double classified_at;
-    proc_track procs[MAX_PROCS];
-    size_t n_procs;
-    int pid_opt; /* --pid given */
-    uint32_t pid;
-    uint64_t pid_peak, pid_last;
-    int alarm_active, alarm_raised;
-    double alarm_s, alarm_first_t;
+    od_watch wt;
     int lost;
     FILE *out;         /* the series (NULL: not written) */
     char out_path[512];
     int jsonl, write_failed;
 } watch_state;
 
-static void classify(watch_state *w)
-{
-    od_wtrend_classify(&w->s, w->capacity_bytes, &w->tr);
-    for (size_t i = 0; i < w->n_procs; i++) {
-        proc_track *p = &w->procs[i];
-        od_wtrend_classify(&p->s, 0, &p->tr);
-        /* A process's growth fills the device's remaining memory. */
-        if (p->tr.verdict == OD_WTREND_LEAK && p->tr.growth_bytes_per_second > 0 &&
-            w->capacity_bytes > w->s.last_bytes)
-            p->tr.projected_oom_s = (double)(w->capacity_bytes - w->s.last_bytes) /
-                                    p->tr.growth_bytes_per_second;
-    }
-}
-
-static void track_processes(watch_state *w, double t, const od_nvml_process *ps, size_t n)
-{
-    for (size_t i = 0; i < w->n_procs; i++)
-        w->procs[i].seen = 0;
-    uint64_t pid_bytes = 0;
-    for (size_t k = 0; k < n; k++) {
-        uint64_t b = ps[k].used_bytes == OD_NVML_BYTES_UNKNOWN ? 0 : ps[k].used_bytes;
-        if (w->pid_opt && ps[k].pid == w->pid)
-            pid_bytes += b;
-        proc_track *p = NULL;
-        for (size_t i = 0; i < w->n_procs; i++)
-            if (w->procs[i].pid == ps[k].pid)
-                p = &w->procs[i];
-        if (!p && w->n_procs < MAX_PROCS) {
-            p = &w->procs[w->n_procs];
-            memset(p, 0, sizeof *p);
-            if (od_wseries_init(&p->s, PROC_SERIES_CAP, NULL) != OD_OK)
-                continue;
-            p->pid = ps[k].pid;
-            w->n_procs++;
-        }
-        if (!p)
-            continue;
-        if (p->seen) { /* the same PID listed twice (MIG): add up */
-            p->s.last_bytes += b;
-            continue;
-        }
-        p->seen = 1;
-        od_wseries_add(&p->s, t, b);
-    }
-    /* A process that ended leaves the table: its PID may be reused. */
-    size_t j = 0;
-    for (size_t i = 0; i < w->n_procs; i++) {
-        if (w->procs[i].seen)
-            w->procs[j++] = w->procs[i];
-        else
-            od_wseries_free(&w->procs[i].s);
-    }
-    w->n_procs = j;
-    if (w->pid_opt) {
-        w->pid_last = pid_bytes;
-        if (pid_bytes > w->pid_peak)
-            w->pid_peak = pid_bytes;
-    }
-}
-
 /* ---- Prometheus -------------------------------------------------------------------- */
 
 static double m_up(const watch_state *w) { return w->up; }
 static double m_total(const watch_state *w) { return (double)w->total_bytes; }
-static double m_capacity(const watch_state *w) { return (double)w->capacity_bytes; }
-static double m_used(const watch_state *w) { return (double)w->s.last_bytes; }
-static double m_peak(const watch_state *w) { return (double)w->s.peak_bytes; }
-static double m_growth(const watch_state *w) { return w->tr.growth_bytes_per_second; }
-static double m_oom(const watch_state *w) { return w->tr.projected_oom_s >= 0 ? w->tr.projected_oom_s : INFINITY; }
-static double m_leak(const watch_state *w) { return w->tr.verdict == OD_WTREND_LEAK; }
-static double m_samples(const watch_state *w) { return (double)w->s.samples; }
-static double p_used(const proc_track *p) { return (double)p->s.last_bytes; }
-static double p_peak(const proc_track *p) { return (double)p->s.peak_bytes; }
-static double p_growth(const proc_track *p) { return p->tr.growth_bytes_per_second; }
-static double p_oom(const proc_track *p) { return p->tr.projected_oom_s >= 0 ? p->tr.projected_oom_s : INFINITY; }
+static double m_capacity(const watch_state *w) { return (double)w->wt.cfg.capacity_bytes; }
+static double m_used(const watch_state *w) { return (double)w->wt.s.last_bytes; }
+static double m_peak(const watch_state *w) { return (double)w->wt.s.peak_bytes; }
+static double m_growth(const watch_state *w) { return w->wt.tr.growth_bytes_per_second; }
+static double m_oom(const watch_state *w) { return w->wt.tr.projected_oom_s >= 0 ? w->wt.tr.projected_oom_s : INFINITY; }
+static double m_leak(const watch_state *w) { return w->wt.tr.verdict == OD_WTREND_LEAK; }
+static double m_samples(const watch_state *w) { return (double)w->wt.s.samples; }
+static double p_used(const od_wproc *p) { return (double)p->s.last_bytes; }
+static double p_peak(const od_wproc *p) { return (double)p->s.peak_bytes; }
+static double p_growth(const od_wproc *p) { return p->tr.growth_bytes_per_second; }
+static double p_oom(const od_wproc *p) { return p->tr.projected_oom_s >= 0 ? p->tr.projected_oom_s : INFINITY; }
 
 static const struct {
     const char *name, *help, *type;
@@ -284,7 +209,7 @@ static const struct {
 
 static const struct {
     const char *name, *help;
-    double (*value)(const proc_track *);
+    double (*value)(const od_wproc *);
 } proc_metrics[] = {
     {"oomdoc_process_memory_used_bytes", "Memory NVML attributes to the process.", p_used},
     {"oomdoc_process_memory_peak_bytes", "Highest memory of the process since it was first seen.", p_peak},
@@ -299,7 +224,7 @@ static void render_metrics(watch_state *const *ws, size_t n, od_promtext *p)
 {
     size_t procs = 0;
     for (size_t d = 0; d < n; d++)
-        procs += ws[d]->n_procs;
+        procs += ws[d]->wt.n_procs;
     for (size_t m = 0; m < sizeof dev_metrics / sizeof *dev_metrics; m++) {
         od_prom_family(p, dev_metrics[m].name, dev_metrics[m].help, dev_metrics[m].type);
         for (size_t d = 0; d < n; d++) {
@@ -314,11 +239,11 @@ static void render_metrics(watch_state *const *ws, size_t n, od_promtext *p)
         for (size_t d = 0; d < n; d++) {
             char gpu[16];
             snprintf(gpu, sizeof gpu, "%u", ws[d]->index);
-            for (size_t i = 0; i < ws[d]->n_procs; i++) {
+            for (size_t i = 0; i < ws[d]->wt.n_procs; i++) {
                 char pid[16];
-                snprintf(pid, sizeof pid, "%u", (unsigned)ws[d]->procs[i].pid);
+                snprintf(pid, sizeof pid, "%u", (unsigned)ws[d]->wt.procs[i].pid);
                 const char *pl[] = {"gpu", gpu, "uuid", ws[d]->uuid, "pid", pid};
-                od_prom_sample(p, proc_metrics[m].name, pl, 3, proc_metrics[m].value(&ws[d]->procs[i]));
+                od_prom_sample(p, proc_metrics[m].name, pl, 3, proc_metrics[m].value(&ws[d]->wt.procs[i]));
             }
         }
     }
@@ -449,7 +374,7 @@ static void serve_one(int fd, watch_state *const *ws, size_t n)
         respond(fd, 405, "Method Not Allowed", "text/plain", msg, sizeof msg - 1, 0, deadline);
     } else if (strcmp(req.path, "/metrics") == 0) {
         for (size_t d = 0; d < n; d++)
-            classify(ws[d]);
+            od_watch_classify(&ws[d]->wt);
         od_promtext p;
         od_promtext_init(&p);
         render_metrics(ws, n, &p);
@@ -501,51 +426,43 @@ static void fmt_secs(double s, char *buf, size_t size)
         snprintf(buf, size, "%.1f h", s / 3600);
 }
 
-static void check_alarm(watch_state *w)
+/* The warning when the alarm goes off (od_watch_sample, od_watch_check_alarm said so). */
+static void print_alarm(const watch_state *w)
 {
-    if (w->alarm_s <= 0)
-        return;
-    int now = w->tr.verdict == OD_WTREND_LEAK && w->tr.projected_oom_s >= 0 &&
-              w->tr.projected_oom_s <= w->alarm_s;
-    if (now && !w->alarm_active) {
-        char r[48], s[32], u[32], c[32];
-        fmt_rate(w->tr.growth_bytes_per_second, r, sizeof r);
-        fmt_secs(w->tr.projected_oom_s, s, sizeof s);
-        fprintf(stderr, "%soomdoc: watch: ALARM: GPU %u: projected OOM in %s (growing %s; %s of %s in use)\n",
-                od_cli_color(stderr) ? "\r\033[K" : "", w->index, s, r,
-                od_format_iec(w->s.last_bytes, u, sizeof u), od_format_iec(w->capacity_bytes, c, sizeof c));
-        if (!w->alarm_raised)
-            w->alarm_first_t = w->s.last_t_s;
-        w->alarm_raised = 1;
-    }
-    w->alarm_active = now;
+    const od_watch *wt = &w->wt;
+    char r[48], s[32], u[32], c[32];
+    fmt_rate(wt->tr.growth_bytes_per_second, r, sizeof r);
+    fmt_secs(wt->tr.projected_oom_s, s, sizeof s);
+    fprintf(stderr, "%soomdoc: watch: ALARM: GPU %u: projected OOM in %s (growing %s; %s of %s in use)\n",
+            od_cli_color(stderr) ? "\r\033[K" : "", w->index, s, r, od_format_iec(wt->s.last_bytes, u, sizeof u),
+            od_format_iec(wt->cfg.capacity_bytes, c, sizeof c));
 }
 
 static void status_line(watch_state *const *ws, size_t n)
 {
     double t = 0;
     for (size_t d = 0; d < n; d++)
-        if (ws[d]->s.last_t_s > t)
-            t = ws[d]->s.last_t_s;
+        if (ws[d]->wt.s.last_t_s > t)
+            t = ws[d]->wt.s.last_t_s;
     fprintf(stderr, "\r[oomdoc watch] %.1fs", t);
     for (size_t d = 0; d < n; d++) {
         const watch_state *w = ws[d];
         char u[32], p[32], extra[96] = "";
-        if (w->tr.verdict == OD_WTREND_LEAK) {
+        if (w->wt.tr.verdict == OD_WTREND_LEAK) {
             char r[48], s[32] = "?";
-            fmt_rate(w->tr.growth_bytes_per_second, r, sizeof r);
-            if (w->tr.projected_oom_s >= 0)
-                fmt_secs(w->tr.projected_oom_s, s, sizeof s);
+            fmt_rate(w->wt.tr.growth_bytes_per_second, r, sizeof r);
+            if (w->wt.tr.projected_oom_s >= 0)
+                fmt_secs(w->wt.tr.projected_oom_s, s, sizeof s);
             snprintf(extra, sizeof extra, " leak %s, OOM in %s", r, s);
-        } else if (w->tr.verdict != OD_WTREND_UNKNOWN) {
-            snprintf(extra, sizeof extra, " %s", od_wtrend_name(w->tr.verdict));
+        } else if (w->wt.tr.verdict != OD_WTREND_UNKNOWN) {
+            snprintf(extra, sizeof extra, " %s", od_wtrend_name(w->wt.tr.verdict));
         }
-        od_format_iec(w->s.last_bytes, u, sizeof u);
+        od_format_iec(w->wt.s.last_bytes, u, sizeof u);
         if (!w->up)
             snprintf(extra, sizeof extra, " lost");
         if (n == 1)
             fprintf(stderr, " GPU %u used %s peak %s%s", w->index, u,
-                    od_format_iec(w->s.peak_bytes, p, sizeof p), extra);
+                    od_format_iec(w->wt.s.peak_bytes, p, sizeof p), extra);
         else
             fprintf(stderr, "%s GPU %u %s%s", d ? " |" : "", w->index, u, extra);
     }
@@ -568,41 +485,42 @@ static json_t *device_json(watch_state *w, double duration)
     json_object_set_new(dev, "name", json_string(w->name));
     json_object_set_new(dev, "uuid", json_string(w->uuid));
     json_object_set_new(dev, "total_bytes", json_integer((json_int_t)w->total_bytes));
-    json_object_set_new(dev, "capacity_bytes", json_integer((json_int_t)w->capacity_bytes));
+    json_object_set_new(dev, "capacity_bytes", json_integer((json_int_t)w->wt.cfg.capacity_bytes));
     json_object_set_new(dev, "memory_info_version", json_integer(w->mem_version));
     json_object_set_new(d, "device", dev);
-    json_object_set_new(d, "samples", json_integer((json_int_t)w->s.samples));
+    json_object_set_new(d, "samples", json_integer((json_int_t)w->wt.s.samples));
     json_object_set_new(d, "duration_s", json_real(duration));
     json_object_set_new(d, "device_lost", json_boolean(lost));
-    json_object_set_new(d, "peak_bytes", json_integer((json_int_t)w->s.peak_bytes));
-    json_object_set_new(d, "peak_time_s", json_real(w->s.peak_t_s));
-    json_object_set_new(d, "last_bytes", json_integer((json_int_t)w->s.last_bytes));
+    json_object_set_new(d, "peak_bytes", json_integer((json_int_t)w->wt.s.peak_bytes));
+    json_object_set_new(d, "peak_time_s", json_real(w->wt.s.peak_t_s));
+    json_object_set_new(d, "last_bytes", json_integer((json_int_t)w->wt.s.last_bytes));
     json_t *tr = json_object();
-    json_object_set_new(tr, "verdict", json_string(od_wtrend_name(w->tr.verdict)));
-    json_object_set_new(tr, "growth_bytes_per_second", json_real(w->tr.growth_bytes_per_second));
-    json_object_set_new(tr, "r2", json_real(w->tr.r2));
-    json_object_set_new(tr, "window_start_s", json_real(w->tr.window_start_s));
-    json_object_set_new(tr, "projected_oom_seconds", num_or_null(w->tr.projected_oom_s, w->tr.projected_oom_s >= 0));
+    json_object_set_new(tr, "verdict", json_string(od_wtrend_name(w->wt.tr.verdict)));
+    json_object_set_new(tr, "growth_bytes_per_second", json_real(w->wt.tr.growth_bytes_per_second));
+    json_object_set_new(tr, "r2", json_real(w->wt.tr.r2));
+    json_object_set_new(tr, "window_start_s", json_real(w->wt.tr.window_start_s));
+    json_object_set_new(tr, "projected_oom_seconds",
+                        num_or_null(w->wt.tr.projected_oom_s, w->wt.tr.projected_oom_s >= 0));
     json_object_set_new(d, "trend", tr);
-    if (w->alarm_s > 0) {
+    if (w->wt.cfg.alarm_s > 0) {
         json_t *a = json_object();
-        json_object_set_new(a, "minutes", json_real(w->alarm_s / 60));
-        json_object_set_new(a, "raised", json_boolean(w->alarm_raised));
-        json_object_set_new(a, "first_time_s", num_or_null(w->alarm_first_t, w->alarm_raised));
+        json_object_set_new(a, "minutes", json_real(w->wt.cfg.alarm_s / 60));
+        json_object_set_new(a, "raised", json_boolean(w->wt.alarm_raised));
+        json_object_set_new(a, "first_time_s", num_or_null(w->wt.alarm_first_t_s, w->wt.alarm_raised));
         json_object_set_new(d, "alarm", a);
     } else {
         json_object_set_new(d, "alarm", json_null());
     }
-    if (w->pid_opt) {
+    if (w->wt.cfg.follow_pid) {
         json_t *p = json_object();
-        json_object_set_new(p, "pid", json_integer(w->pid));
-        json_object_set_new(p, "peak_bytes", json_integer((json_int_t)w->pid_peak));
-        json_object_set_new(p, "last_bytes", json_integer((json_int_t)w->pid_last));
+        json_object_set_new(p, "pid", json_integer(w->wt.cfg.pid));
+        json_object_set_new(p, "peak_bytes", json_integer((json_int_t)w->wt.pid_peak_bytes));
+        json_object_set_new(p, "last_bytes", json_integer((json_int_t)w->wt.pid_last_bytes));
         json_object_set_new(d, "pid", p);
     }
     json_t *ps = json_array();
-    for (size_t i = 0; i < w->n_procs; i++) {
-        proc_track *p = &w->procs[i];
+    for (size_t i = 0; i < w->wt.n_procs; i++) {
+        const od_wproc *p = &w->wt.procs[i];
         json_t *o = json_object();
         json_object_set_new(o, "pid", json_integer(p->pid));
         json_object_set_new(o, "peak_bytes", json_integer((json_int_t)p->s.peak_bytes));
@@ -649,27 +567,28 @@ static void summary_text(watch_state *w, double duration)
     int lost = w->lost;
     char a[32], b[32], r[48], s[32];
     fprintf(stderr, "oomdoc watch: GPU %u (%s, %s): %llu samples over %.2f s%s\n", w->index, w->name,
-            w->uuid, (unsigned long long)w->s.samples, duration, lost ? " (device lost)" : "");
-    fprintf(stderr, "  peak %s at %.2f s (capacity %s)\n", od_format_iec(w->s.peak_bytes, a, sizeof a),
-            w->s.peak_t_s, od_format_iec(w->capacity_bytes, b, sizeof b));
-    fmt_rate(w->tr.growth_bytes_per_second, r, sizeof r);
-    if (w->tr.verdict == OD_WTREND_UNKNOWN) {
+            w->uuid, (unsigned long long)w->wt.s.samples, duration, lost ? " (device lost)" : "");
+    fprintf(stderr, "  peak %s at %.2f s (capacity %s)\n", od_format_iec(w->wt.s.peak_bytes, a, sizeof a),
+            w->wt.s.peak_t_s, od_format_iec(w->wt.cfg.capacity_bytes, b, sizeof b));
+    fmt_rate(w->wt.tr.growth_bytes_per_second, r, sizeof r);
+    if (w->wt.tr.verdict == OD_WTREND_UNKNOWN) {
         fprintf(stderr, "  trend: unknown (too few samples)\n");
     } else {
-        fprintf(stderr, "  trend: %s, %s since %.2f s (r2 %.2f)", od_wtrend_name(w->tr.verdict), r,
-                w->tr.window_start_s, w->tr.r2);
-        if (w->tr.projected_oom_s >= 0) {
-            fmt_secs(w->tr.projected_oom_s, s, sizeof s);
+        fprintf(stderr, "  trend: %s, %s since %.2f s (r2 %.2f)", od_wtrend_name(w->wt.tr.verdict), r,
+                w->wt.tr.window_start_s, w->wt.tr.r2);
+        if (w->wt.tr.projected_oom_s >= 0) {
+            fmt_secs(w->wt.tr.projected_oom_s, s, sizeof s);
             fprintf(stderr, "; projected OOM in %s", s);
         }
         fputc('\n', stderr);
     }
-    if (w->alarm_raised)
-        fprintf(stderr, "  alarm raised at %.2f s\n", w->alarm_first_t);
-    if (w->pid_opt)
-        fprintf(stderr, "  PID %u: peak %s\n", (unsigned)w->pid, od_format_iec(w->pid_peak, a, sizeof a));
-    for (size_t i = 0; i < w->n_procs && i < 8; i++) {
-        proc_track *p = &w->procs[i];
+    if (w->wt.alarm_raised)
+        fprintf(stderr, "  alarm raised at %.2f s\n", w->wt.alarm_first_t_s);
+    if (w->wt.cfg.follow_pid)
+        fprintf(stderr, "  PID %u: peak %s\n", (unsigned)w->wt.cfg.pid,
+                od_format_iec(w->wt.pid_peak_bytes, a, sizeof a));
+    for (size_t i = 0; i < w->wt.n_procs && i < 8; i++) {
+        const od_wproc *p = &w->wt.procs[i];
         fmt_rate(p->tr.growth_bytes_per_second, r, sizeof r);
         if (p->tr.verdict == OD_WTREND_UNKNOWN)
             r[0] = 0;
@@ -704,8 +623,7 @@ static pid_t start_command(char **cmd)
 /* ---- main ------------------------------------------------------------------------------ */
 
 /* One sample of one GPU: memory, processes, the series line, trend and alarm. */
-static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs, int tty,
-                   double interval)
+static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs, int tty)
 {
     od_nvml_memory mem;
     od_error err;
@@ -720,16 +638,15 @@ static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs
     size_t np = 0;
     if (od_nvml_processes(nv, w->dev, procs, NVML_PROCS, &np, NULL, &err) != OD_OK)
         np = 0; /* a process ending mid-call, or no permission: device figures still stand */
-    od_wseries_add(&w->s, t, mem.used_bytes);
-    track_processes(w, t, procs, np);
+    int alarm = od_watch_sample(&w->wt, t, mem.used_bytes, procs, np);
     if (w->out && !w->write_failed) {
         int k;
-        unsigned long long u = mem.used_bytes, pu = w->pid_last;
-        if (w->jsonl && w->pid_opt)
+        unsigned long long u = mem.used_bytes, pu = w->wt.pid_last_bytes;
+        if (w->jsonl && w->wt.cfg.follow_pid)
             k = fprintf(w->out, "{\"time_s\":%.3f,\"used_bytes\":%llu,\"process_used_bytes\":%llu}\n", t, u, pu);
         else if (w->jsonl)
             k = fprintf(w->out, "{\"time_s\":%.3f,\"used_bytes\":%llu}\n", t, u);
-        else if (w->pid_opt)
+        else if (w->wt.cfg.follow_pid)
             k = fprintf(w->out, "%.3f,%llu,%llu\n", t, u, pu);
         else
             k = fprintf(w->out, "%.3f,%llu\n", t, u);
@@ -740,11 +657,8 @@ static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs
                     strerror(errno));
         }
     }
-    if (t - w->classified_at >= CLASSIFY_EVERY_S || interval >= CLASSIFY_EVERY_S) {
-        classify(w);
-        w->classified_at = t;
-        check_alarm(w);
-    }
+    if (alarm)
+        print_alarm(w);
 }
 
 int od_cmd_watch(int argc, char **argv)
@@ -863,7 +777,7 @@ int od_cmd_watch(int argc, char **argv)
     }
     for (size_t d = 0; d < n; d++) {
         watch_state *w = ws[d] = calloc(1, sizeof *w);
-        if (!w || od_wseries_init(&w->s, SERIES_CAP, &err) != OD_OK) {
+        if (!w) {
             fprintf(stderr, "oomdoc: watch: out of memory\n");
             rc = OD_EXIT_INTERNAL;
             goto done;
@@ -878,15 +792,17 @@ int od_cmd_watch(int argc, char **argv)
             rc = OD_EXIT_NODEV;
             goto done;
         }
+        /* v2's used excludes the reserve: what can fill up is total less the reserve. */
+        od_watch_config cfg = {capacity ? capacity : mem.total_bytes - (mem.version == 2 ? mem.reserved_bytes : 0),
+                               alarm_min * 60, interval, pid_opt, (uint32_t)pid};
+        if (od_watch_init(&w->wt, &cfg, &err) != OD_OK) {
+            fprintf(stderr, "oomdoc: watch: out of memory\n");
+            rc = OD_EXIT_INTERNAL;
+            goto done;
+        }
         w->up = 1;
         w->total_bytes = mem.total_bytes;
         w->mem_version = mem.version;
-        /* v2's used excludes the reserve: what can fill up is total less the reserve. */
-        w->capacity_bytes = capacity ? capacity : mem.total_bytes - (mem.version == 2 ? mem.reserved_bytes : 0);
-        w->pid_opt = pid_opt;
-        w->pid = (uint32_t)pid;
-        w->alarm_s = alarm_min * 60;
-        w->classified_at = -1;
         if (!out_path || strcmp(out_path, "-") == 0) {
             if (n == 1)
                 w->out = stdout; /* several GPUs without --out: no series, the summary only */
@@ -964,7 +880,7 @@ int od_cmd_watch(int argc, char **argv)
             for (size_t d = 0; d < n; d++) {
                 watch_state *w = ws[d];
                 if (w->up)
-                    sample(nv, w, t, procs, tty, interval);
+                    sample(nv, w, t, procs, tty);
                 any_lost |= w->lost;
                 any_write_failed |= w->write_failed;
             }
@@ -1021,12 +937,13 @@ int od_cmd_watch(int argc, char **argv)
         fputs("\r\033[K", stderr);
     double dur = 0;
     for (size_t d = 0; d < n; d++) {
-        classify(ws[d]);
+        od_watch_classify(&ws[d]->wt);
         /* The last samples can bring the projection within the alarm after the last
          * periodic check: warn now rather than never. */
-        check_alarm(ws[d]);
-        if (ws[d]->s.samples && ws[d]->s.last_t_s > dur)
-            dur = ws[d]->s.last_t_s;
+        if (od_watch_check_alarm(&ws[d]->wt))
+            print_alarm(ws[d]);
+        if (ws[d]->wt.s.samples && ws[d]->wt.s.last_t_s > dur)
+            dur = ws[d]->wt.s.last_t_s;
     }
     if (json) {
         int jr = od_cli_print_json(summary_json(ws, n, dur, cmd, cmd_rc));
@@ -1056,9 +973,7 @@ done:
             continue;
         if (w->out && w->out != stdout)
             fclose(w->out);
-        for (size_t i = 0; i < w->n_procs; i++)
-            od_wseries_free(&w->procs[i].s);
-        od_wseries_free(&w->s);
+        od_watch_free(&w->wt);
         free(w);
     }
     free(ws);

@@ -189,3 +189,110 @@ void od_wtrend_classify(const od_wseries *s, uint64_t capacity_bytes, od_wtrend 
         (rise >= fmax(64 * MIB, 0.02 * level) && out->r2 < 0.6))
         out->verdict = OD_WTREND_SPIKE;
 }
+
+/* ---- one watched GPU ---- */
+
+od_status od_watch_init(od_watch *w, const od_watch_config *cfg, od_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->cfg = *cfg;
+    w->classified_at_s = -1;
+    return od_wseries_init(&w->s, OD_WATCH_SERIES_CAP, err);
+}
+
+void od_watch_free(od_watch *w)
+{
+    for (size_t i = 0; i < w->n_procs; i++)
+        od_wseries_free(&w->procs[i].s);
+    w->n_procs = 0;
+    od_wseries_free(&w->s);
+}
+
+/* The processes of one sample: each one's series, the followed PID's bytes, and the
+ * table without those that ended. */
+static void track_processes(od_watch *w, double t_s, const od_nvml_process *ps, size_t n)
+{
+    for (size_t i = 0; i < w->n_procs; i++)
+        w->procs[i].seen = 0;
+    uint64_t pid_bytes = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint64_t b = ps[k].used_bytes == OD_NVML_BYTES_UNKNOWN ? 0 : ps[k].used_bytes;
+        if (w->cfg.follow_pid && ps[k].pid == w->cfg.pid)
+            pid_bytes += b;
+        od_wproc *p = NULL;
+        for (size_t i = 0; i < w->n_procs; i++)
+            if (w->procs[i].pid == ps[k].pid)
+                p = &w->procs[i];
+        if (!p && w->n_procs < OD_WATCH_MAX_PROCS) {
+            p = &w->procs[w->n_procs];
+            memset(p, 0, sizeof *p);
+            if (od_wseries_init(&p->s, OD_WATCH_PROC_SERIES_CAP, NULL) != OD_OK)
+                continue;
+            p->pid = ps[k].pid;
+            w->n_procs++;
+        }
+        if (!p)
+            continue;
+        if (p->seen) { /* the same PID listed twice (MIG): add up */
+            p->s.last_bytes += b;
+            continue;
+        }
+        p->seen = 1;
+        od_wseries_add(&p->s, t_s, b);
+    }
+    /* A process that ended leaves the table: its PID may be reused. */
+    size_t j = 0;
+    for (size_t i = 0; i < w->n_procs; i++) {
+        if (w->procs[i].seen)
+            w->procs[j++] = w->procs[i];
+        else
+            od_wseries_free(&w->procs[i].s);
+    }
+    w->n_procs = j;
+    if (w->cfg.follow_pid) {
+        w->pid_last_bytes = pid_bytes;
+        if (pid_bytes > w->pid_peak_bytes)
+            w->pid_peak_bytes = pid_bytes;
+    }
+}
+
+void od_watch_classify(od_watch *w)
+{
+    od_wtrend_classify(&w->s, w->cfg.capacity_bytes, &w->tr);
+    for (size_t i = 0; i < w->n_procs; i++) {
+        od_wproc *p = &w->procs[i];
+        od_wtrend_classify(&p->s, 0, &p->tr);
+        /* A process's growth fills the device's remaining memory. */
+        if (p->tr.verdict == OD_WTREND_LEAK && p->tr.growth_bytes_per_second > 0 &&
+            w->cfg.capacity_bytes > w->s.last_bytes)
+            p->tr.projected_oom_s = (double)(w->cfg.capacity_bytes - w->s.last_bytes) /
+                                    p->tr.growth_bytes_per_second;
+    }
+}
+
+int od_watch_check_alarm(od_watch *w)
+{
+    if (w->cfg.alarm_s <= 0)
+        return 0;
+    int now = w->tr.verdict == OD_WTREND_LEAK && w->tr.projected_oom_s >= 0 &&
+              w->tr.projected_oom_s <= w->cfg.alarm_s;
+    int fires = now && !w->alarm_active;
+    if (fires) {
+        if (!w->alarm_raised)
+            w->alarm_first_t_s = w->s.last_t_s;
+        w->alarm_raised = 1;
+    }
+    w->alarm_active = now;
+    return fires;
+}
+
+int od_watch_sample(od_watch *w, double t_s, uint64_t used_bytes, const od_nvml_process *procs, size_t n)
+{
+    od_wseries_add(&w->s, t_s, used_bytes);
+    track_processes(w, t_s, procs, n);
+    if (t_s - w->classified_at_s < OD_WATCH_CLASSIFY_EVERY_S && w->cfg.interval_s < OD_WATCH_CLASSIFY_EVERY_S)
+        return 0;
+    od_watch_classify(w);
+    w->classified_at_s = t_s;
+    return od_watch_check_alarm(w);
+}

@@ -1,6 +1,7 @@
 /* test_watchtrend.c - watch's live series and trend, on the real NVML samples of the leak
  * fixture (tests/data/snapshots/leak_eval_no_grad.json, nvml_series) with expectations
- * from the same file's step_log, and on shaped series. */
+ * from the same file's step_log, and on shaped series; and what watch keeps of a GPU
+ * (od_watch): processes, projection and alarm, fed samples as NVML would give them. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,8 +9,12 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <math.h>
+#include <string.h>
 
 #include "watchtrend.h"
+
+#define MIB (1024ull * 1024)
+#define GIB (1024ull * MIB)
 
 static json_t *fixture;
 
@@ -130,6 +135,221 @@ static void memory_stays_bounded(void **state)
     od_wseries_free(&s);
 }
 
+/* ---------- od_watch ---------- */
+
+static od_nvml_process proc(uint32_t pid, uint64_t bytes)
+{
+    od_nvml_process p;
+    memset(&p, 0, sizeof p);
+    p.pid = pid;
+    p.used_bytes = bytes;
+    p.gpu_instance_id = p.compute_instance_id = UINT32_MAX;
+    return p;
+}
+
+static const od_wproc *find_proc(const od_watch *w, uint32_t pid)
+{
+    for (size_t i = 0; i < w->n_procs; i++)
+        if (w->procs[i].pid == pid)
+            return &w->procs[i];
+    return NULL;
+}
+
+/* The leak run as watch sees it: the device's samples, the training process holding what
+ * torch added to the device, and a viewer holding 256 MiB all along (on the device too),
+ * with a 10 s alarm. The alarm is checked against a plain series of the same samples
+ * classified at the same moments: it goes off exactly where the projection comes within
+ * 10 s and was not at the previous classification. On this run that happens twice (the
+ * verdict leaves leak in between); the first time is kept. */
+static void watch_follows_the_leak_run(void **state)
+{
+    (void)state;
+    json_t *series = json_object_get(fixture, "nvml_series");
+    json_t *before = json_object_get(fixture, "nvml_before_torch");
+    uint64_t base = (uint64_t)json_integer_value(json_object_get(before, "used"));
+    uint64_t total = (uint64_t)json_integer_value(json_object_get(before, "total"));
+    od_watch_config cfg = {total, 10, 0.01, 1, 4242};
+    od_watch w;
+    assert_int_equal(od_watch_init(&w, &cfg, NULL), OD_OK);
+    od_wseries plain;
+    assert_int_equal(od_wseries_init(&plain, OD_WATCH_SERIES_CAP, NULL), OD_OK);
+    double t0 = json_real_value(json_array_get(json_array_get(series, 0), 0));
+    size_t n = json_array_size(series), fires = 0, classified = 0;
+    uint64_t torch_peak = 0;
+    double last_classified = -1, first_fire_t = -1;
+    int was_within = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *p = json_array_get(series, i);
+        double t = json_real_value(json_array_get(p, 0)) - t0;
+        uint64_t used = (uint64_t)json_integer_value(json_array_get(p, 1)) + 256 * MIB;
+        uint64_t torch = used - 256 * MIB > base ? used - 256 * MIB - base : 0;
+        if (torch > torch_peak)
+            torch_peak = torch;
+        od_nvml_process ps[2] = {proc(4242, torch), proc(77, 256 * MIB)};
+        int fired = od_watch_sample(&w, t, used, ps, 2);
+        od_wseries_add(&plain, t, used);
+        int expect = 0;
+        if (w.classified_at_s != last_classified) {
+            /* classified at most every OD_WATCH_CLASSIFY_EVERY_S (samples come faster) */
+            assert_true(w.classified_at_s == t);
+            assert_true(last_classified < 0 || t - last_classified >= OD_WATCH_CLASSIFY_EVERY_S);
+            last_classified = t;
+            classified++;
+            od_wtrend tr;
+            od_wtrend_classify(&plain, total, &tr);
+            assert_int_equal(tr.verdict, w.tr.verdict);
+            int within = tr.verdict == OD_WTREND_LEAK && tr.projected_oom_s >= 0 && tr.projected_oom_s <= cfg.alarm_s;
+            expect = within && !was_within;
+            was_within = within;
+            assert_int_equal(w.alarm_active, within);
+        }
+        assert_int_equal(fired, expect);
+        if (fired) {
+            if (!fires++)
+                first_fire_t = t;
+            print_message("alarm at sample %zu (t %.3f s): projected OOM in %.2f s\n", i, t, w.tr.projected_oom_s);
+        }
+    }
+    assert_int_equal(fires, 2);
+    assert_true(classified > 20 && classified < n / 4);
+    assert_true(w.alarm_raised && w.alarm_first_t_s == first_fire_t);
+
+    od_watch_classify(&w);
+    assert_int_equal(w.tr.verdict, OD_WTREND_LEAK);
+    assert_true(w.s.peak_bytes == 17351704576ull + 256 * MIB);
+    double proj = (double)(total - w.s.last_bytes) / w.tr.growth_bytes_per_second;
+    assert_true(fabs(w.tr.projected_oom_s - proj) < 1e-9 * proj);
+    /* checked again at the end, the alarm does not go off a second time while it is on */
+    assert_int_equal(od_watch_check_alarm(&w), 0);
+
+    /* per process: peaks, trends, and the training process's projection against what is
+     * left of the GPU */
+    assert_int_equal(w.n_procs, 2);
+    assert_int_equal(w.procs[0].pid, 4242); /* in order of first appearance */
+    const od_wproc *tp = find_proc(&w, 4242), *vp = find_proc(&w, 77);
+    assert_non_null(tp);
+    assert_non_null(vp);
+    assert_true(tp->s.peak_bytes == torch_peak);
+    assert_true(vp->s.peak_bytes == 256 * MIB);
+    assert_true(vp->s.last_bytes == 256 * MIB);
+    assert_int_equal(tp->tr.verdict, OD_WTREND_LEAK);
+    double pproj = (double)(total - w.s.last_bytes) / tp->tr.growth_bytes_per_second;
+    assert_true(fabs(tp->tr.projected_oom_s - pproj) < 1e-9 * pproj);
+    assert_int_equal(vp->tr.verdict, OD_WTREND_STABLE);
+    assert_true(vp->tr.projected_oom_s < 0);
+    /* --pid: the training process */
+    assert_true(w.pid_peak_bytes == torch_peak);
+    assert_true(w.pid_last_bytes == tp->s.last_bytes);
+    od_wseries_free(&plain);
+    od_watch_free(&w);
+}
+
+/* A straight line: 1 GiB, then +100 MiB/s, sampled every 0.5 s (so classified at every
+ * sample), against 10 GiB with a 30 s alarm. Sample k holds 1 GiB + 50k MiB; its
+ * projection is (10 GiB - that) / 100 MiB/s, within 30 s first at k = 125 (7274 MiB in
+ * use, 29.66 s left; k = 124 leaves 30.16 s). Then memory holds still: no longer a leak,
+ * the alarm goes quiet and does not go off. */
+static void alarm_fires_once_at_the_right_sample(void **state)
+{
+    (void)state;
+    od_watch_config cfg = {10 * GIB, 30, 0.5, 0, 0};
+    od_watch w;
+    assert_int_equal(od_watch_init(&w, &cfg, NULL), OD_OK);
+    size_t k = 0, fires = 0, first = 0;
+    uint64_t used = GIB;
+    for (; k <= 140; k++) {
+        used = GIB + 50 * MIB * k;
+        if (od_watch_sample(&w, 0.5 * (double)k, used, NULL, 0) && !fires++)
+            first = k;
+        assert_true(w.classified_at_s == 0.5 * (double)k);
+        if (k >= 8)
+            assert_int_equal(w.tr.verdict, OD_WTREND_LEAK);
+        if (w.tr.verdict == OD_WTREND_LEAK) {
+            assert_true(fabs(w.tr.growth_bytes_per_second - 100.0 * MIB) < 1e-6 * MIB);
+            double proj = (double)(10 * GIB - used) / (100.0 * MIB);
+            assert_true(fabs(w.tr.projected_oom_s - proj) < 1e-6);
+        }
+    }
+    assert_int_equal(fires, 1);
+    assert_int_equal(first, 125);
+    assert_true(w.alarm_first_t_s == 62.5);
+    size_t quiet_at = 0;
+    for (; k <= 400; k++) {
+        assert_int_equal(od_watch_sample(&w, 0.5 * (double)k, used, NULL, 0), 0);
+        if (!quiet_at && !w.alarm_active)
+            quiet_at = k;
+    }
+    assert_true(quiet_at > 140);
+    assert_int_not_equal(w.tr.verdict, OD_WTREND_LEAK);
+    assert_true(w.alarm_raised && w.alarm_first_t_s == 62.5);
+    od_watch_free(&w);
+}
+
+/* No alarm asked: it never goes off, however close the projection. */
+static void no_alarm_without_minutes(void **state)
+{
+    (void)state;
+    od_watch_config cfg = {2 * GIB, 0, 1, 0, 0};
+    od_watch w;
+    assert_int_equal(od_watch_init(&w, &cfg, NULL), OD_OK);
+    for (size_t k = 0; k < 40; k++)
+        assert_int_equal(od_watch_sample(&w, (double)k, GIB + 20 * MIB * k, NULL, 0), 0);
+    assert_int_equal(w.tr.verdict, OD_WTREND_LEAK);
+    assert_true(w.tr.projected_oom_s >= 0);
+    assert_false(w.alarm_raised);
+    od_watch_free(&w);
+}
+
+/* Processes as NVML lists them: one twice (MIG), one whose memory NVML does not say,
+ * one that ends and whose PID comes back, and more than the table holds. */
+static void processes_come_and_go(void **state)
+{
+    (void)state;
+    od_watch_config cfg = {80 * GIB, 0, 0.1, 1, 7};
+    od_watch w;
+    assert_int_equal(od_watch_init(&w, &cfg, NULL), OD_OK);
+    od_nvml_process ps[OD_WATCH_MAX_PROCS + 8];
+    /* t 0: 7 twice (two MIG instances), 8 unknown, 9 with 3 GiB */
+    ps[0] = proc(7, GIB);
+    ps[1] = proc(7, 2 * GIB);
+    ps[2] = proc(8, OD_NVML_BYTES_UNKNOWN);
+    ps[3] = proc(9, 3 * GIB);
+    od_watch_sample(&w, 0, 6 * GIB, ps, 4);
+    assert_int_equal(w.n_procs, 3);
+    assert_true(find_proc(&w, 7)->s.last_bytes == 3 * GIB);
+    assert_true(find_proc(&w, 8)->s.last_bytes == 0);
+    assert_true(w.pid_last_bytes == 3 * GIB && w.pid_peak_bytes == 3 * GIB);
+    /* t 1: 9 has ended, 7 holds less */
+    ps[0] = proc(7, GIB);
+    ps[1] = proc(8, 512 * MIB);
+    od_watch_sample(&w, 1, 2 * GIB, ps, 2);
+    assert_int_equal(w.n_procs, 2);
+    assert_null(find_proc(&w, 9));
+    assert_true(w.pid_last_bytes == GIB && w.pid_peak_bytes == 3 * GIB);
+    assert_true(find_proc(&w, 8)->s.peak_bytes == 512 * MIB);
+    /* t 2: PID 9 again, a new process: its peak starts afresh */
+    ps[2] = proc(9, MIB);
+    od_watch_sample(&w, 2, 2 * GIB, ps, 3);
+    assert_true(find_proc(&w, 9)->s.peak_bytes == MIB);
+    assert_true(find_proc(&w, 9)->s.samples == 1);
+    assert_true(w.s.peak_bytes == 6 * GIB && w.s.samples == 3);
+    od_watch_free(&w);
+
+    /* more processes than the table holds: the first ones are followed; the followed PID,
+     * listed last, still counts */
+    assert_int_equal(od_watch_init(&w, &cfg, NULL), OD_OK);
+    size_t np = 0;
+    for (uint32_t pid = 100; np < OD_WATCH_MAX_PROCS + 7; pid++)
+        ps[np++] = proc(pid, MIB);
+    ps[np++] = proc(7, 5 * GIB);
+    od_watch_sample(&w, 0, 20 * GIB, ps, np);
+    assert_int_equal(w.n_procs, OD_WATCH_MAX_PROCS);
+    assert_int_equal(w.procs[OD_WATCH_MAX_PROCS - 1].pid, 100 + OD_WATCH_MAX_PROCS - 1);
+    assert_null(find_proc(&w, 7));
+    assert_true(w.pid_last_bytes == 5 * GIB && w.pid_peak_bytes == 5 * GIB);
+    od_watch_free(&w);
+}
+
 int main(void)
 {
     json_error_t jerr;
@@ -144,6 +364,10 @@ int main(void)
         cmocka_unit_test(transient_peak_is_a_spike),
         cmocka_unit_test(too_few_is_unknown),
         cmocka_unit_test(memory_stays_bounded),
+        cmocka_unit_test(watch_follows_the_leak_run),
+        cmocka_unit_test(alarm_fires_once_at_the_right_sample),
+        cmocka_unit_test(no_alarm_without_minutes),
+        cmocka_unit_test(processes_come_and_go),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     json_decref(fixture);
