@@ -228,6 +228,14 @@ static void stack_site_name(const od_snapshot *s, uint32_t stack, char *buf, siz
     od_frame_format(s, sf, buf, size);
 }
 
+/* The innermost frame outside torch (sites.h's "where"): the model line that allocated. */
+static void stack_where_name(const od_snapshot *s, uint32_t stack, char *buf, size_t size)
+{
+    int64_t sf, wf;
+    od_stack_site(s, stack, &sf, &wf);
+    od_frame_format(s, wf, buf, size);
+}
+
 typedef struct {
     char site[256];
     uint64_t bytes;
@@ -238,8 +246,8 @@ static int cmp_site_bytes_name(const void *pa, const void *pb)
     return strcmp(((const site_bytes *)pa)->site, ((const site_bytes *)pb)->site);
 }
 
-/* What held the memory when the last OOM happened: the two sites holding the most block
- * bytes then, beside the failing request's own site. */
+/* What held the memory when the last OOM happened: the two lines (innermost frames outside
+ * torch) holding the most block bytes then, beside the failing request's own line. */
 static void held_at_oom(od_snapshot_findings *f)
 {
     const od_trace *t = f->figures->trace;
@@ -248,7 +256,7 @@ static void held_at_oom(od_snapshot_findings *f)
     if (!f->have_oom)
         return;
     size_t at = ds->ooms[ds->n_ooms - 1].index;
-    snprintf(f->oom_site, sizeof f->oom_site, "%s", ds->ooms[ds->n_ooms - 1].site);
+    snprintf(f->oom_site, sizeof f->oom_site, "%s", ds->ooms[ds->n_ooms - 1].where);
     uint64_t *per = calloc(s->n_stacks + 1, sizeof *per); /* slot n_stacks: no frames */
     site_bytes *rows = NULL;
     if (!per)
@@ -270,7 +278,7 @@ static void held_at_oom(od_snapshot_findings *f)
         if (k == s->n_stacks)
             snprintf(rows[n].site, sizeof rows[n].site, "%s", OD_SITE_NO_FRAMES);
         else
-            stack_site_name(s, (uint32_t)k, rows[n].site, sizeof rows[n].site);
+            stack_where_name(s, (uint32_t)k, rows[n].site, sizeof rows[n].site);
         rows[n++].bytes = per[k];
     }
     qsort(rows, n, sizeof *rows, cmp_site_bytes_name);
@@ -811,8 +819,10 @@ static void expected_vs_actual(od_diagnosis *d, const od_diag_input *ins, size_t
 /* Several snapshots (ranks, or before/after): one compact line each, the one that peaked
  * highest (and the one that failed first), the imbalance, and the purpose that makes the
  * difference against the lowest. */
-static void compare_snapshots(od_diagnosis *d, const od_diag_input *ins)
+/* The highest, the lowest (never the same) and the first to fail of several snapshots. */
+static void rank_snapshots(od_diagnosis *d)
 {
+    d->first_oom_snapshot = SIZE_MAX;
     if (d->n_snapshots < 2)
         return;
     size_t hi = 0, lo = 0;
@@ -820,17 +830,43 @@ static void compare_snapshots(od_diagnosis *d, const od_diag_input *ins)
         uint64_t p = findings_peak(&d->snapshots[i]);
         if (p > findings_peak(&d->snapshots[hi]))
             hi = i;
-        if (p < findings_peak(&d->snapshots[lo]) || (lo == hi && p <= findings_peak(&d->snapshots[lo])))
+        if (p < findings_peak(&d->snapshots[lo]))
             lo = i;
     }
     if (lo == hi) /* all equal: the lowest is any other one */
         lo = hi == 0 ? 1 : 0;
     d->highest_snapshot = hi;
     d->lowest_snapshot = lo;
+    uint64_t ph = findings_peak(&d->snapshots[hi]), pl = findings_peak(&d->snapshots[lo]);
+    d->imbalance = ph ? (double)(ph - pl) / (double)ph : 0;
+    /* The first to fail, by wall time (ranks run side by side). */
+    for (size_t i = 0; i < d->n_snapshots; i++) {
+        const od_snapshot_findings *f = &d->snapshots[i];
+        size_t fo = d->first_oom_snapshot;
+        if (f->have_oom && (fo == SIZE_MAX || f->figures->ooms[f->figures->n_ooms - 1].time_us <
+                                                  d->snapshots[fo].figures->ooms[d->snapshots[fo].figures->n_ooms - 1].time_us))
+            d->first_oom_snapshot = i;
+    }
+}
+
+/* With more than two snapshots (ranks), only the highest and the first to fail get their
+ * own evidence; the rest are a line each in the table. */
+static int detailed_snapshot(const od_diagnosis *d, size_t k)
+{
+    return d->n_snapshots <= 2 || k == d->highest_snapshot || k == d->first_oom_snapshot;
+}
+
+/* Several snapshots (ranks, or before/after): one compact line each, the one that peaked
+ * highest (and the one that failed first), the imbalance, and the purpose that makes the
+ * difference against the lowest. */
+static void compare_snapshots(od_diagnosis *d, const od_diag_input *ins)
+{
+    if (d->n_snapshots < 2)
+        return;
+    size_t hi = d->highest_snapshot, lo = d->lowest_snapshot;
     const od_snapshot_findings *H = &d->snapshots[hi], *L = &d->snapshots[lo];
     char a[32], b[32], c[32], e[32];
     uint64_t ph = findings_peak(H), pl = findings_peak(L);
-    d->imbalance = ph ? (double)(ph - pl) / (double)ph : 0;
     /* The table: one line per snapshot. */
     for (size_t i = 0; i < d->n_snapshots; i++) {
         const od_snapshot_findings *f = &d->snapshots[i];
@@ -843,15 +879,8 @@ static void compare_snapshots(od_diagnosis *d, const od_diag_input *ins)
              iec(findings_peak(f), a, sizeof a), iec(f->figures->reserved_bytes, b, sizeof b), od_verdict_name(f->verdict),
              oom, i == hi ? "  <- highest" : "");
     }
-    /* The first to fail, by wall time (ranks run side by side). */
-    size_t first = SIZE_MAX;
-    for (size_t i = 0; i < d->n_snapshots; i++) {
-        const od_snapshot_findings *f = &d->snapshots[i];
-        if (f->have_oom && (first == SIZE_MAX || f->figures->ooms[f->figures->n_ooms - 1].time_us <
-                                                     d->snapshots[first].figures->ooms[d->snapshots[first].figures->n_ooms - 1].time_us))
-            first = i;
-    }
-    if (first != SIZE_MAX)
+    size_t first = d->first_oom_snapshot;
+    if (first != SIZE_MAX && d->n_snapshots > 1)
         evid(d, d->snapshots[first].input, NULL, 0, "%s (device %lld) ran out of memory first",
              short_name(ins[d->snapshots[first].input].name), (long long)d->snapshots[first].device);
     char why[700] = "";
@@ -1416,6 +1445,7 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
             d->decided_by = d->snapshots[i].input;
             decided = 1;
         }
+    rank_snapshots(d);
     for (size_t i = 0; i < n; i++) {
         const od_diag_input *in = &ins[i];
         switch (in->kind) {
@@ -1434,7 +1464,8 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
         case OD_INPUT_SNAPSHOT:
             for (size_t k = 0; k < d->n_snapshots; k++)
                 if (d->snapshots[k].input == i) {
-                    evidence_from_snapshot(d, in, i, &d->snapshots[k]);
+                    if (detailed_snapshot(d, k))
+                        evidence_from_snapshot(d, in, i, &d->snapshots[k]);
                     any_data = 1;
                 }
             break;

@@ -160,6 +160,7 @@ typedef struct {
                                           (peak allocated block bytes), when >1 */
     size_t lowest_snapshot;            /* and of the lowest: never the highest */
     double imbalance;                  /* (highest - lowest) / highest, when >1 */
+    size_t first_oom_snapshot;         /* the first to fail by time, or SIZE_MAX */
     od_summary **summaries;            /* owned: one per snapshot input (internal) */
     size_t n_summaries;
 } od_diagnosis;
