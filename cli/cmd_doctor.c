@@ -182,13 +182,17 @@ static json_t *iterations_json(const od_iterations *it)
     json_object_set_new(o, "trend", it->have_fit ? json_string(od_trend_verdict_name(it->fit.verdict)) : json_null());
     json_object_set_new(o, "judged_iterations", json_integer((json_int_t)it->judged));
     json_object_set_new(o, "surviving_bytes_per_iteration", json_integer((json_int_t)it->surviving_bytes_per_iteration));
+    json_object_set_new(o, "held_bytes_per_iteration", json_integer((json_int_t)it->held_bytes_per_iteration));
     json_t *sv = json_array();
-    for (size_t i = 0; i < it->n_survivors && i < 10; i++)
-        json_array_append_new(sv, json_pack("{s:s,s:s,s:I,s:I,s:I}", "site", it->survivors[i].site, "where",
-                                             it->survivors[i].where, "bytes_per_iteration",
-                                             (json_int_t)it->survivors[i].bytes_per_iteration, "surviving_bytes",
-                                             (json_int_t)it->survivors[i].surviving_bytes, "iterations",
-                                             (json_int_t)it->survivors[i].iterations));
+    for (size_t i = 0; i < it->n_survivors && i < 10; i++) {
+        const od_survivor *x = &it->survivors[i];
+        json_array_append_new(sv, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:o,s:o}", "site", x->site, "where", x->where,
+                                            "bytes_per_iteration", (json_int_t)x->bytes_per_iteration, "surviving_bytes",
+                                            (json_int_t)x->surviving_bytes, "iterations", (json_int_t)x->iterations,
+                                            "held_at_end_bytes", (json_int_t)x->held_at_end_bytes, "released_entry",
+                                            x->released_index == SIZE_MAX ? json_null() : json_integer((json_int_t)x->released_index),
+                                            "released_at", x->released_at[0] ? json_string(x->released_at) : json_null()));
+    }
     json_object_set_new(o, "survivors", sv);
     return o;
 }
@@ -207,6 +211,7 @@ static json_t *categories_json(const od_categories *c)
         json_object_set_new(x, "bytes", json_integer((json_int_t)c->bytes[k]));
         json_object_set_new(x, "count", json_integer((json_int_t)c->count[k]));
         json_object_set_new(x, "top_site", c->top_site[k][0] ? json_string(c->top_site[k]) : json_null());
+        json_object_set_new(x, "basis", json_string(od_category_basis((od_category)k)));
         json_object_set_new(b, od_category_name((od_category)k), x);
     }
     json_object_set_new(o, "by_category", b);
@@ -230,6 +235,34 @@ static json_t *snapshots_json(const od_diagnosis *d, const input *ins)
         json_object_set_new(o, "stranded_bytes", json_integer((json_int_t)s->stranded_bytes));
         json_object_set_new(o, "largest_free_block_bytes", json_integer((json_int_t)s->largest_free_block_bytes));
         json_object_set_new(o, "peak_requested_bytes", s->has_trace ? json_integer((json_int_t)s->peak_requested_bytes) : json_null());
+        const od_trace *t = s->trace;
+        if (t && t->has_trace && t->n_entries)
+            json_object_set_new(o, "peak", json_pack("{s:o,s:o,s:I,s:I,s:b}", "entry",
+                                                     t->has_peak ? json_integer((json_int_t)t->peak_index) : json_null(),
+                                                     "time_us", t->has_peak ? json_integer((json_int_t)t->peak_time_us) : json_null(),
+                                                     "allocated_bytes", (json_int_t)t->peak_block_bytes,
+                                                     "requested_bytes", (json_int_t)t->peak_requested_at_peak,
+                                                     "from_replay", t->blocks_from_replay));
+        else
+            json_object_set_new(o, "peak", json_null());
+        const od_inference *inf = &f->inference;
+        if (inf->is_inference)
+            json_object_set_new(o, "inference", json_pack("{s:I,s:I,s:b,s:I}", "decode_steps", (json_int_t)inf->decode_steps,
+                                                          "kv_cache_bytes_per_token", (json_int_t)inf->kv_cache_bytes_per_token,
+                                                          "recomputes_each_step", inf->recomputes_each_step,
+                                                          "weights_bytes", (json_int_t)inf->weights_bytes));
+        else
+            json_object_set_new(o, "inference", json_null());
+        json_object_set_new(o, "graph_pools", json_pack("{s:I,s:I,s:I}", "count", (json_int_t)f->graph_pools,
+                                                        "segments", (json_int_t)f->graph_pool_segments,
+                                                        "reserved_bytes", (json_int_t)f->graph_pool_reserved_bytes));
+        if (f->have_spike)
+            json_object_set_new(o, "spike", json_pack("{s:I,s:I,s:I,s:s}", "iteration", (json_int_t)f->spike_iteration,
+                                                      "peak_bytes", (json_int_t)f->spike_peak_bytes,
+                                                      "typical_peak_bytes", (json_int_t)f->typical_peak_bytes,
+                                                      "grown_sites", f->spike_sites));
+        else
+            json_object_set_new(o, "spike", json_null());
         json_object_set_new(o, "iterations", iterations_json(f->iterations));
         json_object_set_new(o, "categories", categories_json(f->categories));
         if (f->have_oom)

@@ -177,7 +177,7 @@ typedef struct {
 } plan_args;
 
 static const char *const plan_categories[] = {"parameters", "gradients", "optimizer states", "activations",
-                                              "logits and loss", "KV cache", "temporaries"};
+                                              "logits and loss", "KV cache", "temporaries", "workspace"};
 
 /* Compute the plan for pa into *p and describe it in *rp (strings in title). Returns 0 or
  * an exit code (error printed). */
@@ -204,11 +204,11 @@ static int make_plan(const plan_args *pa, od_plan *p, od_report_plan *rp, uint64
     if (od_plan_compute(&m, &w, &gpu, p, &err) != OD_OK)
         return od_cli_usage_error("report", "%s", err.msg);
     const od_breakdown *b = &p->estimate.at_peak;
-    uint64_t v[7] = {b->parameters, b->gradients, b->optimizer_states, b->activations,
-                     b->logits_and_loss, b->kv_cache, b->temporaries};
+    uint64_t v[8] = {b->parameters, b->gradients, b->optimizer_states, b->activations,
+                     b->logits_and_loss, b->kv_cache, b->temporaries, b->workspace};
     size_t n = 0;
-    static const char *cats[7];
-    for (size_t i = 0; i < 7; i++)
+    static const char *cats[8];
+    for (size_t i = 0; i < 8; i++)
         if (v[i]) {
             cats[n] = plan_categories[i];
             bytes[n++] = v[i];
