@@ -328,7 +328,7 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
     fprintf(c->f, "<path class=\"live\" d=\"");
     for (size_t i = 0; i < t->n_points; i++)
         fprintf(c->f, "%c%.1f %.1f", i ? 'L' : 'M', fx(&fr, t->time_us[i]), fy(&fr, t->live_bytes[i]));
-    fprintf(c->f, "\"><title>live requested bytes</title></path>\n");
+    fprintf(c->f, "\"><title>live bytes (blocks)</title></path>\n");
     if (t->has_reserved) {
         fprintf(c->f, "<path class=\"res\" d=\"");
         for (size_t i = 0; i < t->n_points; i++)
@@ -388,7 +388,7 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
             fprintf(c->f, "</code>");
         fprintf(c->f, " &mdash; %s at the peak</li>\n", IEC(at_peak));
     }
-    fprintf(c->f, "<li><span class=\"sw ln\"></span>live requested bytes (total)</li>\n");
+    fprintf(c->f, "<li><span class=\"sw ln\"></span>live bytes (total, in blocks)</li>\n");
     if (t->has_reserved)
         fprintf(c->f, "<li><span class=\"sw rs\"></span>reserved by the caching allocator (from the trace's segment events)"
                       " &mdash; highest %s</li>\n", IEC(t->peak_reserved_bytes));
@@ -398,8 +398,8 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
             t->has_peak ? "at" : "from the start,", (double)(t->peak_time_us - fr.t0) / 1e6);
     if (d->n_ooms)
         fprintf(c->f, "<li><span class=\"sw om\"></span>OOM event%s</li>\n", d->n_ooms > 1 ? "s" : "");
-    fprintf(c->f, "</ul>\n<figcaption>Memory over %.3f s of trace (%llu entries%s). Live bytes are the requested sizes of "
-                  "live allocations, stacked by the source line that made them (the sites holding the most at the peak; the "
+    fprintf(c->f, "</ul>\n<figcaption>Memory over %.3f s of trace (%llu entries%s). Live bytes are the block sizes of "
+                  "live allocations (what memory_allocated() counts), stacked by the source line that made them (the sites holding the most at the peak; the "
                   "most persistent at the bottom).",
             span_s, (unsigned long long)d->entries,
             t->n_points < d->entries ? "" : ", every entry drawn");
@@ -408,7 +408,7 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
                 t->n_points);
     if (!d->complete)
         fprintf(c->f, " The trace starts mid-run (ring buffer wrapped or recording started late): %s was already live, "
-                      "shown as <code>&lt;before trace&gt;</code>.", IEC(d->start_live_requested_bytes));
+                      "shown as <code>&lt;before trace&gt;</code>.", IEC(d->trace->start_block_bytes));
     if (!t->has_reserved)
         fprintf(c->f, " Reserved bytes are not shown: the trace's segment events do not add up to the final segments.");
     if (rv->ran && rv->agrees) {
@@ -465,8 +465,8 @@ static void iterations_plot(ctx *c, const od_timeline *t)
                   "<li><span class=\"sw a\" style=\"opacity:.35\"></span>highest live during the iteration</li></ul>\n",
             t->boundary_name);
     /* The trend of live memory at the boundaries, as trend judges step logs. */
-    fprintf(c->f, "<figcaption>Live requested bytes at each of the %zu iteration boundaries found in the trace "
-                  "(<code>%s</code> END annotations).", n, t->boundary_name);
+    fprintf(c->f, "<figcaption>Live bytes at each of the %zu iteration boundaries found in the trace "
+                  "(<code>%s</code>).", n, t->boundary_name);
     if (n >= 3) {
         double *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys);
         if (xs && ys) {
