@@ -28,7 +28,8 @@ static const char usage[] =
     "  --verify                    check simulated segment events against the recorded ones;\n"
     "                              exit 1 when they do not all match\n"
     "  --compare 'CONF;CONF...'    one row per configuration (each applied on top of the\n"
-    "                              settings above): peak reserved, stranded bytes, OOM\n"
+    "                              settings above): peak reserved, stranded bytes, OOM;\n"
+    "                              '(approximate)' marks rows the model cannot vouch for\n"
     "  --json                      JSON output (schema_version 1, sizes in bytes)\n"
     "  -h, --help                  this help\n"
     "\n"
@@ -41,32 +42,14 @@ static const char usage[] =
 /* The configuration as PYTORCH_CUDA_ALLOC_CONF text ("defaults" when nothing is set). */
 static void describe(const od_allocsim_config *c, char *buf, size_t n)
 {
-    size_t at = 0;
-    buf[0] = 0;
-#define ADD(...) do { if (at < n) at += (size_t)snprintf(buf + at, n - at, __VA_ARGS__); } while (0)
-    if (c->expandable_segments) ADD("%sexpandable_segments:True", at ? "," : "");
-    if (c->max_split_size >= 0)
-        ADD("%smax_split_size_mb:%llu", at ? "," : "", (unsigned long long)(c->max_split_size >> 20));
-    if (c->max_non_split_rounding != (20ull << 20))
-        ADD("%smax_non_split_rounding_mb:%llu", at ? "," : "",
-            (unsigned long long)(c->max_non_split_rounding >> 20));
-    if (c->gc_threshold > 0) ADD("%sgarbage_collection_threshold:%g", at ? "," : "", c->gc_threshold);
-    int any = 0, same = 1;
-    for (int i = 0; i < 16; i++) {
-        if (c->roundup_power2_divisions[i] > 1) any = 1;
-        if (c->roundup_power2_divisions[i] != c->roundup_power2_divisions[0]) same = 0;
-    }
-    if (any && same) {
-        ADD("%sroundup_power2_divisions:%u", at ? "," : "", c->roundup_power2_divisions[0]);
-    } else if (any) {
-        ADD("%sroundup_power2_divisions:[", at ? "," : "");
-        for (int i = 0; i < 16; i++)
-            ADD("%s%u:%u", i ? "," : "", 1u << i, c->roundup_power2_divisions[i]);
-        ADD("]");
-    }
-    if (!at) ADD("defaults");
-#undef ADD
+    if (!od_allocsim_config_format(c, buf, n) && n) snprintf(buf, n, "defaults");
 }
+
+/* Why a what-if on a wrapped trace has no figures, in one line. */
+static const char unanswerable_why[] =
+    "the trace starts mid-run (its ring buffer wrapped): the segments it starts with were "
+    "laid out under the run's own settings, so a replay under other settings would only "
+    "repeat their figures; record from process start to answer it";
 
 static const char *kind_name(int k)
 {
@@ -232,6 +215,7 @@ int od_cmd_replay(int argc, char **argv)
     if (st) { free(cmp_copy); return od_cli_report_error(path, &err); }
 
     od_replay_opts opts;
+    memset(&opts, 0, sizeof opts);
     od_replay_config_from_snapshot(snap, &opts.cfg);
     for (int i = 0; i < n_sets; i++) od_allocsim_config_parse(&opts.cfg, sets[i], NULL);
     opts.device = device;
@@ -268,10 +252,13 @@ int od_cmd_replay(int argc, char **argv)
         }
     }
 
-    char conf[256];
+    char conf[512];
     describe(&opts.cfg, conf, sizeof conf);
     if (json) {
         json_t *doc = json_object();
+        int ans = r.answerable;
+        /* a what-if without an answer shows no figures: they would be the run's own */
+#define FIG(v) (ans ? json_integer((json_int_t)(v)) : json_null())
         json_object_set_new(doc, "schema_version", json_integer(1));
         json_object_set_new(doc, "file", json_string(path));
         json_object_set_new(doc, "device", json_integer(r.device));
@@ -280,36 +267,55 @@ int od_cmd_replay(int argc, char **argv)
         json_object_set_new(doc, "trace_entries", json_integer((json_int_t)r.trace_entries));
         json_object_set_new(doc, "events_replayed", json_integer((json_int_t)r.events_replayed));
         json_object_set_new(doc, "approximate", json_boolean(r.approximate));
-        json_object_set_new(doc, "peak_allocated_bytes", json_integer((json_int_t)r.stats.peak_allocated_bytes));
-        json_object_set_new(doc, "peak_reserved_bytes", json_integer((json_int_t)r.stats.peak_reserved_bytes));
-        json_object_set_new(doc, "stranded_at_peak_bytes", json_integer((json_int_t)r.stats.stranded_at_peak_bytes));
-        json_object_set_new(doc, "final_allocated_bytes", json_integer((json_int_t)r.stats.allocated_bytes));
-        json_object_set_new(doc, "final_reserved_bytes", json_integer((json_int_t)r.stats.reserved_bytes));
+        json_object_set_new(doc, "answerable", json_boolean(ans));
+        if (!ans) json_object_set_new(doc, "unanswerable_reason", json_string(unanswerable_why));
+        json_object_set_new(doc, "peak_allocated_bytes", FIG(r.stats.peak_allocated_bytes));
+        json_object_set_new(doc, "peak_allocated_index",
+                            ans && r.peak_allocated_index < r.trace_entries
+                                ? json_integer((json_int_t)r.peak_allocated_index) : json_null());
+        json_object_set_new(doc, "peak_reserved_bytes", FIG(r.stats.peak_reserved_bytes));
+        json_object_set_new(doc, "stranded_at_peak_bytes", FIG(r.stats.stranded_at_peak_bytes));
+        json_object_set_new(doc, "final_allocated_bytes", FIG(r.stats.allocated_bytes));
+        json_object_set_new(doc, "final_reserved_bytes", FIG(r.stats.reserved_bytes));
         json_object_set_new(doc, "snapshot_final", json_pack("{s:I, s:I}",
                             "allocated_bytes", (json_int_t)r.snapshot_allocated_bytes,
                             "reserved_bytes", (json_int_t)r.snapshot_reserved_bytes));
-        json_object_set_new(doc, "oom", oom_json(&r));
-        json_object_set_new(doc, "ooms", json_integer((json_int_t)r.ooms));
+        json_object_set_new(doc, "oom", ans ? oom_json(&r) : json_null());
+        json_object_set_new(doc, "ooms", FIG(r.ooms));
         json_object_set_new(doc, "recorded_ooms", json_integer((json_int_t)r.recorded_ooms));
-        json_object_set_new(doc, "num_alloc_retries", json_integer((json_int_t)r.stats.num_alloc_retries));
+        json_object_set_new(doc, "num_alloc_retries", FIG(r.stats.num_alloc_retries));
         json_object_set_new(doc, "alloc_address_mismatches", json_integer((json_int_t)r.alloc_addr_mismatches));
-        if (r.approximate)
+        if (r.private_pools)
+            json_object_set_new(doc, "private_pools", json_pack("{s:I, s:I}",
+                                "pools", (json_int_t)r.private_pools,
+                                "allocs_replayed", (json_int_t)r.private_allocs));
+        if (r.wrapped)
             json_object_set_new(doc, "starting_state", json_pack("{s:I, s:I, s:I}",
                                 "seeded_segments", (json_int_t)r.seeded_segments,
                                 "seeded_blocks", (json_int_t)r.seeded_blocks,
                                 "unknown_frees", (json_int_t)r.unknown_frees));
+#undef FIG
         if (verify) json_object_set_new(doc, "segment_events", segments_json(snap, &r));
         if (n_confs) {
             json_t *arr = json_array();
             for (int i = 0; i < n_confs; i++) {
-                char cd[256];
+                char cd[512];
+                const od_replay_result *w = &rows[i];
                 describe(&row_cfg[i], cd, sizeof cd);
-                json_array_append_new(arr, json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}",
-                                      "compare", confs[i], "settings", cd,
-                                      "peak_reserved_bytes", (json_int_t)rows[i].stats.peak_reserved_bytes,
-                                      "stranded_at_peak_bytes", (json_int_t)rows[i].stats.stranded_at_peak_bytes,
-                                      "peak_allocated_bytes", (json_int_t)rows[i].stats.peak_allocated_bytes,
-                                      "oom", oom_json(&rows[i])));
+                json_t *row = json_pack("{s:s, s:s, s:b, s:b}", "compare", confs[i], "settings", cd,
+                                        "approximate", w->approximate, "answerable", w->answerable);
+                if (w->answerable) {
+                    json_object_set_new(row, "peak_reserved_bytes", json_integer((json_int_t)w->stats.peak_reserved_bytes));
+                    json_object_set_new(row, "stranded_at_peak_bytes", json_integer((json_int_t)w->stats.stranded_at_peak_bytes));
+                    json_object_set_new(row, "peak_allocated_bytes", json_integer((json_int_t)w->stats.peak_allocated_bytes));
+                    json_object_set_new(row, "oom", oom_json(w));
+                } else {
+                    json_object_set_new(row, "peak_reserved_bytes", json_null());
+                    json_object_set_new(row, "stranded_at_peak_bytes", json_null());
+                    json_object_set_new(row, "peak_allocated_bytes", json_null());
+                    json_object_set_new(row, "oom", json_null());
+                }
+                json_array_append_new(arr, row);
             }
             json_object_set_new(doc, "compare", arr);
         }
@@ -317,25 +323,41 @@ int od_cmd_replay(int argc, char **argv)
     } else {
         od_cli_color_init();
         char b1[32], b2[32], b3[32], b4[32];
-        printf("%sreplay%s %s: device %lld, %zu trace entries, %s\n", od_c_bold, od_c_reset, path,
+        printf("%sreplay%s %s: device %lld, %zu trace entries, %s%s\n", od_c_bold, od_c_reset, path,
                (long long)r.device, r.trace_entries,
-               r.approximate ? "trace wrapped: starting state rebuilt, figures approximate" : "complete trace");
+               r.wrapped ? "trace wrapped: starting state rebuilt, figures approximate"
+               : r.approximate ? "complete trace, but the model does not reproduce it under the run's own settings"
+                               : "complete trace",
+               r.wrapped || !r.approximate ? ""
+               : opts.cfg.allowed_bytes ? " and this cap: figures approximate"
+                                        : " without a cap: figures approximate");
         printf("%-22s %s", "settings", conf);
         if (opts.cfg.allowed_bytes)
             printf(", cap %s (%llu bytes)", od_format_iec(opts.cfg.allowed_bytes, b1, sizeof b1),
                    (unsigned long long)opts.cfg.allowed_bytes);
         printf("\n%-22s %llu\n", "events replayed", (unsigned long long)r.events_replayed);
-        print_size("peak allocated", r.stats.peak_allocated_bytes);
-        print_size("peak reserved", r.stats.peak_reserved_bytes);
-        print_size("stranded at peak", r.stats.stranded_at_peak_bytes);
-        print_size("final allocated", r.stats.allocated_bytes);
-        print_size("final reserved", r.stats.reserved_bytes);
+        if (r.private_pools)
+            printf("%-22s %llu (CUDA graph or MemPool), %llu alloc entries replayed into them\n",
+                   "private pools", (unsigned long long)r.private_pools,
+                   (unsigned long long)r.private_allocs);
+        if (!r.answerable) {
+            printf("%-22s %s\n", "not answerable", unanswerable_why);
+        } else {
+            print_size("peak allocated", r.stats.peak_allocated_bytes);
+            print_size("peak reserved", r.stats.peak_reserved_bytes);
+            print_size("stranded at peak", r.stats.stranded_at_peak_bytes);
+            print_size("final allocated", r.stats.allocated_bytes);
+            print_size("final reserved", r.stats.reserved_bytes);
+        }
         printf("%-22s %s allocated, %s reserved%s\n", "snapshot final",
                od_format_iec(r.snapshot_allocated_bytes, b1, sizeof b1),
                od_format_iec(r.snapshot_reserved_bytes, b2, sizeof b2),
-               (r.snapshot_allocated_bytes == r.stats.allocated_bytes &&
-                r.snapshot_reserved_bytes == r.stats.reserved_bytes) ? " (model agrees)" : " (model differs)");
-        if (r.oom.happened) {
+               !r.answerable ? ""
+               : (r.snapshot_allocated_bytes == r.stats.allocated_bytes &&
+                  r.snapshot_reserved_bytes == r.stats.reserved_bytes) ? " (model agrees)" : " (model differs)");
+        if (!r.answerable) {
+            /* no OOM line: it would be the run's own */
+        } else if (r.oom.happened) {
             printf("%s%-22s event %zu: request of %s failed%s; the pool held %s reserved, %s allocated, "
                    "largest free block %s%s\n",
                    od_c_red, "OOM", r.oom.event_index, od_format_iec(r.oom.size_bytes, b1, sizeof b1),
@@ -353,8 +375,8 @@ int od_cmd_replay(int argc, char **argv)
                    "segment events", (unsigned long long)r.seg_recorded, (unsigned long long)r.seg_simulated,
                    (unsigned long long)r.seg_matched, (unsigned long long)r.external_releases,
                    ok ? od_c_green : od_c_red,
-                   ok ? "verified" : r.approximate ? "not verifiable (trace wrapped)" : "MISMATCH", od_c_reset);
-            if (r.has_mismatch && !r.approximate) {
+                   ok ? "verified" : r.wrapped ? "not verifiable (trace wrapped)" : "MISMATCH", od_c_reset);
+            if (r.has_mismatch && !r.wrapped) {
                 printf("%-22s trace index %zu", "first mismatch", r.mismatch_trace_index);
                 if (r.mismatch_has_simulated)
                     printf(", model emitted %s of %s", kind_name(r.mismatch_simulated.kind),
@@ -363,20 +385,38 @@ int od_cmd_replay(int argc, char **argv)
             }
         }
         if (n_confs) {
+            int marked = 0, unanswered = 0;
             printf("\n%-44s %12s %12s  %s\n", "configuration", "peak resv", "stranded", "OOM");
-            char base[300];
-            snprintf(base, sizeof base, "(as above) %s", conf);
-            printf("%-44.44s %12s %12s  %s", base, od_format_iec(r.stats.peak_reserved_bytes, b1, sizeof b1),
-                   od_format_iec(r.stats.stranded_at_peak_bytes, b2, sizeof b2), r.oom.happened ? "at event " : "no");
-            if (r.oom.happened) printf("%zu", r.oom.event_index);
-            printf("\n");
-            for (int i = 0; i < n_confs; i++) {
-                printf("%-44.44s %12s %12s  %s", confs[i], od_format_iec(rows[i].stats.peak_reserved_bytes, b1, sizeof b1),
-                       od_format_iec(rows[i].stats.stranded_at_peak_bytes, b2, sizeof b2),
-                       rows[i].oom.happened ? "at event " : "no");
-                if (rows[i].oom.happened) printf("%zu", rows[i].oom.event_index);
+            for (int i = -1; i < n_confs; i++) {
+                const od_replay_result *w = i < 0 ? &r : &rows[i];
+                char label[600];
+                if (i < 0) snprintf(label, sizeof label, "(as above) %s", conf);
+                else snprintf(label, sizeof label, "%s", confs[i]);
+                printf("%-44.44s ", label);
+                if (!w->answerable) {
+                    printf("%12s %12s  %s\n", "-", "-", "not answerable (trace wrapped)");
+                    unanswered = 1;
+                    continue;
+                }
+                printf("%12s %12s  %s", od_format_iec(w->stats.peak_reserved_bytes, b1, sizeof b1),
+                       od_format_iec(w->stats.stranded_at_peak_bytes, b2, sizeof b2),
+                       w->oom.happened ? "at event " : "no");
+                if (w->oom.happened) printf("%zu", w->oom.event_index);
+                if (w->approximate) {
+                    printf(" (approximate)");
+                    marked = 1;
+                }
                 printf("\n");
             }
+            if (marked)
+                printf("(approximate): %s\n", r.wrapped
+                       ? "the trace wrapped, so the starting state is rebuilt and the figures are estimates"
+                       : opts.cfg.allowed_bytes
+                           ? "the model does not reproduce the recorded run under its own settings and "
+                             "this cap (see --verify), so the figures are estimates"
+                           : "the model does not reproduce the recorded run under its own settings "
+                             "without a cap (see --verify), so the figures are estimates");
+            if (unanswered) printf("not answerable: %s\n", unanswerable_why);
         }
         if (fflush(stdout)) rc = OD_EXIT_INTERNAL;
     }

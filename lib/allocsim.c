@@ -11,6 +11,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,7 +305,6 @@ void od_allocsim_config_default(od_allocsim_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->max_split_size = -1;
-    cfg->max_non_split_rounding = 20ull << 20;
 }
 
 static uint64_t max_split(const od_allocsim *s)
@@ -427,8 +427,9 @@ od_status od_allocsim_config_parse(od_allocsim_config *cfg, const char *conf, od
                 return od_fail(err, OD_ERR_ARG, "max_split_size_mb: expected an integer > 20, got '%.*s'", (int)vn, v);
             cfg->max_split_size = (int64_t)(u << 20);
         } else if (KEY("max_non_split_rounding_mb")) {
-            if (parse_u64(v, vn, &u) || u > (1ull << 40))
-                return od_fail(err, OD_ERR_ARG, "max_non_split_rounding_mb: expected an integer, got '%.*s'", (int)vn, v);
+            /* torch 2.11 refuses values below kLargeBuffer (20 MiB) */
+            if (parse_u64(v, vn, &u) || u < 20 || u > (1ull << 40))
+                return od_fail(err, OD_ERR_ARG, "max_non_split_rounding_mb: expected an integer >= 20, got '%.*s'", (int)vn, v);
             cfg->max_non_split_rounding = u << 20;
         } else if (KEY("garbage_collection_threshold")) {
             char buf[64];
@@ -440,7 +441,7 @@ od_status od_allocsim_config_parse(od_allocsim_config *cfg, const char *conf, od
             double d = strtod(buf, &endp);
             if (*endp || !(d > 0.0 && d < 1.0))
                 return od_fail(err, OD_ERR_ARG, "garbage_collection_threshold: expected a number in (0, 1), got '%s'", buf);
-            cfg->gc_threshold = d;
+            cfg->garbage_collection_threshold = d;
         } else if (KEY("expandable_segments")) {
             if (parse_bool(v, vn, &b))
                 return od_fail(err, OD_ERR_ARG, "expandable_segments: expected True or False, got '%.*s'", (int)vn, v);
@@ -465,6 +466,74 @@ od_status od_allocsim_config_parse(od_allocsim_config *cfg, const char *conf, od
         p = e;
     }
     return OD_OK;
+}
+
+/* The shortest %g text of d that strtod reads back as d. */
+static void format_double(double d, char *buf, size_t size)
+{
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, size, "%.*g", prec, d);
+        if (strtod(buf, NULL) == d) return;
+    }
+}
+
+size_t od_allocsim_config_format(const od_allocsim_config *cfg, char *buf, size_t size)
+{
+    size_t at = 0;
+    if (size) buf[0] = 0;
+    /* appends like snprintf, counting what does not fit */
+#define ADD(...)                                                                             \
+    do {                                                                                     \
+        int n_ = snprintf(at < size ? buf + at : NULL, at < size ? size - at : 0, __VA_ARGS__); \
+        if (n_ > 0) at += (size_t)n_;                                                        \
+    } while (0)
+#define SEP (at ? "," : "")
+    if (cfg->expandable_segments) ADD("%sexpandable_segments:True", SEP);
+    if (cfg->max_split_size > 0)
+        ADD("%smax_split_size_mb:%llu", SEP, (unsigned long long)(cfg->max_split_size >> 20));
+    if (cfg->max_non_split_rounding)
+        ADD("%smax_non_split_rounding_mb:%llu", SEP, (unsigned long long)(cfg->max_non_split_rounding >> 20));
+    if (cfg->garbage_collection_threshold > 0) {
+        char g[32];
+        format_double(cfg->garbage_collection_threshold, g, sizeof g);
+        ADD("%sgarbage_collection_threshold:%s", SEP, g);
+    }
+    const uint32_t *d = cfg->roundup_power2_divisions;
+    int any = 0, same = 1;
+    for (int i = 0; i < 16; i++) {
+        if (d[i]) any = 1;
+        if (d[i] != d[0]) same = 0;
+    }
+    if (any && same) {
+        ADD("%sroundup_power2_divisions:%u", SEP, d[0]);
+    } else if (any) {
+        /* every interval by its start in MiB: the list form sets exactly those entries */
+        ADD("%sroundup_power2_divisions:[", SEP);
+        for (int i = 0; i < 16; i++) ADD("%s%u:%u", i ? "," : "", 1u << i, d[i]);
+        ADD("]");
+    }
+#undef SEP
+#undef ADD
+    return at;
+}
+
+int od_allocsim_config_same_policy(const od_allocsim_config *a, const od_allocsim_config *b)
+{
+    const uint64_t dflt_rounding = 20ull << 20;
+    uint64_t ra = a->max_non_split_rounding ? a->max_non_split_rounding : dflt_rounding;
+    uint64_t rb = b->max_non_split_rounding ? b->max_non_split_rounding : dflt_rounding;
+    int64_t ma = a->max_split_size > 0 ? a->max_split_size : -1;
+    int64_t mb = b->max_split_size > 0 ? b->max_split_size : -1;
+    if (ma != mb || ra != rb || !a->expandable_segments != !b->expandable_segments ||
+        a->garbage_collection_threshold != b->garbage_collection_threshold)
+        return 0;
+    for (int i = 0; i < 16; i++) {
+        /* round_size divides only with more than one division */
+        uint32_t da = a->roundup_power2_divisions[i] > 1 ? a->roundup_power2_divisions[i] : 0;
+        uint32_t db = b->roundup_power2_divisions[i] > 1 ? b->roundup_power2_divisions[i] : 0;
+        if (da != db) return 0;
+    }
+    return 1;
 }
 
 /* ---- create / destroy ---- */
@@ -626,7 +695,7 @@ static blk *find_free(const od_allocsim *s, pool *p, uint64_t stream, uint64_t s
 
 static int gc_on(const od_allocsim *s)
 {
-    return s->cfg.allowed_bytes && s->cfg.gc_threshold > 0.0;
+    return s->cfg.allowed_bytes && s->cfg.garbage_collection_threshold > 0.0;
 }
 
 static blk *get_free_block(od_allocsim *s, pool *p, uint64_t stream, uint64_t size)
@@ -797,7 +866,7 @@ static int release_available_cached_blocks(od_allocsim *s, pool *p, uint64_t str
 
 static void garbage_collect(od_allocsim *s)
 {
-    uint64_t thr = (uint64_t)(s->cfg.gc_threshold * (double)s->cfg.allowed_bytes);
+    uint64_t thr = (uint64_t)(s->cfg.garbage_collection_threshold * (double)s->cfg.allowed_bytes);
     if (s->reserved <= thr) return;
     uint64_t target = s->reserved - thr, reclaimed = 0;
     pool *p = &s->large;
@@ -914,7 +983,9 @@ static blk *alloc_block(od_allocsim *s, pool *p, uint64_t stream, uint64_t size,
     /* the cap is checked against the segment size, even for expandable segments */
     if (s->cfg.allowed_bytes && s->reserved + alloc_size > s->cfg.allowed_bytes) return NULL;
     if (flags & OD_SIM_DEVICE_FULL) return NULL;
-    if (s->cfg.expandable_segments && p->id == 0)
+    /* torch 2.11 (alloc_block): expandable segments serve graph private pools too; only
+     * MemPools with their own allocator opt out, and those are not modelled */
+    if (s->cfg.expandable_segments)
         return try_allocate_expandable(s, p, stream, size);
     blk *b = blk_new(s);
     if (!b) return NULL;
@@ -959,8 +1030,9 @@ od_status od_allocsim_malloc(od_allocsim *s, uint64_t size, uint64_t stream, uin
         b = alloc_block(s, p, stream, rs, alloc_size, 0, flags);
         if (!b && release_available_cached_blocks(s, p, stream, rs))
             b = alloc_block(s, p, stream, rs, alloc_size, 0, flags);
-        /* private pools are in use during a capture: torch skips the full release then */
-        if (!b && pool_id == 0) {
+        /* malloc: release_cached_blocks only while captures_underway is empty (a private
+         * pool is drawn from only during a capture) */
+        if (!b && pool_id == 0 && !(flags & OD_SIM_CAPTURING)) {
             release_cached_blocks(s);
             b = alloc_block(s, p, stream, rs, alloc_size, 1, flags);
         }
@@ -1068,21 +1140,33 @@ int od_allocsim_would_release(const od_allocsim *s, uint64_t size, uint64_t stre
     if (p && find_free(s, p, stream, rs)) return 0;
     if (flags & OD_SIM_DEVICE_FULL) return 1;
     if (!s->cfg.allowed_bytes) return 0;
-    if (gc_on(s) && s->reserved > (uint64_t)(s->cfg.gc_threshold * (double)s->cfg.allowed_bytes))
+    if (gc_on(s) && s->reserved > (uint64_t)(s->cfg.garbage_collection_threshold * (double)s->cfg.allowed_bytes))
         return 1;
     return s->reserved + od_allocsim_segment_size(rs) > s->cfg.allowed_bytes;
+}
+
+uint64_t od_allocsim_block_size(const od_allocsim *s, uint64_t addr)
+{
+    const blk *b = tab_get(s, addr);
+    return b ? b->size : 0;
+}
+
+uint64_t od_allocsim_allocated_bytes(const od_allocsim *s)
+{
+    return s->allocated;
 }
 
 /* ---- seeding a state that predates the trace ---- */
 
 od_status od_allocsim_seed_segment(od_allocsim *s, uint64_t addr, uint64_t size,
-                                   uint64_t stream, int small_pool)
+                                   uint64_t stream, uint64_t pool_id, int small_pool)
 {
     if (!size || addr + size < addr) return OD_ERR_ARG;
-    blk *b = blk_new(s);
+    pool *p = get_pool(s, pool_id, small_pool);
+    blk *b = p ? blk_new(s) : NULL;
     if (!b) return OD_ERR_NOMEM;
     b->addr = addr; b->size = size; b->stream = stream;
-    b->pool = small_pool ? &s->small : &s->large;
+    b->pool = p;
     insert_free(b);
     s->reserved += size;
     s->n_segments++;
@@ -1104,6 +1188,10 @@ od_status od_allocsim_seed_block(od_allocsim *s, uint64_t addr, uint64_t size)
     if (!size || addr + size < addr) return OD_ERR_ARG;
     blk *f = find_containing(s->large.blocks, addr, size);
     if (!f) f = find_containing(s->small.blocks, addr, size);
+    for (size_t i = 0; !f && i < s->n_priv; i++) {
+        f = find_containing(s->priv[i]->large.blocks, addr, size);
+        if (!f) f = find_containing(s->priv[i]->small.blocks, addr, size);
+    }
     if (!f) return OD_ERR_ARG;
     pool *p = f->pool;
     t_erase(&p->blocks, f, BY_SIZE);

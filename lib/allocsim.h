@@ -11,6 +11,7 @@
 #ifndef OD_ALLOCSIM_H
 #define OD_ALLOCSIM_H
 
+#include "allocconf.h"
 #include "od.h"
 
 /* Policy constants of the allocator (torch 2.x); names say which constant they mirror. */
@@ -21,13 +22,11 @@
 #define OD_SIM_MIN_LARGE      (10ull << 20)         /* kMinLargeAlloc */
 #define OD_SIM_ROUND_LARGE    (2ull << 20)          /* kRoundLarge */
 
-/* The allocator configuration (PYTORCH_CUDA_ALLOC_CONF) plus the per-process cap. */
+/* The allocator configuration: the policy PYTORCH_CUDA_ALLOC_CONF sets (allocconf.h:
+ * max_split_size, max_non_split_rounding, garbage_collection_threshold,
+ * expandable_segments, roundup_power2_divisions), plus the per-process cap. */
 typedef struct {
-    int64_t max_split_size;             /* bytes; -1 = unlimited (the default) */
-    uint64_t max_non_split_rounding;    /* bytes; 20 MiB by default */
-    double gc_threshold;                /* garbage_collection_threshold; 0 = off */
-    int expandable_segments;
-    uint32_t roundup_power2_divisions[16]; /* by clamp(floor(log2 size) - 20, 0, 15) */
+    OD_ALLOC_CONF_MEMBERS;
     uint64_t allowed_bytes;             /* per-process cap (memory fraction); 0 = none */
     uint64_t device_total_bytes;        /* sizes an expandable reservation; 0 = 80 GiB */
 } od_allocsim_config;
@@ -40,6 +39,19 @@ void od_allocsim_config_default(od_allocsim_config *cfg);
  * checks: max_split_size_mb > 20, 0 < garbage_collection_threshold < 1, divisions powers
  * of two). Keys torch accepts that do not change the policy are accepted and ignored. */
 od_status od_allocsim_config_parse(od_allocsim_config *cfg, const char *conf, od_error *err);
+
+/* The policy of cfg as PYTORCH_CUDA_ALLOC_CONF text, only the keys that differ from
+ * torch's defaults ("" when none do), such that od_allocsim_config_parse of it onto a
+ * default config gives back cfg's policy exactly (max_split_size and
+ * max_non_split_rounding in whole MiB, as the text has them). The cap and the device
+ * total are not part of it. Writes at most size bytes, NUL-terminated when size > 0, and
+ * returns the length the whole text needs (like snprintf): truncated when >= size. */
+size_t od_allocsim_config_format(const od_allocsim_config *cfg, char *buf, size_t size);
+
+/* Whether a and b run the same policy (the cap and device total aside), taking each
+ * default spelled out (max_non_split_rounding 20 MiB, a max_split_size <= 0 as
+ * unlimited, divisions 0 and 1 as none) as equal to the default left out. */
+int od_allocsim_config_same_policy(const od_allocsim_config *a, const od_allocsim_config *b);
 
 typedef enum { OD_SEG_ALLOC, OD_SEG_FREE, OD_SEG_MAP, OD_SEG_UNMAP } od_seg_kind;
 
@@ -72,11 +84,18 @@ uint64_t od_allocsim_segment_size(uint64_t rounded);
 
 /* Flags for od_allocsim_malloc. */
 #define OD_SIM_DEVICE_FULL 1u  /* every cudaMalloc / map fails (the device itself was full) */
+#define OD_SIM_CAPTURING   2u  /* a CUDA graph capture is underway (torch's non-empty
+                                * captures_underway): a failed request skips the release of
+                                * every cached segment, whatever pool it draws from */
 
 /* Serve a request of size bytes on stream from pool (0 = default pools; any other value
- * is a private pool, as CUDA graphs and MemPools use). On success *addr receives the
- * block address and *oom 0; when the allocator would raise OutOfMemoryError, *oom is 1
- * and nothing is allocated. Fails only with OD_ERR_NOMEM or OD_ERR_ARG (size 0 or absurd). */
+ * is a private pool, as a CUDA graph capture or a MemPool uses: torch's get_pool routes
+ * a capturing stream's requests there, and blocks freed later return to the pool they
+ * came from). Private pools split, cache and (with expandable_segments) expand like the
+ * default ones, but only requests to the same pool reuse their blocks, and a failed
+ * request to one never releases every cached segment (captures are underway). On
+ * success *addr receives the block address and *oom 0; when the allocator would raise
+ * OutOfMemoryError, *oom is 1 and nothing is allocated. Fails only with OD_ERR_NOMEM. */
 od_status od_allocsim_malloc(od_allocsim *sim, uint64_t size, uint64_t stream, uint64_t pool,
                              unsigned flags, uint64_t *addr, int *oom);
 
@@ -96,18 +115,26 @@ od_status od_allocsim_free(od_allocsim *sim, uint64_t addr);
 /* torch.cuda.empty_cache(): drain pending frees, release every unsplit cached segment
  * (unmap free pages of expandable segments), default pools and freeable private pools. */
 void od_allocsim_empty_cache(od_allocsim *sim);
-/* A private pool's owner went away (graph destroyed): its cached segments may be released. */
+/* torch's releasePool: the last graph using a private pool went away, so from now on
+ * releases (empty_cache, the retry path) may free its unsplit cached segments. */
 void od_allocsim_release_pool(od_allocsim *sim, uint64_t pool);
+
+/* The size of the allocated (or pending-free) block at addr, which can exceed the rounded
+ * request when the remainder was not split off; 0 when no block in use starts there. */
+uint64_t od_allocsim_block_size(const od_allocsim *sim, uint64_t addr);
+/* memory_allocated() now: the bytes of all allocated blocks. */
+uint64_t od_allocsim_allocated_bytes(const od_allocsim *sim);
 
 /* Whether a request of size bytes would, right now, fail to find a cached block and go on
  * to garbage collection or to releasing cached segments (a cap, or flags' device-full). */
 int od_allocsim_would_release(const od_allocsim *sim, uint64_t size, uint64_t stream,
                               uint64_t pool, unsigned flags);
 
-/* Seed a state that existed before a trace began: a segment at addr (non-expandable),
- * then allocated blocks inside it. OD_ERR_ARG when it overlaps or does not fit. */
+/* Seed a state that existed before a trace began: a segment at addr (non-expandable) in
+ * pool (0 = the default pools), then allocated blocks inside it. OD_ERR_ARG when it does
+ * not fit; OD_ERR_NOMEM. */
 od_status od_allocsim_seed_segment(od_allocsim *sim, uint64_t addr, uint64_t size,
-                                   uint64_t stream, int small_pool);
+                                   uint64_t stream, uint64_t pool, int small_pool);
 od_status od_allocsim_seed_block(od_allocsim *sim, uint64_t addr, uint64_t size);
 
 typedef struct {

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mem.h"
+
 /* ---- a small u64 -> u64 map (recorded address -> model address) ---- */
 
 typedef struct {
@@ -88,7 +90,7 @@ static void amap_del(amap *m, uint64_t k)
 /* ---- replay state ---- */
 
 typedef struct {
-    uint64_t addr, size;
+    uint64_t addr, size, pool;
 } range;
 
 typedef struct {
@@ -100,6 +102,9 @@ typedef struct {
     const od_allocsim_config *cfg;
     range *live;          /* model's live non-expandable segments, sorted by address */
     size_t n_live, cap_live;
+    const uint64_t *pool; /* per entry: the pool an alloc / oom entry draws from, or NULL */
+    const uint8_t *capt;  /* per entry: a capture is underway, or NULL */
+    uint64_t *block_out;  /* opts->block_bytes_out */
     int nomem;
 } rctx;
 
@@ -153,7 +158,7 @@ static void on_event(void *vc, const od_seg_event *ev)
         }
         size_t i = live_find(c, ev->addr);
         memmove(c->live + i + 1, c->live + i, (c->n_live - i) * sizeof *c->live);
-        c->live[i] = (range){ ev->addr, ev->size };
+        c->live[i] = (range){ ev->addr, ev->size, ev->pool };
         c->n_live++;
     } else if (ev->kind == OD_SEG_FREE) {
         size_t i = live_find(c, ev->addr);
@@ -203,6 +208,9 @@ static void result_init(od_replay_result *r, size_t n, int64_t device)
     memset(r, 0, sizeof *r);
     r->device = device;
     r->trace_entries = n;
+    r->answerable = 1;
+    r->mismatch_trace_index = n;
+    r->peak_allocated_index = n;
 }
 
 static void note_oom(od_allocsim *sim, od_replay_result *r, size_t i, uint64_t size, int recorded)
@@ -219,6 +227,29 @@ static void note_oom(od_allocsim *sim, od_replay_result *r, size_t i, uint64_t s
     r->oom.reserved_bytes = st.reserved_bytes;
     r->oom.cached_free_bytes = st.cached_free_bytes;
     r->oom.largest_free_bytes = st.largest_free_block;
+}
+
+/* The pool entry i draws from, and the malloc flags a capture underway adds. */
+static uint64_t pool_at(const rctx *c, size_t i)
+{
+    return c->pool ? c->pool[i] : 0;
+}
+
+static unsigned capture_flags(const rctx *c, size_t i)
+{
+    return c->capt && c->capt[i] ? OD_SIM_CAPTURING : 0;
+}
+
+/* Recorded releases of segments the model holds in a private pool: the graph that owned
+ * the pool was destroyed before them (releasePool), so the release may free them. */
+static void release_dead_pools(rctx *c, od_allocsim *sim, size_t from, size_t to)
+{
+    for (size_t j = from; j < to; j++) {
+        if (c->e[j].action != OD_ACT_SEGMENT_FREE) continue;
+        size_t k = live_find(c, c->e[j].addr);
+        if (k < c->n_live && c->live[k].addr == c->e[j].addr && c->live[k].pool)
+            od_allocsim_release_pool(sim, c->live[k].pool);
+    }
 }
 
 /* Whether the run of recorded releases starting at i belongs to the request after it
@@ -240,7 +271,7 @@ static int releases_belong_to_request(const rctx *c, od_allocsim *sim, size_t i,
     /* a failed request always went through the release path first */
     if (r->action == OD_ACT_OOM) return 1;
     if (r->action != OD_ACT_ALLOC || !creates) return 0;
-    return od_allocsim_would_release(sim, r->size, r->stream, 0, 0);
+    return od_allocsim_would_release(sim, r->size, r->stream, pool_at(c, k), capture_flags(c, k));
 }
 
 static od_status run(od_allocsim *sim, rctx *c, od_error *err)
@@ -252,17 +283,24 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
     if (amap_init(&m, 4096)) return od_fail(err, OD_ERR_NOMEM, "out of memory");
     size_t skip_until = 0;
     od_status status = OD_OK;
+    if (c->block_out) memset(c->block_out, 0, n * sizeof *c->block_out);
+    /* the peak an entry reaches: above what the starting state already holds */
+    uint64_t top = od_allocsim_allocated_bytes(sim);
+    r->peak_allocated_index = n;
     for (size_t i = 0; i < n && status == OD_OK; i++) {
         const od_trace_entry *t = &e[i];
         uint64_t a = 0;
         int oom = 0;
         switch (t->action) {
-        case OD_ACT_ALLOC:
+        case OD_ACT_ALLOC: {
             r->events_replayed++;
-            status = od_allocsim_malloc(sim, t->size, t->stream, 0, 0, &a, &oom);
+            uint64_t pool = pool_at(c, i);
+            if (pool) r->private_allocs++;
+            status = od_allocsim_malloc(sim, t->size, t->stream, pool, capture_flags(c, i), &a, &oom);
             if (status) break;
             if (oom) note_oom(sim, r, i, t->size, 0);
             else if (a != t->addr) r->alloc_addr_mismatches++;
+            if (a && c->block_out) c->block_out[i] = od_allocsim_block_size(sim, a);
             /* only addresses where the model differs from the recording need mapping
              * (a recorded address can be reused: drop any stale mapping) */
             if (t->addr && a != t->addr) {
@@ -271,16 +309,17 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
                 amap_del(&m, t->addr);
             }
             break;
+        }
         case OD_ACT_OOM: {
             r->events_replayed++;
             r->recorded_ooms++;
             /* without a cap, the device itself was full when it had less free than the
              * segment the request needed; then no cudaMalloc succeeds here either */
-            unsigned flags = 0;
+            unsigned flags = capture_flags(c, i);
             if (!c->cfg->allowed_bytes &&
                 t->device_free < od_allocsim_segment_size(od_allocsim_round_size(c->cfg, t->size)))
-                flags = OD_SIM_DEVICE_FULL;
-            status = od_allocsim_malloc(sim, t->size, t->stream, 0, flags, &a, &oom);
+                flags |= OD_SIM_DEVICE_FULL;
+            status = od_allocsim_malloc(sim, t->size, t->stream, pool_at(c, i), flags, &a, &oom);
             if (status) break;
             if (oom) note_oom(sim, r, i, t->size, 1);
             break;
@@ -323,6 +362,11 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
             r->seg_recorded++;
             if (i < skip_until) break;
             size_t run_end;
+            if (c->pool) {
+                size_t j = i;
+                while (j < n && (e[j].action == OD_ACT_SEGMENT_FREE || e[j].action == OD_ACT_SEGMENT_UNMAP)) j++;
+                release_dead_pools(c, sim, i, j);
+            }
             if (!releases_belong_to_request(c, sim, i, &run_end)) {
                 /* torch.cuda.empty_cache(): applied where it stands */
                 r->external_releases += run_end - i;
@@ -339,6 +383,13 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
             break;
         }
         if (c->nomem) status = OD_ERR_NOMEM;
+        if ((t->action == OD_ACT_ALLOC || t->action == OD_ACT_OOM) && a && !oom) {
+            uint64_t now = od_allocsim_allocated_bytes(sim);
+            if (now > top) {
+                top = now;
+                r->peak_allocated_index = i;
+            }
+        }
     }
     amap_free(&m);
     if (status == OD_ERR_NOMEM) return od_fail(err, OD_ERR_NOMEM, "out of memory");
@@ -350,19 +401,16 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
         r->mismatch_has_simulated = 0;
     }
     od_allocsim_get_stats(sim, &r->stats);
+    if (top != r->stats.peak_allocated_bytes) r->peak_allocated_index = n;
     return OD_OK;
 }
 
 void od_replay_config_from_snapshot(const od_snapshot *snap, od_allocsim_config *cfg)
 {
     od_allocsim_config_default(cfg);
-    const od_allocator_settings *a = &snap->settings;
-    if (!a->present) return;
-    cfg->max_split_size = a->max_split_size > 0 ? a->max_split_size : -1;
-    cfg->gc_threshold = a->garbage_collection_threshold;
-    cfg->expandable_segments = a->expandable_segments;
-    memcpy(cfg->roundup_power2_divisions, a->roundup_power2_divisions,
-           sizeof cfg->roundup_power2_divisions);
+    if (!snap->settings.present) return;
+    cfg->conf = snap->settings.conf;
+    if (cfg->max_split_size <= 0) cfg->max_split_size = -1;
 }
 
 static od_status prepare(rctx *c, const od_trace_entry *e, size_t n, const od_replay_opts *o,
@@ -373,6 +421,7 @@ static od_status prepare(rctx *c, const od_trace_entry *e, size_t n, const od_re
     c->n = n;
     c->res = res;
     c->cfg = &o->cfg;
+    c->block_out = o->block_bytes_out;
     size_t cap = 64;
     c->rec = malloc(cap * sizeof *c->rec);
     if (!c->rec) return od_fail(err, OD_ERR_NOMEM, "out of memory");
@@ -399,6 +448,12 @@ static void finish(rctx *c, od_allocsim *sim)
     free(c->live);
 }
 
+/* The verdict on the replay itself: every recorded segment event matched, none left over. */
+static int events_match(const od_replay_result *r)
+{
+    return !r->has_mismatch && r->seg_recorded == r->seg_simulated && r->seg_matched == r->seg_recorded;
+}
+
 od_status od_replay_trace(const od_trace_entry *entries, size_t n, const od_replay_opts *opts,
                           od_replay_result *res, od_error *err)
 {
@@ -409,13 +464,167 @@ od_status od_replay_trace(const od_trace_entry *entries, size_t n, const od_repl
     if (st) return st;
     st = run(sim, &c, err);
     finish(&c, sim);
+    res->approximate = !events_match(res);
     return st;
+}
+
+/* ---- CUDA graph private pools: which entries drew from one (see replay.h) ---- */
+
+typedef struct {
+    uint64_t addr, end, pool;
+    size_t from;          /* entries from here on lie in this segment's lifetime */
+} final_seg;
+
+typedef struct {
+    uint64_t stream, pool;
+} stream_pool;
+
+/* The private pools a snapshot's final segments show, numbered for the model: pool k + 1
+ * is id[k] (a segment_pool_id other than (0, 0)), in the order the segments list them. */
+typedef struct {
+    int64_t (*id)[2];
+    size_t n, cap;
+} pool_ids;
+
+static od_status collect_pool_ids(const od_snapshot *snap, int64_t dev, pool_ids *p)
+{
+    memset(p, 0, sizeof *p);
+    for (size_t s = 0; s < snap->n_segments; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device != dev || (g->pool_id[0] == 0 && g->pool_id[1] == 0)) continue;
+        size_t k = 0;
+        while (k < p->n && (p->id[k][0] != g->pool_id[0] || p->id[k][1] != g->pool_id[1])) k++;
+        if (k < p->n) continue;
+        if (!od_grow((void **)&p->id, &p->cap, p->n + 1, sizeof *p->id)) return OD_ERR_NOMEM;
+        p->id[p->n][0] = g->pool_id[0];
+        p->id[p->n][1] = g->pool_id[1];
+        p->n++;
+    }
+    return OD_OK;
+}
+
+/* The model's pool for a segment_pool_id: 0 for the default pools (0, 0). */
+static uint64_t pool_of(const pool_ids *p, const int64_t id[2])
+{
+    for (size_t k = 0; k < p->n; k++)
+        if (p->id[k][0] == id[0] && p->id[k][1] == id[1]) return k + 1;
+    return 0;
+}
+
+/* The final segment holding addr (segs sorted by address, disjoint), or NULL. */
+static const final_seg *seg_holding(const final_seg *segs, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (segs[mid].end <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && segs[lo].addr <= addr ? &segs[lo] : NULL;
+}
+
+/* The pool entry i's stream last (or next) showed; 0 when none did. Grows the table. */
+static uint64_t *stream_slot(stream_pool **tab, size_t *n, size_t *cap, uint64_t stream, int *nomem)
+{
+    for (size_t k = 0; k < *n; k++)
+        if ((*tab)[k].stream == stream) return &(*tab)[k].pool;
+    if (!od_grow((void **)tab, cap, *n + 1, sizeof **tab)) {
+        *nomem = 1;
+        return NULL;
+    }
+    (*tab)[*n] = (stream_pool){ stream, 0 };
+    return &(*tab)[(*n)++].pool;
+}
+
+/* Fill *pool_out (per entry, the pool alloc / oom entries draw from) and *capt_out (per
+ * entry, a capture is underway) from the snapshot's private segments, by the rule in
+ * replay.h. Both stay NULL when the final segments show no private pool. Returns
+ * OD_ERR_NOMEM or OD_OK. */
+static od_status infer_pools(const od_snapshot *snap, int64_t dev, const pool_ids *ids,
+                             const od_trace_entry *e, size_t n, uint64_t **pool_out, uint8_t **capt_out)
+{
+    *pool_out = NULL;
+    *capt_out = NULL;
+    if (!ids->n || !n) return OD_OK;
+    int nomem = 0;
+    final_seg *segs = NULL;
+    stream_pool *tab = NULL;
+    size_t n_segs = 0, cap_segs = 0, n_tab = 0, cap_tab = 0;
+    uint64_t *pool = calloc(n, sizeof *pool);
+    uint8_t *known = calloc(n, 1), *capt = calloc(n, 1);
+    if (!pool || !known || !capt) goto nomem;
+    for (size_t s = 0; s < snap->n_segments; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device != dev || !g->total_size) continue;
+        if (!od_grow((void **)&segs, &cap_segs, n_segs + 1, sizeof *segs)) goto nomem;
+        /* segments are sorted by (device, address) */
+        segs[n_segs++] = (final_seg){ g->address, g->address + g->total_size, pool_of(ids, g->pool_id), 0 };
+    }
+    /* a segment's lifetime starts after the last release that touched its range */
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].action != OD_ACT_SEGMENT_FREE && e[i].action != OD_ACT_SEGMENT_UNMAP) continue;
+        size_t lo = 0, hi = n_segs;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (segs[mid].end <= e[i].addr) lo = mid + 1;
+            else hi = mid;
+        }
+        for (size_t k = lo; k < n_segs && segs[k].addr < e[i].addr + e[i].size; k++) segs[k].from = i + 1;
+    }
+    /* evidence: an alloc inside a final segment's lifetime drew from its pool */
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].action != OD_ACT_ALLOC || !e[i].addr) continue;
+        const final_seg *g = seg_holding(segs, n_segs, e[i].addr);
+        if (g && i >= g->from) {
+            pool[i] = g->pool;
+            known[i] = 1;
+        }
+    }
+    /* the rest: private pool P only between evidence of P on the same stream */
+    for (size_t i = 0; i < n; i++) {
+        if (e[i].action != OD_ACT_ALLOC && e[i].action != OD_ACT_OOM) continue;
+        uint64_t *last = stream_slot(&tab, &n_tab, &cap_tab, e[i].stream, &nomem);
+        if (!last) goto nomem;
+        if (known[i]) *last = pool[i];
+        else pool[i] = *last;
+    }
+    for (size_t k = 0; k < n_tab; k++) tab[k].pool = 0;
+    for (size_t i = n; i-- > 0;) {
+        if (e[i].action != OD_ACT_ALLOC && e[i].action != OD_ACT_OOM) continue;
+        uint64_t *next = stream_slot(&tab, &n_tab, &cap_tab, e[i].stream, &nomem);
+        if (!next) goto nomem;
+        if (known[i]) *next = pool[i];
+        else if (*next != pool[i]) pool[i] = 0;
+    }
+    /* a capture is underway from the first to the last entry drawn from its pool */
+    for (uint64_t p = 1; p <= ids->n; p++) {
+        size_t first = n, last = 0;
+        for (size_t i = 0; i < n; i++)
+            if (pool[i] == p && (e[i].action == OD_ACT_ALLOC || e[i].action == OD_ACT_OOM)) {
+                if (first == n) first = i;
+                last = i;
+            }
+        for (size_t i = first; i < n && i <= last; i++) capt[i] = 1;
+    }
+    free(segs);
+    free(tab);
+    free(known);
+    *pool_out = pool;
+    *capt_out = capt;
+    return OD_OK;
+nomem:
+    free(segs);
+    free(tab);
+    free(known);
+    free(pool);
+    free(capt);
+    return OD_ERR_NOMEM;
 }
 
 /* ---- wrapped traces: the state before the first entry ---- */
 
 typedef struct {
-    uint64_t addr, size, stream;
+    uint64_t addr, size, stream, pool;
     int small;
 } seed_seg;
 
@@ -468,7 +677,7 @@ static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_e
     return ok;
 }
 
-static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const rctx *c,
+static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_ids *ids, const rctx *c,
                                od_allocsim *sim, od_replay_result *r, int *complete)
 {
     const od_trace_entry *e = c->e;
@@ -551,7 +760,8 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const rctx 
         case OD_ACT_SEGMENT_FREE:
             if (!amap_get(&created, t->addr, &v)) {
                 *complete = 0;
-                seed_seg sg = { t->addr, t->size, t->stream, t->size <= OD_SIM_SMALL_BUFFER };
+                /* released inside the trace: its pool is not known, the default one's is likelier */
+                seed_seg sg = { t->addr, t->size, t->stream, 0, t->size <= OD_SIM_SMALL_BUFFER };
                 PUSH(segs, nseg, capseg, sg);
             } else {
                 amap_del(&created, t->addr);
@@ -570,14 +780,14 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const rctx 
         if (g->device != dev || g->is_expandable) continue;
         if (amap_get(&created, g->address, &v)) continue;
         *complete = 0;
-        seed_seg sg = { g->address, g->total_size, g->stream, !g->is_large };
+        seed_seg sg = { g->address, g->total_size, g->stream, pool_of(ids, g->pool_id), !g->is_large };
         PUSH(segs, nseg, capseg, sg);
     }
     if (*complete) goto out;
     qsort(segs, nseg, sizeof *segs, seed_cmp);
     for (size_t s = 0; s < nseg; s++) {
         if (s && segs[s].addr < segs[s - 1].addr + segs[s - 1].size) continue;
-        if (od_allocsim_seed_segment(sim, segs[s].addr, segs[s].size, segs[s].stream, segs[s].small) == OD_OK)
+        if (od_allocsim_seed_segment(sim, segs[s].addr, segs[s].size, segs[s].stream, segs[s].pool, segs[s].small) == OD_OK)
             r->seeded_segments++;
     }
     od_allocsim_config cfg;
@@ -609,6 +819,64 @@ out:
     return st;
 }
 
+/* One replay of the device trace tr under opts: pools inferred, a wrapped trace's start
+ * rebuilt; res->approximate etc. are left for od_replay_snapshot to judge. */
+static od_status replay_device(const od_snapshot *snap, const od_device_trace *tr,
+                               const od_replay_opts *opts, od_replay_result *res, od_error *err)
+{
+    result_init(res, tr->n_entries, tr->device);
+    pool_ids ids;
+    uint64_t *pool = NULL;
+    uint8_t *capt = NULL;
+    od_status st = collect_pool_ids(snap, tr->device, &ids);
+    if (!st) st = infer_pools(snap, tr->device, &ids, tr->entries, tr->n_entries, &pool, &capt);
+    if (st) {
+        free(ids.id);
+        return od_fail(err, st, "out of memory");
+    }
+    res->private_pools = ids.n;
+    rctx c;
+    od_allocsim *sim;
+    st = prepare(&c, tr->entries, tr->n_entries, opts, res, &sim, err);
+    if (st) goto out;
+    c.pool = pool;
+    c.capt = capt;
+    int complete = 1;
+    st = rebuild_start(snap, tr->device, &ids, &c, sim, res, &complete);
+    if (st) {
+        finish(&c, sim);
+        st = od_fail(err, st, "out of memory");
+        goto out;
+    }
+    res->wrapped = !complete;
+    if (!complete) {
+        od_allocsim_stats st0;
+        od_allocsim_get_stats(sim, &st0);
+        if (opts->cfg.allowed_bytes && st0.reserved_bytes > opts->cfg.allowed_bytes) {
+            finish(&c, sim);
+            st = od_fail(err, OD_ERR_ARG, "the cap of %llu bytes is below the %llu bytes "
+                         "already reserved when the trace begins",
+                         (unsigned long long)opts->cfg.allowed_bytes,
+                         (unsigned long long)st0.reserved_bytes);
+            goto out;
+        }
+        od_allocsim_reset_peaks(sim);
+    }
+    st = run(sim, &c, err);
+    finish(&c, sim);
+    for (size_t s = 0; s < snap->n_segments; s++) {
+        const od_segment *g = &snap->segments[s];
+        if (g->device != tr->device) continue;
+        res->snapshot_allocated_bytes += g->allocated_size;
+        res->snapshot_reserved_bytes += g->total_size;
+    }
+out:
+    free(ids.id);
+    free(pool);
+    free(capt);
+    return st;
+}
+
 od_status od_replay_snapshot(const od_snapshot *snap, const od_replay_opts *opts,
                              od_replay_result *res, od_error *err)
 {
@@ -625,43 +893,32 @@ od_status od_replay_snapshot(const od_snapshot *snap, const od_replay_opts *opts
             return od_fail(err, OD_ERR_ARG, "the snapshot has no trace for device %lld", (long long)opts->device);
         return od_fail(err, OD_ERR_FORMAT, "every device trace in the snapshot is empty");
     }
-    rctx c;
-    od_allocsim *sim;
-    result_init(res, tr->n_entries, tr->device);
-    od_status st = prepare(&c, tr->entries, tr->n_entries, opts, res, &sim, err);
+    od_status st = replay_device(snap, tr, opts, res, err);
     if (st) return st;
-    int complete = 1;
-    st = rebuild_start(snap, tr->device, &c, sim, res, &complete);
-    if (st) {
-        finish(&c, sim);
-        return od_fail(err, st, "out of memory");
+    od_allocsim_config own;
+    od_replay_config_from_snapshot(snap, &own);
+    res->whatif = !od_allocsim_config_same_policy(&opts->cfg, &own);
+    res->answerable = !(res->wrapped && res->whatif);
+    if (res->wrapped) {
+        res->approximate = 1;
+    } else if (!res->whatif) {
+        res->approximate = !events_match(res);
+    } else {
+        /* a what-if is as good as the model's replay of the run itself, under the same cap */
+        od_replay_opts own_opts = *opts;
+        own_opts.cfg.conf = own.conf;
+        own_opts.block_bytes_out = NULL;
+        od_replay_result *base = malloc(sizeof *base);
+        if (!base) return od_fail(err, OD_ERR_NOMEM, "out of memory");
+        st = replay_device(snap, tr, &own_opts, base, err);
+        res->approximate = st || base->wrapped || !events_match(base);
+        free(base);
+        if (st) return st;
     }
-    res->approximate = !complete;
-    if (!complete) {
-        od_allocsim_stats st0;
-        od_allocsim_get_stats(sim, &st0);
-        if (opts->cfg.allowed_bytes && st0.reserved_bytes > opts->cfg.allowed_bytes) {
-            finish(&c, sim);
-            return od_fail(err, OD_ERR_ARG, "the cap of %llu bytes is below the %llu bytes "
-                           "already reserved when the trace begins",
-                           (unsigned long long)opts->cfg.allowed_bytes,
-                           (unsigned long long)st0.reserved_bytes);
-        }
-        od_allocsim_reset_peaks(sim);
-    }
-    st = run(sim, &c, err);
-    finish(&c, sim);
-    for (size_t s = 0; s < snap->n_segments; s++) {
-        const od_segment *g = &snap->segments[s];
-        if (g->device != tr->device) continue;
-        res->snapshot_allocated_bytes += g->allocated_size;
-        res->snapshot_reserved_bytes += g->total_size;
-    }
-    return st;
+    return OD_OK;
 }
 
 int od_replay_verified(const od_replay_result *r)
 {
-    return !r->approximate && !r->has_mismatch && r->seg_recorded == r->seg_simulated &&
-           r->seg_matched == r->seg_recorded;
+    return !r->wrapped && events_match(r);
 }

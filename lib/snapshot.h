@@ -7,6 +7,7 @@
 #ifndef OD_SNAPSHOT_H
 #define OD_SNAPSHOT_H
 
+#include "allocconf.h"
 #include "input.h"
 #include "od.h"
 
@@ -88,14 +89,13 @@ typedef struct {
     size_t n_blocks;          /* sorted by address */
 } od_segment;
 
-/* The allocator configuration the run used (top-level allocator_settings). */
+/* The allocator configuration the run used (top-level allocator_settings): the policy
+ * fields of allocconf.h (max_split_size, garbage_collection_threshold, ...; torch does
+ * not record max_non_split_rounding, left 0 = its default). */
 typedef struct {
     int present;
     const char *alloc_conf;             /* PYTORCH_CUDA_ALLOC_CONF as given, or "" */
-    int64_t max_split_size;             /* bytes; -1 = unlimited */
-    double garbage_collection_threshold;
-    int expandable_segments;
-    uint32_t roundup_power2_divisions[16]; /* indexed by clamp(log2(size) - 20, 0, 15) */
+    OD_ALLOC_CONF_MEMBERS;
 } od_allocator_settings;
 
 /* An external annotation (e.g. Optimizer.step START/END). */

@@ -19,7 +19,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char conf[513];
     memcpy(conf, data, clen);
     conf[clen] = 0;
-    od_replay_opts o;
+    od_replay_opts o = { 0 };
     od_allocsim_config_default(&o.cfg);
     od_error err;
     if (od_allocsim_config_parse(&o.cfg, conf, &err) != OD_OK) od_allocsim_config_default(&o.cfg);

@@ -112,7 +112,7 @@ static void config_errors(void **state)
                                                   "garbage_collection_threshold:0.6", &err), OD_OK);
     assert_true(c.expandable_segments == 1);
     assert_true(c.max_split_size == (int64_t)(128 * MiB));
-    assert_true(c.gc_threshold > 0.59 && c.gc_threshold < 0.61);
+    assert_true(c.garbage_collection_threshold > 0.59 && c.garbage_collection_threshold < 0.61);
 }
 
 static void split_rules(void **state)
@@ -121,8 +121,10 @@ static void split_rules(void **state)
     evlog l;
     od_allocsim *s = mk(NULL, 0, &l);
     /* 11 MiB: a 12 MiB segment; remainder 1 MiB is not > 1 MiB, so the block keeps it */
-    must_alloc(s, 11 * MiB, 0);
+    uint64_t k = must_alloc(s, 11 * MiB, 0);
     assert_true(stats(s).allocated_bytes == 12 * MiB);
+    assert_true(od_allocsim_block_size(s, k) == 12 * MiB);
+    assert_true(od_allocsim_allocated_bytes(s) == 12 * MiB);
     /* 5 MiB in a 20 MiB segment: remainder 15 MiB > 1 MiB is split off */
     uint64_t a = must_alloc(s, 5 * MiB, 0);
     assert_true(stats(s).allocated_bytes == 5 * MiB + 12 * MiB);
@@ -135,6 +137,8 @@ static void split_rules(void **state)
     /* the 15 MiB remainder serves 3 MiB, right after the first block */
     uint64_t d = must_alloc(s, 3 * MiB, 0);
     assert_true(d == a + 5 * MiB);
+    assert_true(od_allocsim_block_size(s, d) == 3 * MiB);
+    assert_true(od_allocsim_block_size(s, d + 512) == 0);
     expect_events(&l, "AAA", (const uint64_t[]){ 12, 20, 2 });
     assert_true(stats(s).reserved_bytes == 34 * MiB);
     od_allocsim_free_sim(s);
@@ -233,6 +237,119 @@ static void private_pools(void **state)
     assert_true(l.ev[3].addr == a);
     assert_true(stats(s).reserved_bytes == 0);
     od_allocsim_free_sim(s);
+}
+
+/* During a capture (torch's captures_underway non-empty) a failed request does not
+ * release every cached segment: with the cached default-pool segment still there, the
+ * capture's request fails under the cap; outside a capture the same request succeeds. */
+static void capture_skips_full_release(void **state)
+{
+    (void)state;
+    evlog l;
+    od_allocsim *s = mk(NULL, 60 * MiB, &l);
+    uint64_t x = must_alloc(s, 30 * MiB, 0);
+    assert_int_equal(od_allocsim_free(s, x), OD_OK);
+    uint64_t a;
+    int oom;
+    assert_int_equal(od_allocsim_malloc(s, 40 * MiB, 0, 7, OD_SIM_CAPTURING, &a, &oom), OD_OK);
+    assert_int_equal(oom, 1);
+    /* a default-pool request during the capture does not release either */
+    assert_int_equal(od_allocsim_malloc(s, 40 * MiB, 1, 0, OD_SIM_CAPTURING, &a, &oom), OD_OK);
+    assert_int_equal(oom, 1);
+    expect_events(&l, "A", (const uint64_t[]){ 30 });
+    /* the capture ended: the release frees the cached 30 MiB, then 40 MiB fits */
+    assert_int_equal(od_allocsim_malloc(s, 40 * MiB, 1, 0, 0, &a, &oom), OD_OK);
+    assert_int_equal(oom, 0);
+    expect_events(&l, "AFA", (const uint64_t[]){ 30, 30, 40 });
+    od_allocsim_free_sim(s);
+}
+
+/* torch 2.11's alloc_block maps expandable segments for graph private pools too: one
+ * reservation per (stream, pool), so the private pool's request maps its own page. */
+static void expandable_private_pool(void **state)
+{
+    (void)state;
+    evlog l;
+    od_allocsim *s = mk("expandable_segments:True", 0, &l);
+    uint64_t a = must_alloc(s, 5 * MiB, 0);
+    uint64_t b;
+    int oom;
+    assert_int_equal(od_allocsim_malloc(s, 5 * MiB, 0, 3, 0, &b, &oom), OD_OK);
+    assert_int_equal(oom, 0);
+    expect_events(&l, "MM", (const uint64_t[]){ 20, 20 });
+    assert_true(l.ev[0].pool == 0 && l.ev[1].pool == 3);
+    /* different reservations: not the default pool's free 15 MiB after a */
+    assert_true(b != a + 5 * MiB);
+    od_allocsim_free_sim(s);
+}
+
+/* The text form goes back to the same policy: parse(format(x)) == x. */
+static void config_format_roundtrip(void **state)
+{
+    (void)state;
+    const char *confs[] = {
+        "",
+        "expandable_segments:True",
+        "expandable_segments:True,max_split_size_mb:128,garbage_collection_threshold:0.6",
+        "max_non_split_rounding_mb:40,max_split_size_mb:21",
+        "garbage_collection_threshold:0.123456789012345",
+        "roundup_power2_divisions:4",
+        "roundup_power2_divisions:[1:2,256:4,>:8]",
+        "roundup_power2_divisions:[64:1,>:16],expandable_segments:False",
+    };
+    for (size_t i = 0; i < sizeof confs / sizeof confs[0]; i++) {
+        od_allocsim_config x, y;
+        od_allocsim_config_default(&x);
+        assert_int_equal(od_allocsim_config_parse(&x, confs[i], NULL), OD_OK);
+        char text[512];
+        size_t len = od_allocsim_config_format(&x, text, sizeof text);
+        assert_int_equal(len, strlen(text));
+        od_allocsim_config_default(&y);
+        assert_int_equal(od_allocsim_config_parse(&y, text, NULL), OD_OK);
+        assert_true(x.max_split_size == y.max_split_size);
+        assert_true(x.max_non_split_rounding == y.max_non_split_rounding);
+        assert_true(x.garbage_collection_threshold == y.garbage_collection_threshold);
+        assert_int_equal(x.expandable_segments, y.expandable_segments);
+        assert_memory_equal(x.roundup_power2_divisions, y.roundup_power2_divisions,
+                            sizeof x.roundup_power2_divisions);
+        assert_true(od_allocsim_config_same_policy(&x, &y));
+    }
+    /* only what differs from the defaults is written */
+    od_allocsim_config c;
+    od_allocsim_config_default(&c);
+    char text[64];
+    assert_int_equal(od_allocsim_config_format(&c, text, sizeof text), 0);
+    assert_string_equal(text, "");
+    c.allowed_bytes = 1ull << 30;
+    assert_int_equal(od_allocsim_config_format(&c, text, sizeof text), 0);
+    assert_int_equal(od_allocsim_config_parse(&c, "garbage_collection_threshold:0.6,expandable_segments:True", NULL), OD_OK);
+    assert_int_equal(od_allocsim_config_format(&c, text, sizeof text), 57);
+    assert_string_equal(text, "expandable_segments:True,garbage_collection_threshold:0.6");
+    /* like snprintf: the needed length, a truncated NUL-terminated text */
+    char small[10];
+    assert_int_equal(od_allocsim_config_format(&c, small, sizeof small), 57);
+    assert_string_equal(small, "expandabl");
+    assert_int_equal(od_allocsim_config_format(&c, NULL, 0), 57);
+}
+
+/* Spelled-out defaults are the same policy; any real difference is not. */
+static void config_same_policy(void **state)
+{
+    (void)state;
+    od_allocsim_config a, b;
+    od_allocsim_config_default(&a);
+    od_allocsim_config_default(&b);
+    assert_int_equal(od_allocsim_config_parse(&b, "max_non_split_rounding_mb:20,roundup_power2_divisions:1,"
+                                                  "expandable_segments:False", NULL), OD_OK);
+    b.allowed_bytes = 1ull << 30;
+    assert_true(od_allocsim_config_same_policy(&a, &b));
+    b.max_split_size = 0; /* a recorded "unset" */
+    assert_true(od_allocsim_config_same_policy(&a, &b));
+    assert_int_equal(od_allocsim_config_parse(&b, "max_split_size_mb:128", NULL), OD_OK);
+    assert_false(od_allocsim_config_same_policy(&a, &b));
+    od_allocsim_config_default(&b);
+    assert_int_equal(od_allocsim_config_parse(&b, "roundup_power2_divisions:[1:2,>:0]", NULL), OD_OK);
+    assert_false(od_allocsim_config_same_policy(&a, &b));
 }
 
 static void release_and_retry_under_cap(void **state)
@@ -397,7 +514,9 @@ static void seeding(void **state)
     (void)state;
     evlog l;
     od_allocsim *s = mk(NULL, 0, &l);
-    assert_int_equal(od_allocsim_seed_segment(s, 0x10000000, 20 * MiB, 0, 0), OD_OK);
+    assert_int_equal(od_allocsim_seed_segment(s, 0x10000000, 20 * MiB, 0, 0, 0), OD_OK);
+    /* a segment of a private pool serves only that pool */
+    assert_int_equal(od_allocsim_seed_segment(s, 0x20000000, 20 * MiB, 0, 5, 0), OD_OK);
     assert_int_equal(od_allocsim_seed_block(s, 0x10000000 + 4 * MiB, 2 * MiB), OD_OK);
     assert_int_equal(od_allocsim_seed_block(s, 0x10000000 + 5 * MiB, MiB), OD_ERR_ARG);
     assert_true(stats(s).allocated_bytes == 2 * MiB);
@@ -405,6 +524,12 @@ static void seeding(void **state)
     assert_true(must_alloc(s, 3 * MiB, 0) == 0x10000000);
     assert_true(must_alloc(s, 6 * MiB, 0) == 0x10000000 + 6 * MiB);
     assert_int_equal(od_allocsim_free(s, 0x10000000 + 4 * MiB), OD_OK);
+    assert_int_equal(l.n, 0);
+    uint64_t p;
+    int oom;
+    assert_int_equal(od_allocsim_malloc(s, 12 * MiB, 0, 5, 0, &p, &oom), OD_OK);
+    assert_true(p == 0x20000000 && !oom);
+    assert_int_equal(od_allocsim_seed_block(s, 0x20000000 + 14 * MiB, MiB), OD_OK);
     assert_int_equal(l.n, 0);
     od_allocsim_free_sim(s);
 }
@@ -419,6 +544,10 @@ int main(void)
         cmocka_unit_test(streams_do_not_share),
         cmocka_unit_test(deferred_free),
         cmocka_unit_test(private_pools),
+        cmocka_unit_test(capture_skips_full_release),
+        cmocka_unit_test(expandable_private_pool),
+        cmocka_unit_test(config_format_roundtrip),
+        cmocka_unit_test(config_same_policy),
         cmocka_unit_test(release_and_retry_under_cap),
         cmocka_unit_test(max_split_size),
         cmocka_unit_test(release_available_cached_blocks),

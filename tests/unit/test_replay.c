@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "replay.h"
@@ -28,6 +29,7 @@ typedef struct {
 
 static void load(fixture *f, const char *name)
 {
+    memset(f, 0, sizeof *f);
     char path[256];
     snprintf(path, sizeof path, DIR "%s.pickle", name);
     FILE *fp = fopen(path, "rb");
@@ -159,6 +161,167 @@ static void snap_train_maxsplit(void **s) { (void)s; verify_complete("snap_train
 static void snap_train_oom(void **s) { (void)s; verify_complete("snap_train_oom"); }
 static void snap_train_big(void **s) { (void)s; verify_complete("snap_train_big"); }
 
+/* CUDA graph capture (torch.cuda.graph after 3 warm-up passes on a side stream, 3
+ * replays, one eager tensor after): the capture's requests draw from the graph's private
+ * pool, which the replay infers from the final segments' segment_pool_id. Every recorded
+ * segment event matches, the one external release is the empty_cache() the capture
+ * begins with, and the end state is the run's (allocated_end / reserved_end, peak). */
+static void snap_cudagraph(void **state)
+{
+    (void)state;
+    fixture f;
+    load(&f, "snap_cudagraph");
+    od_replay_result r;
+    assert_int_equal(od_replay_snapshot(f.snap, &f.opts, &r, NULL), OD_OK);
+    size_t recorded = count_segment_entries(f.snap);
+    assert_int_equal(recorded, 11);
+    assert_int_equal(r.seg_recorded, recorded);
+    assert_int_equal(r.seg_simulated, recorded);
+    assert_int_equal(r.seg_matched, recorded);
+    assert_int_equal(r.seg_addr_matched, recorded);
+    assert_int_equal(r.has_mismatch, 0);
+    assert_int_equal(r.alloc_addr_mismatches, 0);
+    assert_int_equal(r.external_releases, 1);
+    assert_true(od_replay_verified(&r));
+    assert_int_equal(r.approximate, 0);
+    assert_int_equal(r.private_pools, 1);
+    /* the capture's six requests: relu(lin(x)) * 2 (four, one reusing a block freed during
+     * the capture) and y @ y.t(); the two capture_begin makes before beginAllocateToPool
+     * land in the default pool on the capture stream */
+    assert_int_equal(r.private_allocs, 6);
+    uint64_t fa, fr;
+    snapshot_finals(f.snap, &fa, &fr);
+    assert_int_equal(r.stats.allocated_bytes, fa);
+    assert_int_equal(r.stats.reserved_bytes, fr);
+    assert_int_equal(r.stats.allocated_bytes, (uint64_t)json_integer_value(json_object_get(f.meta, "allocated_end")));
+    assert_int_equal(r.stats.reserved_bytes, (uint64_t)json_integer_value(json_object_get(f.meta, "reserved_end")));
+    assert_int_equal(r.stats.peak_allocated_bytes, (uint64_t)json_integer_value(json_object_get(f.meta, "peak")));
+    unload(&f);
+}
+
+/* A what-if is judged by the model's replay of the run under its own settings and the
+ * same cap: frag_default without its cap is not reproduced, so neither the replay nor a
+ * what-if on it may claim exact figures; with the cap both are exact. */
+static void whatif_judged_by_own_replay(void **state)
+{
+    (void)state;
+    fixture f;
+    load(&f, "frag_default");
+    uint64_t cap = f.opts.cfg.allowed_bytes;
+    od_replay_result r;
+    f.opts.cfg.allowed_bytes = 0;
+    assert_int_equal(od_replay_snapshot(f.snap, &f.opts, &r, NULL), OD_OK);
+    assert_int_equal(r.whatif, 0);
+    assert_int_equal(r.approximate, 1);
+    assert_int_equal(r.answerable, 1);
+    od_replay_opts w = f.opts;
+    assert_int_equal(od_allocsim_config_parse(&w.cfg, "expandable_segments:True", NULL), OD_OK);
+    assert_int_equal(od_replay_snapshot(f.snap, &w, &r, NULL), OD_OK);
+    assert_int_equal(r.whatif, 1);
+    assert_int_equal(r.approximate, 1);
+    assert_int_equal(r.answerable, 1);
+    w.cfg.allowed_bytes = cap;
+    assert_int_equal(od_replay_snapshot(f.snap, &w, &r, NULL), OD_OK);
+    assert_int_equal(r.whatif, 1);
+    assert_int_equal(r.approximate, 0);
+    assert_false(od_replay_verified(&r)); /* other settings: other segment events */
+    /* spelling out the run's own settings is no what-if */
+    od_replay_opts same = f.opts;
+    same.cfg.allowed_bytes = cap;
+    assert_int_equal(od_allocsim_config_parse(&same.cfg, "expandable_segments:False,max_non_split_rounding_mb:20", NULL), OD_OK);
+    assert_int_equal(od_replay_snapshot(f.snap, &same, &r, NULL), OD_OK);
+    assert_int_equal(r.whatif, 0);
+    assert_int_equal(r.approximate, 0);
+    assert_true(od_replay_verified(&r));
+    unload(&f);
+}
+
+/* A wrapped trace starts from segments the run's own settings laid out: a what-if on it
+ * cannot be answered, while the run's own settings can (approximately). */
+static void wrapped_whatif_unanswerable(void **state)
+{
+    (void)state;
+    fixture f;
+    load(&f, "snap_infer_llama");
+    od_replay_result r;
+    assert_int_equal(od_replay_snapshot(f.snap, &f.opts, &r, NULL), OD_OK);
+    assert_int_equal(r.wrapped, 1);
+    assert_int_equal(r.whatif, 0);
+    assert_int_equal(r.answerable, 1);
+    assert_int_equal(r.approximate, 1);
+    const char *whatifs[] = { "expandable_segments:True", "max_split_size_mb:128",
+                              "garbage_collection_threshold:0.6", "roundup_power2_divisions:4" };
+    for (size_t i = 0; i < 4; i++) {
+        od_replay_opts w = f.opts;
+        assert_int_equal(od_allocsim_config_parse(&w.cfg, whatifs[i], NULL), OD_OK);
+        assert_int_equal(od_replay_snapshot(f.snap, &w, &r, NULL), OD_OK);
+        assert_int_equal(r.whatif, 1);
+        assert_int_equal(r.answerable, 0);
+        assert_int_equal(r.approximate, 1);
+    }
+    unload(&f);
+}
+
+/* Block sizes handed out, per entry: summed (minus the blocks freed) they are the
+ * model's memory_allocated() after each entry, and at peak_allocated_index they reach
+ * the run's real max_memory_allocated() (the step log's peak). */
+static void block_bytes_reach_real_peak(void **state)
+{
+    (void)state;
+    fixture f;
+    load(&f, "snap_train_default");
+    const od_device_trace *tr = &f.snap->traces[0];
+    size_t n = tr->n_entries;
+    uint64_t *blocks = malloc(n * sizeof *blocks);
+    assert_non_null(blocks);
+    for (size_t i = 0; i < n; i++) blocks[i] = 0xdeadbeef; /* the replay fills every slot */
+    f.opts.block_bytes_out = blocks;
+    od_replay_result r;
+    assert_int_equal(od_replay_snapshot(f.snap, &f.opts, &r, NULL), OD_OK);
+    assert_true(od_replay_verified(&r));
+    const uint64_t real_max = 5371063296ull;
+    assert_int_equal(real_peak(&f), real_max);
+    assert_int_equal(r.stats.peak_allocated_bytes, real_max);
+    assert_true(r.peak_allocated_index < n);
+    /* live block size by address: a small open-addressing table (addresses are never 0) */
+    size_t cap = 1;
+    while (cap < 4 * n) cap *= 2;
+    uint64_t *key = calloc(cap, sizeof *key), *val = calloc(cap, sizeof *val);
+    assert_true(key && val);
+    uint64_t sum = 0, max = 0;
+    size_t first_max = n;
+    for (size_t i = 0; i < n; i++) {
+        const od_trace_entry *t = &tr->entries[i];
+        if (t->action != OD_ACT_ALLOC) assert_int_equal(blocks[i], 0);
+        size_t j = (size_t)(t->addr * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+        if (t->action == OD_ACT_ALLOC && blocks[i]) {
+            /* rounded to 512 B at least, never below the request */
+            assert_true(blocks[i] >= t->size && blocks[i] % 512 == 0);
+            while (key[j] && key[j] != t->addr) j = (j + 1) & (cap - 1);
+            key[j] = t->addr;
+            val[j] = blocks[i];
+            sum += blocks[i];
+        } else if (t->action == OD_ACT_FREE_REQUESTED) {
+            while (key[j] && key[j] != t->addr) j = (j + 1) & (cap - 1);
+            assert_int_equal(key[j], t->addr);
+            sum -= val[j];
+            val[j] = 0; /* the slot stays: a later alloc at the address takes it again */
+        }
+        if (sum > max) {
+            max = sum;
+            first_max = i;
+        }
+    }
+    assert_int_equal(max, real_max);
+    assert_int_equal(first_max, r.peak_allocated_index);
+    /* the final state agrees too */
+    assert_int_equal(sum, r.stats.allocated_bytes);
+    free(key);
+    free(val);
+    free(blocks);
+    unload(&f);
+}
+
 static void settings_from_snapshot_match_alloc_conf(void **state)
 {
     (void)state;
@@ -246,7 +409,7 @@ static void external_release(void **state)
         { .action = OD_ACT_SEGMENT_ALLOC, .addr = A, .size = 30 * M },
         { .action = OD_ACT_ALLOC, .addr = A, .size = 30 * M },
     };
-    od_replay_opts o;
+    od_replay_opts o = { 0 };
     od_allocsim_config_default(&o.cfg);
     o.device = 0;
     od_replay_result r;
@@ -277,6 +440,10 @@ int main(void)
         cmocka_unit_test(snap_train_maxsplit),
         cmocka_unit_test(snap_train_oom),
         cmocka_unit_test(snap_train_big),
+        cmocka_unit_test(snap_cudagraph),
+        cmocka_unit_test(whatif_judged_by_own_replay),
+        cmocka_unit_test(wrapped_whatif_unanswerable),
+        cmocka_unit_test(block_bytes_reach_real_peak),
         cmocka_unit_test(settings_from_snapshot_match_alloc_conf),
         cmocka_unit_test(frag_default_without_cap),
         cmocka_unit_test(wrapped),

@@ -1,0 +1,1 @@
+$OOMDOC replay tests/data/snapshots/snap_cudagraph.pickle --verify
