@@ -93,6 +93,14 @@ def trace_peak(snap):
     return peak
 
 
+def close_live(it, want):
+    """oomdoc counts block bytes (the replay's, which a rounded request can only
+    underestimate): at least the rounded requests, and within 1% of them."""
+    if not it or len(it["live_bytes"]) != len(want):
+        return False
+    return all(w <= g <= w * 1.01 for g, w in zip(it["live_bytes"], want))
+
+
 def ols_slope(ys):
     xs = list(range(len(ys)))
     n = len(xs)
@@ -119,7 +127,7 @@ if d:
     snap = load("leak_eval_no_grad.pickle")
     want = boundary_live(snap)
     it = d["snapshots"][0]["iterations"]
-    if not it or it["live_bytes"] != want:
+    if not close_live(it, want):
         fail("leak_eval_no_grad: live bytes at boundaries %s, recomputed %s" % (it and it["live_bytes"], want))
 
 for name in ("noleak_eval.pickle", "snap_train_long.pickle.gz"):
@@ -129,7 +137,7 @@ for name in ("noleak_eval.pickle", "snap_train_long.pickle.gz"):
     if d and name.startswith("noleak"):
         want = boundary_live(load(name))
         it = d["snapshots"][0]["iterations"]
-        if not it or it["live_bytes"] != want:
+        if not close_live(it, want):
             fail("%s: live bytes at boundaries %s, recomputed %s" % (name, it and it["live_bytes"], want))
 
 d = doctor("snap_train_oom.pickle")

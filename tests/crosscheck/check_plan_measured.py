@@ -10,7 +10,7 @@ import sys
 
 OOMDOC = sys.argv[1]
 KEYS = ["parameters", "gradients", "optimizer_states", "activations", "logits_and_loss",
-        "kv_cache", "temporaries"]
+        "kv_cache", "temporaries", "workspace"]
 
 
 def plan(cfg, args):

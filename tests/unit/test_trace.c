@@ -228,6 +228,27 @@ static void failing_line_vs_holders(void **state)
     od_snapshot_free(s);
 }
 
+/* snap_cudagraph: the capture's private pool, (1, 0) as PyTorch numbers a graph's own
+ * pool, is named; the side stream of the warm-up passes keeps its own cache. */
+static void graph_pool_named(void **state)
+{
+    (void)state;
+    od_snapshot *s = load_snapshot(SNAP "snap_cudagraph.pickle");
+    od_diagnosis *d = diagnose_one("graph", s);
+    const od_snapshot_findings *f = &d->snapshots[0];
+    assert_int_equal(f->graph_pools, 1);
+    assert_int_equal(f->graph_pool_id[0], 1);
+    assert_int_equal(f->graph_pool_id[1], 0);
+    assert_true(f->graph_pool_reserved_bytes > 0);
+    assert_true(f->streams >= 2);
+    int named = 0;
+    for (size_t i = 0; i < d->n_evidence; i++)
+        named += strstr(d->evidence[i].text, "CUDA-graph private pool") != NULL;
+    assert_int_equal(named, 1);
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+}
+
 static const od_snapshot *ins_snapshot(const od_diagnosis *d, const od_diag_input *in, size_t k)
 {
     return in[d->snapshots[k].input].snapshot;
@@ -263,6 +284,7 @@ int main(void)
         cmocka_unit_test(inference_trace),
         cmocka_unit_test(failing_line_vs_holders),
         cmocka_unit_test(highest_of_several),
+        cmocka_unit_test(graph_pool_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
