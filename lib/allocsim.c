@@ -596,10 +596,12 @@ static uint64_t new_address(od_allocsim *s, od_seg_kind k, uint64_t size, uint64
 {
     uint64_t a = s->addr_fn ? s->addr_fn(s->hook_ctx, k, size, stream) : 0;
     if (!a) {
-        /* the driver handed out descending addresses in the recordings */
+        /* the driver handed out descending addresses in the recordings; below the lowest
+         * there is no room left, and handing out an address twice would corrupt the
+         * model: 0, the device has no memory for it (cudaMalloc fails) */
         uint64_t align = OD_SIM_SMALL_BUFFER;
-        a = (s->low_addr > size ? s->low_addr - size : 0) & ~(align - 1);
-        if (a < align) a = align; /* address space exhausted: keep going, never 0 */
+        if (s->low_addr < size || s->low_addr - size < align) return 0;
+        a = (s->low_addr - size) & ~(align - 1);
     }
     note_addr(s, a);
     return a;
@@ -949,11 +951,15 @@ static blk *find_expandable_block(od_allocsim *s, pool *p, uint64_t stream, uint
     xseg *es = calloc(1, sizeof *es);
     blk *c = es ? blk_new(s) : NULL;
     if (!c) { free(es); s->nomem = 1; return NULL; }
-    s->segs[s->n_segs++] = es;
     es->page = page;
     es->size = pages * page;
     es->base = new_address(s, OD_SEG_MAP, es->size, stream);
-    note_addr(s, es->base);
+    if (!es->base) { /* no address space for the reservation */
+        free(es);
+        blk_del(s, c);
+        return NULL;
+    }
+    s->segs[s->n_segs++] = es;
     c->addr = es->base; c->size = es->size; c->stream = stream; c->pool = p; c->es = es;
     c->mapped = 0;
     t_insert(&p->unmapped, c, BY_ADDR);
@@ -990,6 +996,10 @@ static blk *alloc_block(od_allocsim *s, pool *p, uint64_t stream, uint64_t size,
     blk *b = blk_new(s);
     if (!b) return NULL;
     b->addr = new_address(s, OD_SEG_ALLOC, alloc_size, stream);
+    if (!b->addr) {
+        blk_del(s, b);
+        return NULL;
+    }
     b->size = alloc_size;
     b->stream = stream;
     b->pool = p;

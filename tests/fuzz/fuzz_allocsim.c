@@ -1,4 +1,5 @@
-/* fuzz_allocsim.c - the allocator settings parser and the trace replay on arbitrary input.
+/* fuzz_allocsim.c - the allocator settings parser, the trace replay and the model's
+ * private pools on arbitrary input.
  * Input: an allocator-conf line (up to the first newline), then 1 setting byte, then
  * 10-byte records (action, stream, size as 4 bytes scaled, address slot as 4 bytes):
  * garbage configurations must be refused cleanly and any trace, however absurd, must
@@ -51,6 +52,40 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     od_replay_result r;
     od_replay_trace(e, n, &o, &r, &err);
+    /* the same records straight into the model, with private pools (graph captures):
+     * requests to pool 0..3, some while a capture is underway, frees, releases of a pool,
+     * empty_cache; a block's size never falls below its rounded request */
+    od_allocsim *sim = NULL;
+    uint64_t live[64] = { 0 };
+    if (od_allocsim_create(&o.cfg, &sim, &err) == OD_OK) {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t pool = e[i].stream, a = 0;
+            size_t slot = (size_t)(e[i].addr >> 21) % 64;
+            int oom;
+            switch (e[i].action % 5) {
+            case 0:
+            case 1:
+                if (od_allocsim_malloc(sim, e[i].size, e[i].stream, pool,
+                                       e[i].action % 5 ? OD_SIM_CAPTURING : 0, &a, &oom) != OD_OK)
+                    break;
+                if (a && !live[slot]) live[slot] = a;
+                if (a && od_allocsim_block_size(sim, a) < od_allocsim_round_size(&o.cfg, e[i].size))
+                    abort();
+                break;
+            case 2:
+                if (live[slot]) od_allocsim_free(sim, live[slot]);
+                live[slot] = 0;
+                break;
+            case 3:
+                od_allocsim_release_pool(sim, pool);
+                break;
+            default:
+                od_allocsim_empty_cache(sim);
+                break;
+            }
+        }
+        od_allocsim_free_sim(sim);
+    }
     free(e);
     return 0;
 }

@@ -509,6 +509,25 @@ static void expandable_cap_uses_segment_size(void **state)
     od_allocsim_free_sim(s);
 }
 
+/* Synthetic addresses go downwards; once none is left a new segment fails like a
+ * cudaMalloc on a full device, instead of handing out an address twice. */
+static void address_space_runs_out(void **state)
+{
+    (void)state;
+    evlog l;
+    od_allocsim *s = mk(NULL, 0, &l);
+    uint64_t a = must_alloc(s, 100ull << 40, 0);
+    uint64_t b;
+    int oom;
+    assert_int_equal(od_allocsim_malloc(s, 100ull << 40, 0, 0, 0, &b, &oom), OD_OK);
+    assert_int_equal(oom, 1);
+    assert_int_equal(l.n, 1);
+    /* what still fits below gets its own range */
+    uint64_t c = must_alloc(s, 30 * MiB, 0);
+    assert_true(c + 30 * MiB <= a);
+    od_allocsim_free_sim(s);
+}
+
 static void seeding(void **state)
 {
     (void)state;
@@ -554,6 +573,7 @@ int main(void)
         cmocka_unit_test(garbage_collection),
         cmocka_unit_test(expandable_segments),
         cmocka_unit_test(expandable_cap_uses_segment_size),
+        cmocka_unit_test(address_space_runs_out),
         cmocka_unit_test(seeding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
