@@ -80,6 +80,7 @@ int main(int argc, char **argv)
     fclose(f);
 
     od_replay_opts o;
+    memset(&o, 0, sizeof o);
     od_replay_config_from_snapshot(snap, &o.cfg);
     o.device = -1;
     od_replay_result r;

@@ -239,6 +239,7 @@ typedef struct {
 static void run_replay(ctx *c, const od_snapshot *s, const od_device_summary *d, replay_view *v)
 {
     od_replay_opts o;
+    memset(&o, 0, sizeof o);
     memset(v, 0, sizeof *v);
     od_replay_config_from_snapshot(s, &o.cfg);
     o.cfg.allowed_bytes = c->in->capacity_bytes;
