@@ -278,13 +278,15 @@ static json_t *snapshots_json(const od_diagnosis *d, const input *ins)
             json_object_set_new(x, "cap_bytes", json_integer((json_int_t)f->whatif_cap_bytes));
             json_object_set_new(x, "cap_source", json_string(f->whatif_cap_source));
             json_object_set_new(x, "reproduces_oom", json_boolean(f->whatif_reproduces));
+            json_object_set_new(x, "answerable", json_boolean(!f->whatif_unanswerable));
             for (size_t k = 0; k < f->n_whatifs; k++) {
                 const od_whatif *w = &f->whatifs[k];
-                json_array_append_new(rs, json_pack("{s:s,s:b,s:o,s:I,s:I}", "setting", w->setting[0] ? w->setting : "(as recorded)",
+                json_array_append_new(rs, json_pack("{s:s,s:b,s:o,s:I,s:I,s:b}", "setting", w->setting[0] ? w->setting : "(as recorded)",
                                                     "oom", w->oom, "oom_entry",
                                                     w->oom ? json_integer((json_int_t)w->oom_entry) : json_null(),
                                                     "peak_reserved_bytes", (json_int_t)w->peak_reserved_bytes,
-                                                    "stranded_at_peak_bytes", (json_int_t)w->stranded_at_peak_bytes));
+                                                    "stranded_at_peak_bytes", (json_int_t)w->stranded_at_peak_bytes,
+                                                    "approximate", w->approximate));
             }
             json_object_set_new(x, "results", rs);
             json_object_set_new(o, "whatifs", x);

@@ -219,7 +219,7 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
      * what backward makes without frames. */
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
-        uint32_t st = l->stack < s->n_stacks ? l->stack : 0;
+        uint32_t st = l->stack; /* in range: the loader asserts it */
         od_category fc = FRAME_CAT(st);
         uint32_t k;
         int weight = l->alloc_index == OD_TRACE_BEFORE && l->free_index == OD_TRACE_NEVER && st == 0;
@@ -238,7 +238,7 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
         const od_lifetime *l = &t->lives[i];
         if (at == (size_t)UINT32_MAX - 1 ? l->free_index != OD_TRACE_NEVER : !od_trace_live_after(l, at))
             continue;
-        uint32_t st = l->stack < s->n_stacks ? l->stack : 0;
+        uint32_t st = l->stack; /* in range: the loader asserts it */
         od_category cat = lifetime_category(t, l, FRAME_CAT(st), weights_until);
         if (cat == OD_CAT_GRADIENTS && l->alloc_index == OD_TRACE_BEFORE)
             cat = OD_CAT_UNKNOWN; /* no frames and no lifetime to judge */

@@ -264,7 +264,7 @@ static void held_at_oom(od_snapshot_findings *f)
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
         if (at && od_trace_live_after(l, at - 1))
-            per[l->stack && l->stack < s->n_stacks ? l->stack : s->n_stacks] += l->block_bytes;
+            per[l->stack ? l->stack : s->n_stacks] += l->block_bytes;
     }
     size_t n = 0;
     rows = malloc((s->n_stacks + 1) * sizeof *rows);
@@ -382,7 +382,7 @@ static void find_spike(od_snapshot_findings *f)
     size_t a = it->items[top].entry, z = it->items[top + 1].entry;
     for (size_t i = it->items[lo].entry; i < it->items[hi + 1].entry; i++) {
         const od_trace_entry *e = &t->entries[i];
-        if (e->action != OD_ACT_ALLOC || !e->stack || e->stack >= s->n_stacks)
+        if (e->action != OD_ACT_ALLOC || !e->stack)
             continue;
         uint64_t *m = i >= a && i < z ? in : out;
         if (e->size > m[e->stack])
@@ -483,7 +483,12 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
         }
         if (st != OD_OK)
             break;
+        if (k > 0 && !res->answerable) {
+            f->whatif_unanswerable = 1; /* a wrapped trace: its starting state is the old policy's */
+            break;
+        }
         od_whatif *w = &f->whatifs[f->n_whatifs++];
+        w->approximate = res->approximate;
         snprintf(w->setting, sizeof w->setting, "%s", k ? settings[k - 1] : "");
         w->oom = res->oom.happened;
         w->oom_entry = res->oom.event_index;
@@ -499,11 +504,12 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
     return OD_OK;
 }
 
-/* The first setting that avoided the OOM, or NULL. */
+/* The first setting that avoided the OOM, or NULL. Only a replay that reproduces the run
+ * (not approximate) counts as a measured fix. */
 static const od_whatif *whatif_fix(const od_snapshot_findings *f)
 {
     for (size_t k = 1; f->whatif_reproduces && k < f->n_whatifs; k++)
-        if (!f->whatifs[k].oom)
+        if (!f->whatifs[k].oom && !f->whatifs[k].approximate)
             return &f->whatifs[k];
     return NULL;
 }
@@ -676,6 +682,11 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
             break;
         }
     }
+    if (f->whatif_unanswerable)
+        evid(d, idx, NULL, 0,
+             "%s: the trace starts mid-run (the ring buffer wrapped): what another allocator setting would have done "
+             "cannot be answered from it, since the blocks live at its start were placed under the run's own setting",
+             in->name);
     if (f->n_whatifs) {
         if (!f->whatif_reproduces) {
             evid(d, idx, NULL, 0,
@@ -688,11 +699,12 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
             for (size_t k = 1; k < f->n_whatifs && o < sizeof buf - 160; k++) {
                 const od_whatif *w = &f->whatifs[k];
                 if (w->oom)
-                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: still OOM (at entry %zu)", o ? "; " : "",
-                                          w->setting, w->oom_entry);
+                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: still OOM (at entry %zu)%s", o ? "; " : "",
+                                          w->setting, w->oom_entry, w->approximate ? " (approximate)" : "");
                 else
-                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: no OOM, peak reserved %s", o ? "; " : "",
-                                          w->setting, iec(w->peak_reserved_bytes, b, sizeof b));
+                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: no OOM, peak reserved %s%s", o ? "; " : "",
+                                          w->setting, iec(w->peak_reserved_bytes, b, sizeof b),
+                                          w->approximate ? " (approximate)" : "");
             }
             evid(d, idx, "whatif_cap_bytes", (double)f->whatif_cap_bytes,
                  "%s: replayed under a cap of %s (%s), the run's setting fails at entry %zu as recorded; %s", in->name,

@@ -83,6 +83,7 @@ typedef struct {
     size_t oom_entry;              /* trace index of the first failed request */
     uint64_t peak_reserved_bytes;
     uint64_t stranded_at_peak_bytes;
+    int approximate;               /* the replay does not reproduce the run exactly (replay.h) */
 } od_whatif;
 
 #define OD_MAX_WHATIFS 6
@@ -133,6 +134,7 @@ typedef struct {
     uint64_t whatif_cap_bytes;         /* the cap replayed under */
     const char *whatif_cap_source;     /* "the OOM message" or "the most ever reserved (a lower bound)" */
     int whatif_reproduces;             /* whatifs[0] failed at the recorded OOM */
+    int whatif_unanswerable;           /* a wrapped trace: no setting's what-if is answerable */
 } od_snapshot_findings;
 
 typedef struct {

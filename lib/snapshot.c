@@ -6,6 +6,7 @@
  * byte offset of the dict that holds it. */
 #include "snapshot.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -674,6 +675,30 @@ static int absorb(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, u
     return 0;
 }
 
+/* What every consumer relies on, established by the loader and stated once here:
+ * traces[i].device == i, segments by (device, address) and their blocks by address inside
+ * them, and every stack index (segments, blocks, trace entries) in range. */
+static void assert_invariants(const od_snapshot *s)
+{
+    for (size_t i = 0; i < s->n_traces; i++) {
+        assert(s->traces[i].device == (int64_t)i);
+        for (size_t k = 0; k < s->traces[i].n_entries; k++)
+            assert(s->traces[i].entries[k].stack < s->n_stacks || s->n_stacks == 0);
+    }
+    for (size_t i = 0; i < s->n_segments; i++) {
+        const od_segment *g = &s->segments[i];
+        assert(i == 0 || s->segments[i - 1].device < g->device ||
+               (s->segments[i - 1].device == g->device && s->segments[i - 1].address <= g->address));
+        assert(g->first_block + g->n_blocks <= s->n_blocks);
+        assert(g->stack < s->n_stacks || s->n_stacks == 0);
+        for (size_t k = 1; k < g->n_blocks; k++)
+            assert(s->blocks[g->first_block + k - 1].address <= s->blocks[g->first_block + k].address);
+    }
+    for (size_t i = 0; i < s->n_blocks; i++)
+        assert(s->blocks[i].stack < s->n_stacks || s->n_stacks == 0);
+    (void)s;
+}
+
 /* ---------- after the parse: the document's top level ---------- */
 
 static od_status doc_error(od_error *err, const char *fmt, const char *a, const char *b)
@@ -951,6 +976,7 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
         od_snapshot_free(s);
         return rc;
     }
+    assert_invariants(s);
     *out = s;
     return OD_OK;
 }

@@ -94,7 +94,7 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
                 break;
             }
     }
-#define LIFE_GROUP(l_) ((l_)->stack && (l_)->stack < s->n_stacks ? stack_group[(l_)->stack] \
+#define LIFE_GROUP(l_) ((l_)->stack ? stack_group[(l_)->stack] \
                         : (l_)->alloc_index == OD_TRACE_BEFORE ? before : no_frames)
     for (size_t i = 0; i < tr->n_lives; i++)
         if (tr->lives[i].alloc_index == OD_TRACE_BEFORE)
