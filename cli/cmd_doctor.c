@@ -16,6 +16,7 @@
 #include "../lib/hfconfig.h"
 #include "../lib/inputkind.h"
 #include "../lib/profile.h"
+#include "../lib/sites.h"
 #include "../lib/trend.h"
 #include "../lib/triage.h"
 #include "../lib/units.h"
@@ -197,7 +198,19 @@ static json_t *iterations_json(const od_iterations *it)
     return o;
 }
 
-static json_t *categories_json(const od_categories *c)
+/* A full stack as "file:line:function" strings, innermost first. */
+static json_t *frames_json(const od_snapshot *snap, uint32_t stack)
+{
+    json_t *a = json_array();
+    uint32_t n;
+    const uint32_t *fr = od_snapshot_stack(snap, stack, &n);
+    char buf[1024];
+    for (uint32_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(od_frame_format(snap, fr[i], buf, sizeof buf)));
+    return a;
+}
+
+static json_t *categories_json(const od_categories *c, const od_snapshot *snap)
 {
     if (!c)
         return json_null();
@@ -215,6 +228,24 @@ static json_t *categories_json(const od_categories *c)
         json_object_set_new(b, od_category_name((od_category)k), x);
     }
     json_object_set_new(o, "by_category", b);
+    json_t *ts = json_array();
+    for (size_t i = 0; i < c->n_top_stacks; i++) {
+        char site[1024], mod[256];
+        int64_t sf, wf;
+        od_stack_site(snap, c->top_stacks[i].stack, &sf, &wf);
+        od_frame_format(snap, sf, site, sizeof site);
+        od_stack_module_path(snap, c->top_stacks[i].stack, mod, sizeof mod);
+        json_array_append_new(ts, json_pack("{s:I,s:I,s:s,s:s,s:s,s:o}", "bytes", (json_int_t)c->top_stacks[i].bytes,
+                                            "count", (json_int_t)c->top_stacks[i].count, "category",
+                                            od_category_name(c->top_stacks[i].category), "site", site,
+                                            "module_path", mod, "frames", frames_json(snap, c->top_stacks[i].stack)));
+    }
+    json_object_set_new(o, "top_stacks", ts);
+    json_t *bm = json_array();
+    for (size_t i = 0; i < c->n_top_modules; i++)
+        json_array_append_new(bm, json_pack("{s:s,s:I}", "module_path", c->top_modules[i].path, "bytes",
+                                            (json_int_t)c->top_modules[i].bytes));
+    json_object_set_new(o, "by_module", bm);
     json_object_set_new(o, "unknown_share",
                         json_real(c->total_bytes ? round(1e4 * (double)c->bytes[OD_CAT_UNKNOWN] / (double)c->total_bytes) / 1e4 : 0));
     return o;
@@ -264,7 +295,7 @@ static json_t *snapshots_json(const od_diagnosis *d, const input *ins)
         else
             json_object_set_new(o, "spike", json_null());
         json_object_set_new(o, "iterations", iterations_json(f->iterations));
-        json_object_set_new(o, "categories", categories_json(f->categories));
+        json_object_set_new(o, "categories", categories_json(f->categories, ins[f->input].snap));
         if (f->have_oom)
             json_object_set_new(o, "oom", json_pack("{s:I,s:I,s:I,s:I,s:I}", "request_bytes", (json_int_t)f->oom_request_bytes,
                                                     "device_free_bytes", (json_int_t)f->oom_device_free_bytes,

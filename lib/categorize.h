@@ -46,6 +46,8 @@ typedef enum {
     OD_CAT_COUNT
 } od_category;
 
+#define OD_TOP_STACKS 10
+
 typedef struct {
     int64_t device;
     int have_peak;                  /* 0: no trace: the figures are the blocks live at the end */
@@ -56,6 +58,19 @@ typedef struct {
     uint64_t count[OD_CAT_COUNT];
     char top_site[OD_CAT_COUNT][256]; /* the site holding the most bytes of each category */
     uint64_t top_site_bytes[OD_CAT_COUNT];
+    /* The stacks holding the most at that instant (full stacks: od_snapshot_stack), and
+     * the module paths (sites.h) holding the most. */
+    struct {
+        uint32_t stack;
+        od_category category;       /* of most of its bytes */
+        uint64_t bytes, count;
+    } top_stacks[OD_TOP_STACKS];
+    size_t n_top_stacks;
+    struct {
+        char path[256];
+        uint64_t bytes;
+    } top_modules[OD_TOP_STACKS];
+    size_t n_top_modules;
 } od_categories;
 
 /* Categorize the live memory at the trace's peak (without a trace: the blocks live in

@@ -597,6 +597,10 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
                                       od_category_name((od_category)k), iec(cat->bytes[k], a, sizeof a));
         evid(d, idx, "peak_bytes", (double)cat->total_bytes, "%s: %s live at the peak%s: %s", in->name,
              iec(cat->total_bytes, b, sizeof b), cat->have_peak ? "" : " (no trace: live at the end)", buf);
+        if (cat->n_top_modules)
+            evid(d, idx, "module_bytes", (double)cat->top_modules[0].bytes,
+                 "%s: by module path (nested forwards), the most live at the peak is under %s: %s", in->name,
+                 cat->top_modules[0].path, iec(cat->top_modules[0].bytes, a, sizeof a));
         double share = (double)cat->bytes[OD_CAT_UNKNOWN] / (double)cat->total_bytes;
         evid(d, idx, "unknown_share", share, "%s: %.1f%% of the peak is of unknown purpose (%s)", in->name,
              100.0 * share, iec(cat->bytes[OD_CAT_UNKNOWN], a, sizeof a));

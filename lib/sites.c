@@ -79,3 +79,27 @@ int od_stack_is_init(const od_snapshot *snap, uint32_t stack)
     }
     return 0;
 }
+
+char *od_stack_module_path(const od_snapshot *snap, uint32_t stack, char *buf, size_t size)
+{
+    uint32_t n;
+    const uint32_t *fr = od_snapshot_stack(snap, stack, &n);
+    size_t o = 0;
+    if (size)
+        buf[0] = 0;
+    for (uint32_t i = n; i-- > 0 && size;) { /* outermost first */
+        const od_frame *f = &snap->frames[fr[i]];
+        od_frame_kind k = od_frame_classify(f->filename);
+        if (!f->name || strcmp(f->name, "forward") != 0 || (k != OD_FRAME_USER && k != OD_FRAME_PACKAGE))
+            continue;
+        const char *base = strrchr(f->filename, '/');
+        base = base ? base + 1 : f->filename;
+        int w = snprintf(buf + o, size - o, "%s%s:%lld", o ? " > " : "", base, (long long)f->line);
+        if (w < 0 || (size_t)w >= size - o) {
+            buf[o] = 0; /* the deepest modules that do not fit are left out */
+            break;
+        }
+        o += (size_t)w;
+    }
+    return buf;
+}

@@ -34,6 +34,13 @@ void od_stack_site(const od_snapshot *snap, uint32_t stack, int64_t *site_frame,
  * weight initializer. What a model allocates there is its parameters and buffers. */
 int od_stack_is_init(const od_snapshot *snap, uint32_t stack);
 
+/* The nesting of module forwards a stack ran through, outermost first, as
+ * "modeling_llama.py:538 > modeling_llama.py:339 > modeling_llama.py:254" (each module's
+ * forward frame outside torch, by file name and line): the module path as far as frames
+ * tell it (they carry no attribute names such as layers.17.mlp). "" without forwards.
+ * Returns buf. */
+char *od_stack_module_path(const od_snapshot *snap, uint32_t stack, char *buf, size_t size);
+
 /* Format frame i as "file:line:function" into buf; returns buf. */
 char *od_frame_format(const od_snapshot *snap, int64_t frame, char *buf, size_t size);
 

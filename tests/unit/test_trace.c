@@ -224,6 +224,18 @@ static void failing_line_vs_holders(void **state)
     assert_true(f->held_bytes[0] > 0);
     assert_string_not_equal(f->held_site[0], f->oom_site);
     assert_true(f->held_bytes[0] + f->held_bytes[1] <= f->oom_allocated_bytes);
+    /* full stacks and module paths at the peak: the largest stack runs through the
+     * decoder layer's forwards (modeling_llama.py), its frames innermost first */
+    const od_categories *c = f->categories;
+    assert_true(c->n_top_stacks > 0 && c->n_top_modules > 0);
+    assert_true(c->top_stacks[0].bytes <= c->total_bytes);
+    for (size_t i = 1; i < c->n_top_stacks; i++)
+        assert_true(c->top_stacks[i].bytes <= c->top_stacks[i - 1].bytes);
+    uint32_t nfr;
+    od_snapshot_stack(s, c->top_stacks[0].stack, &nfr);
+    assert_true(nfr >= 3);
+    assert_non_null(strstr(c->top_modules[0].path, "modeling_llama.py:"));
+    assert_non_null(strstr(c->top_modules[0].path, " > "));
     od_diagnosis_free(d);
     od_snapshot_free(s);
 }
