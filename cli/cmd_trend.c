@@ -8,6 +8,7 @@
 
 #include "../lib/input.h"
 #include "../lib/iterations.h"
+#include "../lib/inputkind.h"
 #include "../lib/profile.h"
 #include "../lib/trend.h"
 #include "../lib/units.h"
@@ -191,7 +192,14 @@ int od_cmd_trend(int argc, char **argv)
     od_error_clear(&err);
     od_series *s = NULL;
     od_iterations *its = NULL;
-    if (od_cli_is_pickle(text, len)) {
+    /* What kind of input: decided by inputkind, as doctor and report decide it; only a
+     * snapshot and profiler records are read otherwise than as a series. */
+    od_file_kind kind = OD_FILE_UNDECIDED;
+    if (od_file_kind_detect(text, len, OD_DETECT_HEAD, &kind, &err) != OD_OK) {
+        free(text);
+        return od_cli_report_error(path, &err);
+    }
+    if (kind == OD_FILE_SNAPSHOT || kind == OD_FILE_SNAPSHOT_GZIP) {
         /* A snapshot: live memory at each iteration boundary, as a step log. */
         od_snapshot *snap = od_cli_load_snapshot_mem(path, text, len, &rc);
         free(text);
@@ -236,7 +244,7 @@ int od_cmd_trend(int argc, char **argv)
             od_iterations_free(its);
             return od_cli_usage_error("trend", "--metric: a snapshot gives live (allocated) memory only");
         }
-    } else if (od_profile_detect(text, len < 4096 ? len : 4096) >= 0) {
+    } else if (od_file_kind_profile(kind) >= 0) {
         /* A profiler record (trace, memory timeline): per-step or timed allocated. */
         od_input *in = NULL;
         od_profile *prof = NULL;

@@ -4,15 +4,7 @@
 #include <string.h>
 
 #include "../lib/input.h"
-#include "../lib/inputkind.h"
 #include "output.h"
-
-int od_cli_is_pickle(const void *bytes, size_t len)
-{
-    od_file_kind k = OD_FILE_UNDECIDED;
-    od_file_kind_detect(bytes, len, OD_DETECT_HEAD, &k, NULL); /* cannot fail on a head */
-    return k == OD_FILE_SNAPSHOT;
-}
 
 od_snapshot *od_cli_load_snapshot(const char *path, int *exit_code)
 {

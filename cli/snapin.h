@@ -6,9 +6,6 @@
 
 #include "../lib/snapshot.h"
 
-/* Whether bytes (already gunzipped) start like a pickle (lib/inputkind decides). */
-int od_cli_is_pickle(const void *bytes, size_t len);
-
 /* Load the snapshot in path ("-" = stdin). On failure prints the error line and returns
  * NULL with *exit_code set (3 for bad input). The caller frees with od_snapshot_free. */
 od_snapshot *od_cli_load_snapshot(const char *path, int *exit_code);
