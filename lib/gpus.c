@@ -38,12 +38,6 @@ static const struct { const char *alias, *name; } ALIASES[] = {
     {"rtx-4090", "rtx4090"}, {"l40s-48", "l40s"}, {"l4-24", "l4"},
 };
 
-const od_gpu *od_gpu_table(size_t *count)
-{
-    *count = sizeof TABLE / sizeof TABLE[0];
-    return TABLE;
-}
-
 const char *od_gpu_unified_note(void)
 {
     return "macOS lets the GPU wire about 2/3 of RAM (3/4 above 36 GB) by default; raise it "

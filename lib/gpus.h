@@ -27,9 +27,6 @@ od_status od_gpu_lookup(const char *name, od_gpu *out, od_error *err);
 /* A target given only by its memory (--memory): CUDA-like overheads assumed. */
 void od_gpu_custom(uint64_t memory_bytes, od_gpu *out);
 
-/* The table, for listing: *count entries. */
-const od_gpu *od_gpu_table(size_t *count);
-
 /* For unified-memory targets: how the GPU's share of RAM is set, one sentence. */
 const char *od_gpu_unified_note(void);
 
