@@ -149,8 +149,6 @@ static const char *const KNOWN =
     "gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3, falcon, "
     "gpt_neox, mixtral, qwen2_moe, qwen3_moe";
 
-const char *od_hfconfig_known_types(void) { return KNOWN; }
-
 static int read_family(reader *r, const char *mt, od_model *m)
 {
     if (!strcmp(mt, "gpt2")) {

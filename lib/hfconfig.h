@@ -14,7 +14,4 @@
  * model_type) or OD_ERR_LIMIT (absurd sizes); *out is untouched then. */
 od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_error *err);
 
-/* The model_type values accepted, as one comma-separated string (for messages). */
-const char *od_hfconfig_known_types(void);
-
 #endif
