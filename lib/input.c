@@ -398,10 +398,3 @@ int od_input_is_gzip(const od_input *in)
 {
     return in->gzip;
 }
-
-uint64_t od_input_raw_offset(const od_input *in)
-{
-    if (in->async && !in->async->done)
-        return 0; /* not known while the reader thread runs */
-    return in->raw_offset;
-}

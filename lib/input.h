@@ -33,7 +33,5 @@ void od_input_limit_chunks(od_input *in, size_t max);
 od_status od_input_error(const od_input *in, od_error *err);
 /* 1 when the stream is gzip-compressed. */
 int od_input_is_gzip(const od_input *in);
-/* Compressed bytes consumed so far (equals uncompressed bytes for plain input). */
-uint64_t od_input_raw_offset(const od_input *in);
 
 #endif
