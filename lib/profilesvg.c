@@ -25,11 +25,6 @@ const char *od_profile_category_color(od_profile_category c)
     return (unsigned)c < OD_PCAT_COUNT ? cat_colors[c] : "grey";
 }
 
-const char *od_phase_color(od_phase p)
-{
-    return (unsigned)p < OD_PHASE_COUNT ? phase_colors[p] : "none";
-}
-
 typedef struct {
     double t_max_us, y_max;
 } scale;

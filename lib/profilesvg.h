@@ -27,9 +27,7 @@
 od_status od_profile_svg_write(FILE *out, const od_profile *timeline, const od_profile *phases,
                                size_t max_points, const char *id, int standalone, od_error *err);
 
-/* Fill colour of a category and of a phase's shading (CSS colour names or #rrggbb),
- * shared with the report's legends. */
+/* Fill colour of a category (a CSS colour name), shared with the report's legends. */
 const char *od_profile_category_color(od_profile_category c);
-const char *od_phase_color(od_phase p);
 
 #endif
