@@ -78,25 +78,3 @@ void od_u64map_free(od_u64map *m)
     m->cap = m->n = 0;
     m->has_max = 0;
 }
-
-int od_u64map_next(const od_u64map *m, size_t *cursor, uint64_t *key, uint32_t *val)
-{
-    /* Slots 0 .. cap-1, then the side slot of UINT64_MAX at cap. */
-    while (*cursor < m->cap) {
-        size_t j = (*cursor)++;
-        if (m->slots[j].key) {
-            *key = m->slots[j].key - 1;
-            *val = m->slots[j].val;
-            return 1;
-        }
-    }
-    if (*cursor == m->cap) {
-        (*cursor)++;
-        if (m->has_max) {
-            *key = UINT64_MAX;
-            *val = m->max_val;
-            return 1;
-        }
-    }
-    return 0;
-}

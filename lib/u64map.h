@@ -25,11 +25,6 @@ int od_u64map_put(od_u64map *m, uint64_t key, uint32_t val);
 void od_u64map_del(od_u64map *m, uint64_t key);
 void od_u64map_free(od_u64map *m);
 
-/* Iterate: start with *cursor = 0; each call fills *key and *val with the next entry
- * (in no particular order) and returns 1, or returns 0 when all were visited. The map
- * must not change while iterating. */
-int od_u64map_next(const od_u64map *m, size_t *cursor, uint64_t *key, uint32_t *val);
-
 /* The home slot of key (internal to the map; here for the inline lookup below). */
 static inline size_t od_u64map_home(uint64_t key, size_t cap)
 {
