@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mem.h"
-
 typedef struct blk blk;
 typedef struct pool pool;
 typedef struct xseg xseg;
@@ -1274,57 +1272,4 @@ void od_allocsim_reset_peaks(od_allocsim *s)
     s->peak_alloc = s->allocated;
     s->peak_res = s->reserved;
     s->stranded_at_peak = s->reserved - s->allocated;
-}
-
-typedef struct {
-    const blk **v;
-    size_t n, cap;
-    int fail;
-} heads;
-
-static void push_head(heads *h, const blk *b)
-{
-    while (b->prev) b = b->prev;
-    if (!od_grow((void **)&h->v, &h->cap, h->n + 1, sizeof *h->v)) { h->fail = 1; return; }
-    h->v[h->n++] = b;
-}
-
-static void collect(heads *h, const blk *t)
-{
-    if (!t) return;
-    push_head(h, t);
-    collect(h, t->l);
-    collect(h, t->r);
-}
-
-static int head_cmp(const void *a, const void *b)
-{
-    const blk *x = *(const blk *const *)a, *y = *(const blk *const *)b;
-    return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-void od_allocsim_walk(const od_allocsim *s, od_allocsim_block_fn fn, void *ctx)
-{
-    heads h = { 0 };
-    for (size_t i = 0; i <= s->tab_mask; i++)
-        if (s->tab[i]) push_head(&h, s->tab[i]);
-    const pool *pools[2] = { &s->small, &s->large };
-    for (int i = 0; i < 2; i++) {
-        collect(&h, pools[i]->blocks);
-        collect(&h, pools[i]->unmapped);
-    }
-    for (size_t i = 0; i < s->n_priv; i++) {
-        collect(&h, s->priv[i]->small.blocks);
-        collect(&h, s->priv[i]->large.blocks);
-    }
-    if (h.fail) { free(h.v); return; }
-    qsort(h.v, h.n, sizeof *h.v, head_cmp);
-    for (size_t i = 0; i < h.n; i++) {
-        if (i && h.v[i] == h.v[i - 1]) continue;
-        for (const blk *b = h.v[i]; b; b = b->next) {
-            int state = !b->mapped ? 3 : b->allocated ? 1 : b->pending ? 2 : 0;
-            fn(ctx, b->addr, b->size, state, b->stream, b->pool->is_small);
-        }
-    }
-    free(h.v);
 }

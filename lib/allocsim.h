@@ -158,10 +158,4 @@ void od_allocsim_get_stats(const od_allocsim *sim, od_allocsim_stats *st);
 /* Forget peaks (torch.cuda.reset_peak_memory_stats). */
 void od_allocsim_reset_peaks(od_allocsim *sim);
 
-/* Visit every block of every segment in address order: segment base, block, size, and
- * state (0 free, 1 allocated, 2 pending free, 3 unmapped). */
-typedef void (*od_allocsim_block_fn)(void *ctx, uint64_t addr, uint64_t size, int state,
-                                     uint64_t stream, int small_pool);
-void od_allocsim_walk(const od_allocsim *sim, od_allocsim_block_fn fn, void *ctx);
-
 #endif
