@@ -2157,14 +2157,9 @@ const char *od_pv_str(const od_ptree *t, od_pv v, size_t *len)
     return e->text;
 }
 
-uint32_t od_pv_str_index(const od_ptree *t, od_pv v)
-{
-    if ((TAG(v) != TAG_STR && TAG(v) != TAG_BYTES) || PAYLOAD(v) >= t->n_strs)
-        return UINT32_MAX;
-    return (uint32_t)PAYLOAD(v);
-}
-
-od_pv od_ptree_find_str(const od_ptree *t, const char *text)
+/* The interned value of text if the pickle contained that str, else OD_PV_MISSING_VALUE:
+ * dict keys compare with it cheaply. */
+static od_pv find_str(const od_ptree *t, const char *text)
 {
     size_t len = strlen(text);
     uint32_t h = hash_bytes(text, len, 0);
@@ -2222,7 +2217,9 @@ od_pv od_pv_dict_value(const od_ptree *t, od_pv v, size_t i)
     return (c->flags & F_SHAPED) ? c->items[i] : c->items[2 * i + 1];
 }
 
-od_pv od_pv_dict_get(const od_ptree *t, od_pv v, od_pv key)
+/* dict[key] compared by value identity (interned str, small int, None, bool); the last
+ * pair wins if a key repeats. OD_PV_MISSING_VALUE when absent or v is not a dict. */
+static od_pv dict_get(const od_ptree *t, od_pv v, od_pv key)
 {
     const cont *c = get_cont(t, v);
     if (!c || c->kind != K_DICT)
@@ -2242,10 +2239,10 @@ od_pv od_pv_dict_get(const od_ptree *t, od_pv v, od_pv key)
 
 od_pv od_pv_dict_gets(const od_ptree *t, od_pv v, const char *key)
 {
-    od_pv k = od_ptree_find_str(t, key);
+    od_pv k = find_str(t, key);
     if (k == OD_PV_MISSING_VALUE)
         return k;
-    return od_pv_dict_get(t, v, k);
+    return dict_get(t, v, k);
 }
 
 uint32_t od_pv_identity(const od_ptree *t, od_pv v)

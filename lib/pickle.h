@@ -25,7 +25,7 @@ typedef uint64_t od_pv;
 typedef struct od_ptree od_ptree;
 
 typedef enum {
-    OD_PV_MISSING, /* "no such value" (od_pv_dict_get on an absent key, out of range) */
+    OD_PV_MISSING, /* "no such value" (od_pv_dict_gets on an absent key, out of range) */
     OD_PV_NONE,
     OD_PV_BOOL,
     OD_PV_INT,
@@ -83,12 +83,6 @@ int od_pv_get_bool(const od_ptree *t, od_pv v, int *out);
 /* str or bytes: NUL-terminated text owned by t, length in *len (may be NULL); NULL for
  * other types. */
 const char *od_pv_str(const od_ptree *t, od_pv v, size_t *len);
-/* The dense index (0, 1, 2, ...) of an interned str/bytes, for tables keyed by string;
- * UINT32_MAX for other values. */
-uint32_t od_pv_str_index(const od_ptree *t, od_pv v);
-/* The interned value of text if the pickle contained that str, else OD_PV_MISSING_VALUE:
- * compare dict keys with it cheaply. */
-od_pv od_ptree_find_str(const od_ptree *t, const char *text);
 
 /* Containers. od_pv_len: items of a list/tuple/set, pairs of a dict, 0 otherwise. */
 size_t od_pv_len(const od_ptree *t, od_pv v);
@@ -100,10 +94,8 @@ const od_pv *od_pv_items(const od_ptree *t, od_pv v, size_t *n);
 /* Pair i of a dict (insertion order). */
 od_pv od_pv_dict_key(const od_ptree *t, od_pv v, size_t i);
 od_pv od_pv_dict_value(const od_ptree *t, od_pv v, size_t i);
-/* dict[key] compared by value identity (interned str, small int, None, bool); the last
- * pair wins if a key repeats. OD_PV_MISSING_VALUE when absent or v is not a dict. */
-od_pv od_pv_dict_get(const od_ptree *t, od_pv v, od_pv key);
-/* Same with a C string key. */
+/* dict[key] for a str key (the last pair wins if a key repeats); OD_PV_MISSING_VALUE
+ * when absent or v is not a dict. */
 od_pv od_pv_dict_gets(const od_ptree *t, od_pv v, const char *key);
 /* A stable identity for a container (equal for shared lists), for caches; UINT32_MAX
  * for non-containers. */
