@@ -177,11 +177,12 @@ static int cmp_modrow(const void *pa, const void *pb)
 }
 
 /* The stacks and the module paths holding the most bytes (per-stack tallies given). */
+/* Tallies are per (stack, category): slot stack * OD_CAT_COUNT + category. */
 static int top_stacks_and_modules(const od_snapshot *s, od_categories *c, const uint64_t *sbytes,
-                                  const uint64_t *scount, const uint8_t *scat)
+                                  const uint64_t *scount)
 {
-    size_t n = s->n_stacks ? s->n_stacks : 1;
-    uint8_t *taken = calloc(n, 1);
+    size_t n = s->n_stacks ? s->n_stacks : 1, slots = (size_t)s->n_stacks * OD_CAT_COUNT;
+    uint8_t *taken = calloc(slots ? slots : 1, 1);
     modrow *rows = malloc(n * sizeof *rows);
     if (!taken || !rows) {
         free(taken);
@@ -190,26 +191,29 @@ static int top_stacks_and_modules(const od_snapshot *s, od_categories *c, const 
     }
     while (c->n_top_stacks < OD_TOP_STACKS) {
         size_t best = SIZE_MAX;
-        for (size_t k = 0; k < s->n_stacks; k++)
+        for (size_t k = 0; k < slots; k++)
             if (!taken[k] && sbytes[k] && (best == SIZE_MAX || sbytes[k] > sbytes[best]))
                 best = k;
         if (best == SIZE_MAX)
             break;
         taken[best] = 1;
         size_t i = c->n_top_stacks++;
-        c->top_stacks[i].stack = (uint32_t)best;
-        c->top_stacks[i].category = (od_category)scat[best];
+        c->top_stacks[i].stack = (uint32_t)(best / OD_CAT_COUNT);
+        c->top_stacks[i].category = (od_category)(best % OD_CAT_COUNT);
         c->top_stacks[i].bytes = sbytes[best];
         c->top_stacks[i].count = scount[best];
     }
     size_t m = 0;
     for (size_t k = 1; k < s->n_stacks; k++) {
-        if (!sbytes[k])
+        uint64_t b = 0;
+        for (int cat = 0; cat < OD_CAT_COUNT; cat++)
+            b += sbytes[k * OD_CAT_COUNT + (size_t)cat];
+        if (!b)
             continue;
         od_stack_module_path(s, (uint32_t)k, rows[m].path, sizeof rows[m].path);
         if (!rows[m].path[0])
             continue;
-        rows[m++].bytes = sbytes[k];
+        rows[m++].bytes = b;
     }
     if (m)
         qsort(rows, m, sizeof *rows, cmp_modrow);
@@ -272,15 +276,14 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
     od_categories *c = calloc(1, sizeof *c);
     od_category *frame_cat = calloc(s->n_stacks + 1, sizeof *frame_cat);
     uint8_t *cat_known = calloc(s->n_stacks + 1, 1);
-    uint64_t *sbytes = calloc(s->n_stacks + 1, sizeof *sbytes), *scount = calloc(s->n_stacks + 1, sizeof *scount);
-    uint64_t *sbig = calloc(s->n_stacks + 1, sizeof *sbig);
-    uint8_t *scat = calloc(s->n_stacks + 1, 1);
+    size_t slots = ((size_t)s->n_stacks + 1) * OD_CAT_COUNT; /* per (stack, category) */
+    uint64_t *sbytes = calloc(slots, sizeof *sbytes), *scount = calloc(slots, sizeof *scount);
     od_u64map params = {0}, logits = {0}; /* requested size -> count / 1 */
     catsite *cs = NULL;
     char **names = NULL;
     size_t n_cs = 0, cap_names = 0, cap_cs = 0;
     od_status rc = OD_ERR_NOMEM;
-    if (!c || !frame_cat || !cat_known || !sbytes || !scount || !sbig || !scat)
+    if (!c || !frame_cat || !cat_known || !sbytes || !scount)
         goto out;
     c->device = t->device;
     c->have_peak = t->has_trace && t->n_entries;
@@ -331,12 +334,8 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
         c->bytes[cat] += l->block_bytes;
         c->count[cat]++;
         c->total_bytes += l->block_bytes;
-        sbytes[st] += l->block_bytes;
-        scount[st]++;
-        if (l->block_bytes > sbig[st]) {
-            sbig[st] = l->block_bytes;
-            scat[st] = (uint8_t)cat;
-        }
+        sbytes[(size_t)st * OD_CAT_COUNT + cat] += l->block_bytes;
+        scount[(size_t)st * OD_CAT_COUNT + cat]++;
         if (!od_grow((void **)&names, &cap_names, n_cs + 1, sizeof *names) ||
             !od_grow((void **)&cs, &cap_cs, n_cs + 1, sizeof *cs))
             goto out;
@@ -368,14 +367,12 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
         }
         i = j;
     }
-    if (!top_stacks_and_modules(s, c, sbytes, scount, scat))
+    if (!top_stacks_and_modules(s, c, sbytes, scount))
         goto out;
     rc = OD_OK;
 out:
     free(sbytes);
     free(scount);
-    free(sbig);
-    free(scat);
     for (size_t i = 0; names && i < n_cs; i++)
         free(names[i]);
     free(names);

@@ -58,11 +58,11 @@ typedef struct {
     uint64_t count[OD_CAT_COUNT];
     char top_site[OD_CAT_COUNT][256]; /* the site holding the most bytes of each category */
     uint64_t top_site_bytes[OD_CAT_COUNT];
-    /* The stacks holding the most at that instant (full stacks: od_snapshot_stack), and
-     * the module paths (sites.h) holding the most. */
+    /* The (stack, category) pairs holding the most at that instant (full stacks:
+     * od_snapshot_stack), and the module paths (sites.h) holding the most. */
     struct {
         uint32_t stack;
-        od_category category;       /* of most of its bytes */
+        od_category category;
         uint64_t bytes, count;
     } top_stacks[OD_TOP_STACKS];
     size_t n_top_stacks;
