@@ -1035,8 +1035,10 @@ static uint64_t rd_u64(const unsigned char *p)
     return (uint64_t)rd_u32(p) | (uint64_t)rd_u32(p + 4) << 32;
 }
 
+/* The VM's steps. Those named _OR_RETURN return the failing status from the function
+ * they are used in (truncated input, no memory, too few values on the stack). */
 #define SAVE_P() (m->p = p)
-#define PUSH_STRING(len_, bytes_)                       \
+#define PUSH_STRING_OR_RETURN(len_, bytes_)             \
     do {                                                \
         uint64_t l_ = (len_);                           \
         SAVE_P();                                       \
@@ -1046,7 +1048,7 @@ static uint64_t rd_u64(const unsigned char *p)
             return st;                                  \
     } while (0)
 #define LOAD_P() (p = m->p, end = m->end)
-#define NEED(n, what)                                   \
+#define NEED_OR_RETURN(n, what)                         \
     do {                                                \
         if (end - p < (ptrdiff_t)(n)) {                 \
             SAVE_P();                                   \
@@ -1056,16 +1058,16 @@ static uint64_t rd_u64(const unsigned char *p)
                 return truncated(m, what);              \
         }                                               \
     } while (0)
-#define PUSH(v)                                 \
+#define PUSH_OR_RETURN(v)                       \
     do {                                        \
         od_pv pv_ = (v);                        \
         if (pv_ == V_FAIL || !push(m, pv_))     \
             return nomem(m);                    \
     } while (0)
-#define NEED_STACK(n)                                                                    \
-    do {                                                                                 \
+#define NEED_STACK_OR_RETURN(n)                                                           \
+    do {                                                                                  \
         size_t floor_ = m->n_marks ? m->marks[m->n_marks - 1] : 0;                        \
-        if (m->sp < floor_ + (n))                                                        \
+        if (m->sp < floor_ + (n))                                                         \
             return fail(m, OD_ERR_FORMAT, "%s needs more values on the stack", "opcode"); \
     } while (0)
 
@@ -1131,7 +1133,7 @@ static inline __attribute__((always_inline)) od_status memo_get(vm *m, uint64_t 
     /* Fetching back a container still being filled: it is referenced twice now. */
     if (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN))
         pin(m, v);
-    PUSH(v);
+    PUSH_OR_RETURN(v);
     return OD_OK;
 }
 
@@ -1390,7 +1392,7 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
      * memo fetches that repeat the bytes seen at the same position of earlier dicts (the
      * keys, constant values) are taken from the remembered fetch: the same bytes fetch
      * the same value while no memo slot is overwritten. */
-#define FD_REPEATS()                                                    \
+#define FD_REPEATS_OR_GOTO_DEOPT()                                      \
     for (;;) {                                                          \
         if (end - q < 16 || n == 2 * FAST_DICT_MAX)                     \
             goto deopt;                                                 \
@@ -1408,12 +1410,15 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
         memcpy(&w_, q, 8);                                              \
         m->tmpl[n] = (fetch_tmpl){w_ & (mask_), (mask_), v, (len_)};    \
     } while (0)
+    /* FD_DISPATCH_NEXT ends a handler: it takes the repeated fetches (going to deopt
+     * when the window or the dict runs out), then jumps to the next opcode's handler, or
+     * is `continue` of the switch's loop, which does the same at its top. */
 #if OD_THREADED
 #define FD_OP(name) fd_##name:
 #define FD_DEFAULT fd_other:
-#define FD_NEXT                                             \
+#define FD_DISPATCH_NEXT                                    \
     do {                                                    \
-        FD_REPEATS();                                       \
+        FD_REPEATS_OR_GOTO_DEOPT();                         \
         goto *fd_table[*q];                                 \
     } while (0)
 TABLE_DEFAULTS_OVERRIDDEN_BEGIN
@@ -1426,44 +1431,44 @@ TABLE_DEFAULTS_OVERRIDDEN_BEGIN
         ['u'] = &&fd_setitems,
     };
 TABLE_DEFAULTS_OVERRIDDEN_END
-    FD_NEXT;
+    FD_DISPATCH_NEXT;
 #else
 #define FD_OP(name) case FD_##name:
 #define FD_DEFAULT default:
-#define FD_NEXT continue
+#define FD_DISPATCH_NEXT continue
     enum { FD_binget = 'h', FD_long_binget = 'j', FD_binint1 = 'K', FD_binint2 = 'M',
            FD_binint = 'J', FD_long1 = 0x8a, FD_none = 'N', FD_true = 0x88, FD_false = 0x89,
            FD_short_binunicode = 0x8c, FD_frame = 0x95, FD_memoize = 0x94, FD_empty_list = ']',
            FD_setitems = 'u' };
     for (;;) {
-        FD_REPEATS();
+        FD_REPEATS_OR_GOTO_DEOPT();
         switch (*q) {
 #endif
-/* A plain block, not do-while: FD_NEXT may be `continue` of the switch's loop. */
-#define FD_FETCH(idx_, len_, mask_)                                     \
+/* A plain block, not do-while: FD_DISPATCH_NEXT may be `continue` of the switch's loop. */
+#define FD_FETCH_OR_GOTO_DEOPT_THEN_NEXT(idx_, len_, mask_)             \
     {                                                                   \
         if ((v = finished_memo(m, (idx_))) == V_FAIL)                   \
             goto deopt;                                                 \
         FD_REMEMBER((len_), (mask_));                                   \
         q += (len_);                                                    \
         kv[n++] = v;                                                    \
-        FD_NEXT;                                                        \
+        FD_DISPATCH_NEXT;                                               \
     }
-        FD_OP(binget) FD_FETCH(q[1], 2, m->mask2);
-        FD_OP(long_binget) FD_FETCH(rd_u32(q + 1), 5, m->mask5);
-#undef FD_FETCH
+        FD_OP(binget) FD_FETCH_OR_GOTO_DEOPT_THEN_NEXT(q[1], 2, m->mask2);
+        FD_OP(long_binget) FD_FETCH_OR_GOTO_DEOPT_THEN_NEXT(rd_u32(q + 1), 5, m->mask5);
+#undef FD_FETCH_OR_GOTO_DEOPT_THEN_NEXT
         FD_OP(binint1)
             kv[n++] = MKV(TAG_INT, q[1]);
             q += 2;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(binint2)
             kv[n++] = MKV(TAG_INT, (unsigned)q[1] | (unsigned)q[2] << 8);
             q += 3;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(binint)
             kv[n++] = make_int(t, (int32_t)rd_u32(q + 1));
             q += 5;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(long1) {
             size_t len = q[1];
             if (len == 0 || len >= 8)
@@ -1474,20 +1479,20 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             int sh = 64 - 8 * (int)len;
             kv[n++] = MKV(TAG_INT, (uint64_t)((int64_t)(u << sh) >> sh) & (((uint64_t)1 << 61) - 1));
             q += 2 + len;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         }
         FD_OP(none)
             kv[n++] = V_NONE;
             q++;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(true)
             kv[n++] = MKV(TAG_CONST, C_TRUE);
             q++;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(false)
             kv[n++] = MKV(TAG_CONST, C_FALSE);
             q++;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(short_binunicode) {
             size_t len = q[1];
             if ((size_t)(end - q) < len + 18)
@@ -1497,17 +1502,17 @@ TABLE_DEFAULTS_OVERRIDDEN_END
                 goto deopt;
             q += 2 + len;
             kv[n++] = v;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         }
         FD_OP(frame) /* only a buffering hint */
             q += 9;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(memoize) /* of the value just read */
             if (n == 0 || TAG(kv[n - 1]) == TAG_CONT || m->n_memo >= m->memo_cap)
                 goto deopt;
             m->memo[m->n_memo++] = kv[n - 1];
             q++;
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(empty_list) /* an empty last value, or a list fast_list takes */
             if (n % 2 == 0 || q[1] != 0x94 || m->n_memo >= m->memo_cap)
                 goto deopt;
@@ -1520,7 +1525,7 @@ TABLE_DEFAULTS_OVERRIDDEN_END
                 m->memo[m->n_memo++] = v;
                 q += 2;
                 kv[n++] = v;
-                FD_NEXT;
+                FD_DISPATCH_NEXT;
             }
             if (q[2] != '(')
                 goto deopt;
@@ -1534,7 +1539,7 @@ TABLE_DEFAULTS_OVERRIDDEN_END
                 kv[n++] = m->stack[--m->sp];
                 q = r;
             }
-            FD_NEXT;
+            FD_DISPATCH_NEXT;
         FD_OP(setitems) { /* done */
             if (n % 2)
                 goto deopt;
@@ -1565,8 +1570,8 @@ TABLE_DEFAULTS_OVERRIDDEN_END
 #endif
 #undef FD_OP
 #undef FD_DEFAULT
-#undef FD_NEXT
-#undef FD_REPEATS
+#undef FD_DISPATCH_NEXT
+#undef FD_REPEATS_OR_GOTO_DEOPT
 #undef FD_REMEMBER
 deopt:;
     /* Build what the opcodes read so far would have left: dict, memo slot, MARK, values. */
@@ -1590,13 +1595,13 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
     const char *s = read_bytes(m, len, &st);
     if (!s)
         return st;
-    PUSH(intern(m->t, s, (size_t)len, is_bytes));
+    PUSH_OR_RETURN(intern(m->t, s, (size_t)len, is_bytes));
     return OD_OK;
 }
 
 /* Top up the window (at least 16 bytes, so an opcode's arguments are there) and take the
  * next opcode. */
-#define FETCH_OP()                                                        \
+#define FETCH_OP_OR_RETURN()                                              \
     do {                                                                  \
         if (__builtin_expect(end - p < 16, 0)) {                          \
             SAVE_P();                                                     \
@@ -1609,15 +1614,17 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
         op = *p++;                                                        \
     } while (0)
 
-/* The VM's dispatch, threaded where OD_THREADED says so. */
+/* The VM's dispatch, threaded where OD_THREADED says so. DISPATCH_NEXT ends a handler: it
+ * takes the next opcode (returning when the input ends before STOP) and jumps to its
+ * handler, or is `continue` of the switch's loop, which does the same at its top. */
 #if OD_THREADED
 #define OP(hex) op_##hex:
 #define OP_DEFAULT op_default:
 #define DISPATCH_BEGIN
 #define DISPATCH_END
-#define NEXT                                                              \
+#define DISPATCH_NEXT                                                     \
     do {                                                                  \
-        FETCH_OP();                                                       \
+        FETCH_OP_OR_RETURN();                                             \
         goto *table[op];                                                  \
     } while (0)
 #else
@@ -1625,10 +1632,10 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
 #define OP_DEFAULT default:
 #define DISPATCH_BEGIN                                                    \
     for (;;) {                                                            \
-        FETCH_OP();                                                       \
+        FETCH_OP_OR_RETURN();                                             \
         switch (op) {
 #define DISPATCH_END } }
-#define NEXT continue
+#define DISPATCH_NEXT continue
 #endif
 
 /* Top up the window before an opcode; 0 when the input has ended. */
@@ -1700,19 +1707,19 @@ TABLE_DEFAULTS_OVERRIDDEN_BEGIN
         [0x96] = &&op_96,
     };
 TABLE_DEFAULTS_OVERRIDDEN_END
-    NEXT; /* the first dispatch */
+    DISPATCH_NEXT; /* the first dispatch */
 #endif
     DISPATCH_BEGIN
         OP(80) /* PROTO */
-            NEED(1, "PROTO");
+            NEED_OR_RETURN(1, "PROTO");
             if (*p > 5)
                 return fail(m, OD_ERR_FORMAT, "unsupported pickle protocol%s (expected 2-5)", "");
             p++;
-            NEXT;
+            DISPATCH_NEXT;
         OP(95) /* FRAME: only a hint for buffering */
-            NEED(8, "FRAME");
+            NEED_OR_RETURN(8, "FRAME");
             p += 8;
-            NEXT;
+            DISPATCH_NEXT;
         OP(2e) { /* STOP */
             if (m->sp == 0 || m->n_marks)
                 return fail(m, OD_ERR_FORMAT, "STOP with %s", m->sp ? "an open MARK" : "an empty stack");
@@ -1725,47 +1732,47 @@ TABLE_DEFAULTS_OVERRIDDEN_END
                 !od_grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t)))
                 return nomem(m);
             m->marks[m->n_marks++] = m->sp;
-            NEXT;
+            DISPATCH_NEXT;
         OP(30) /* POP */
             if (m->n_marks && m->marks[m->n_marks - 1] == m->sp)
                 m->n_marks--; /* POP of a bare MARK, as Python allows */
             else {
-                NEED_STACK(1);
+                NEED_STACK_OR_RETURN(1);
                 m->sp--;
             }
-            NEXT;
+            DISPATCH_NEXT;
         OP(31) { /* POP_MARK */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK)
                 return st;
             m->sp = base;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(32) /* DUP */
-            NEED_STACK(1);
+            NEED_STACK_OR_RETURN(1);
             pin(m, m->stack[m->sp - 1]);
-            PUSH(m->stack[m->sp - 1]);
-            NEXT;
-        OP(4e) PUSH(V_NONE); NEXT;
-        OP(88) PUSH(MKV(TAG_CONST, C_TRUE)); NEXT;
-        OP(89) PUSH(MKV(TAG_CONST, C_FALSE)); NEXT;
+            PUSH_OR_RETURN(m->stack[m->sp - 1]);
+            DISPATCH_NEXT;
+        OP(4e) PUSH_OR_RETURN(V_NONE); DISPATCH_NEXT;
+        OP(88) PUSH_OR_RETURN(MKV(TAG_CONST, C_TRUE)); DISPATCH_NEXT;
+        OP(89) PUSH_OR_RETURN(MKV(TAG_CONST, C_FALSE)); DISPATCH_NEXT;
         OP(4a) /* BININT */
-            NEED(4, "BININT");
-            PUSH(make_int(m->t, (int32_t)rd_u32(p)));
+            NEED_OR_RETURN(4, "BININT");
+            PUSH_OR_RETURN(make_int(m->t, (int32_t)rd_u32(p)));
             p += 4;
-            NEXT;
+            DISPATCH_NEXT;
         OP(4b) /* BININT1 */
-            NEED(1, "BININT1");
-            PUSH(MKV(TAG_INT, *p));
+            NEED_OR_RETURN(1, "BININT1");
+            PUSH_OR_RETURN(MKV(TAG_INT, *p));
             p++;
-            NEXT;
+            DISPATCH_NEXT;
         OP(4d) /* BININT2 */
-            NEED(2, "BININT2");
-            PUSH(MKV(TAG_INT, (unsigned)p[0] | (unsigned)p[1] << 8));
+            NEED_OR_RETURN(2, "BININT2");
+            PUSH_OR_RETURN(MKV(TAG_INT, (unsigned)p[0] | (unsigned)p[1] << 8));
             p += 2;
-            NEXT;
+            DISPATCH_NEXT;
         OP(8a) { /* LONG1 */
-            NEED(1, "LONG1");
+            NEED_OR_RETURN(1, "LONG1");
             size_t n = *p++;
             if (n && n < 8 && end - p >= 8) {
                 /* Fast path: load 8 bytes, keep n, sign-extend. */
@@ -1775,16 +1782,16 @@ TABLE_DEFAULTS_OVERRIDDEN_END
                 int sh = 64 - 8 * (int)n;
                 int64_t v = (int64_t)(u << sh) >> sh;
                 p += n;
-                PUSH(make_int(m->t, v));
-                NEXT;
+                PUSH_OR_RETURN(make_int(m->t, v));
+                DISPATCH_NEXT;
             }
-            NEED(n, "LONG1");
-            PUSH(decode_long(m, p, n));
+            NEED_OR_RETURN(n, "LONG1");
+            PUSH_OR_RETURN(decode_long(m, p, n));
             p += n;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(8b) { /* LONG4 */
-            NEED(4, "LONG4");
+            NEED_OR_RETURN(4, "LONG4");
             int32_t n = (int32_t)rd_u32(p);
             p += 4;
             if (n < 0)
@@ -1794,121 +1801,121 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             LOAD_P();
             if (!s)
                 return st;
-            PUSH(decode_long(m, (const unsigned char *)s, (size_t)n));
-            NEXT;
+            PUSH_OR_RETURN(decode_long(m, (const unsigned char *)s, (size_t)n));
+            DISPATCH_NEXT;
         }
         OP(47) { /* BINFLOAT, big-endian */
-            NEED(8, "BINFLOAT");
+            NEED_OR_RETURN(8, "BINFLOAT");
             uint64_t u = 0;
             for (int i = 0; i < 8; i++)
                 u = (u << 8) | p[i];
             p += 8;
             double d;
             memcpy(&d, &u, sizeof d);
-            PUSH(new_box(m->t, (box){.kind = B_F64, .as.f = d}));
-            NEXT;
+            PUSH_OR_RETURN(new_box(m->t, (box){.kind = B_F64, .as.f = d}));
+            DISPATCH_NEXT;
         }
         OP(8c) /* SHORT_BINUNICODE */
-            NEED(1, "SHORT_BINUNICODE");
-            PUSH_STRING(*p++, 0);
-            NEXT;
+            NEED_OR_RETURN(1, "SHORT_BINUNICODE");
+            PUSH_STRING_OR_RETURN(*p++, 0);
+            DISPATCH_NEXT;
         OP(58) /* BINUNICODE */
-            NEED(4, "BINUNICODE");
+            NEED_OR_RETURN(4, "BINUNICODE");
             p += 4;
-            PUSH_STRING(rd_u32(p - 4), 0);
-            NEXT;
+            PUSH_STRING_OR_RETURN(rd_u32(p - 4), 0);
+            DISPATCH_NEXT;
         OP(8d) /* BINUNICODE8 */
-            NEED(8, "BINUNICODE8");
+            NEED_OR_RETURN(8, "BINUNICODE8");
             p += 8;
-            PUSH_STRING(rd_u64(p - 8), 0);
-            NEXT;
+            PUSH_STRING_OR_RETURN(rd_u64(p - 8), 0);
+            DISPATCH_NEXT;
         OP(43) /* SHORT_BINBYTES */
         OP(55) /* SHORT_BINSTRING */
-            NEED(1, "SHORT_BINBYTES");
-            PUSH_STRING(*p++, 1);
-            NEXT;
+            NEED_OR_RETURN(1, "SHORT_BINBYTES");
+            PUSH_STRING_OR_RETURN(*p++, 1);
+            DISPATCH_NEXT;
         OP(42) /* BINBYTES */
         OP(54) /* BINSTRING */
-            NEED(4, "BINBYTES");
+            NEED_OR_RETURN(4, "BINBYTES");
             p += 4;
-            PUSH_STRING(rd_u32(p - 4), 1);
-            NEXT;
+            PUSH_STRING_OR_RETURN(rd_u32(p - 4), 1);
+            DISPATCH_NEXT;
         OP(8e) /* BINBYTES8 */
         OP(96) /* BYTEARRAY8 */
-            NEED(8, "BINBYTES8");
+            NEED_OR_RETURN(8, "BINBYTES8");
             p += 8;
-            PUSH_STRING(rd_u64(p - 8), 1);
-            NEXT;
+            PUSH_STRING_OR_RETURN(rd_u64(p - 8), 1);
+            DISPATCH_NEXT;
 /* An empty container: taken with what follows in one step when fast() can, else pushed.
- * A plain block, not do-while: NEXT may be `continue` of the dispatch loop. */
-#define ONE_STEP_OR_PUSH(fast, kind)                                                  \
+ * A plain block, not do-while: DISPATCH_NEXT may be `continue` of the dispatch loop. */
+#define ONE_STEP_OR_PUSH_OR_RETURN_THEN_NEXT(fast, kind)                              \
     {                                                                                 \
         st = OD_OK;                                                                   \
         const unsigned char *q_ = m->one_by_one ? NULL : fast(m, p, end, &st);        \
         if (q_) {                                                                     \
             p = q_;                                                                   \
-            NEXT;                                                                     \
+            DISPATCH_NEXT;                                                            \
         }                                                                             \
         if (st != OD_OK)                                                              \
             return st;                                                                \
-        PUSH(vm_new_cont(m, (kind)));                                                 \
-        NEXT;                                                                         \
+        PUSH_OR_RETURN(vm_new_cont(m, (kind)));                                       \
+        DISPATCH_NEXT;                                                                \
     }
-        OP(5d) ONE_STEP_OR_PUSH(fast_list, K_LIST); /* EMPTY_LIST */
-        OP(7d) ONE_STEP_OR_PUSH(fast_dict, K_DICT); /* EMPTY_DICT */
-#undef ONE_STEP_OR_PUSH
-        OP(8f) PUSH(vm_new_cont(m, K_SET)); NEXT;
-        OP(29) PUSH(vm_new_cont(m, K_TUPLE)); NEXT;
+        OP(5d) ONE_STEP_OR_PUSH_OR_RETURN_THEN_NEXT(fast_list, K_LIST); /* EMPTY_LIST */
+        OP(7d) ONE_STEP_OR_PUSH_OR_RETURN_THEN_NEXT(fast_dict, K_DICT); /* EMPTY_DICT */
+#undef ONE_STEP_OR_PUSH_OR_RETURN_THEN_NEXT
+        OP(8f) PUSH_OR_RETURN(vm_new_cont(m, K_SET)); DISPATCH_NEXT;
+        OP(29) PUSH_OR_RETURN(vm_new_cont(m, K_TUPLE)); DISPATCH_NEXT;
         OP(61) /* APPEND */
-            NEED_STACK(2);
+            NEED_STACK_OR_RETURN(2);
             if ((st = do_appends(m, m->sp - 1, "APPEND", K_LIST)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         OP(65) { /* APPENDS */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = do_appends(m, base, "APPENDS", K_LIST)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(90) { /* ADDITEMS */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = do_appends(m, base, "ADDITEMS", K_SET)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(73) /* SETITEM */
-            NEED_STACK(3);
+            NEED_STACK_OR_RETURN(3);
             if ((st = do_setitems(m, m->sp - 2, "SETITEM")) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         OP(75) { /* SETITEMS */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = do_setitems(m, base, "SETITEMS")) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(74) { /* TUPLE */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = make_seq(m, base, K_TUPLE)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(85) OP(86) OP(87) /* TUPLE1..3 */
-            NEED_STACK(op - 0x84u);
+            NEED_STACK_OR_RETURN(op - 0x84u);
             if ((st = make_seq(m, m->sp - (op - 0x84u), K_TUPLE)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         OP(91) { /* FROZENSET */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = make_seq(m, base, K_SET)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(6c) { /* LIST */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = make_seq(m, base, K_LIST)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(64) { /* DICT */
             size_t base = 0;
@@ -1924,34 +1931,34 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             m->stack[base] = d;
             if ((st = do_setitems(m, base + 1, "DICT")) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         }
         OP(94) /* MEMOIZE */
             if ((st = memoize(m)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         OP(71) /* BINPUT */
-            NEED(1, "BINPUT");
+            NEED_OR_RETURN(1, "BINPUT");
             if ((st = memo_put_slow(m, *p++)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         OP(72) /* LONG_BINPUT */
-            NEED(4, "LONG_BINPUT");
+            NEED_OR_RETURN(4, "LONG_BINPUT");
             p += 4;
             if ((st = memo_put_slow(m, rd_u32(p - 4))) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         OP(68) /* BINGET */
-            NEED(1, "BINGET");
+            NEED_OR_RETURN(1, "BINGET");
             if ((st = memo_get(m, *p++)) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         OP(6a) /* LONG_BINGET */
-            NEED(4, "LONG_BINGET");
+            NEED_OR_RETURN(4, "LONG_BINGET");
             p += 4;
             if ((st = memo_get(m, rd_u32(p - 4))) != OD_OK)
                 return st;
-            NEXT;
+            DISPATCH_NEXT;
         OP_DEFAULT
             return refuse(m, op);
     DISPATCH_END
