@@ -514,18 +514,26 @@ od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out,
         od_trace_free(plain);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
-    od_replay_opts o;
-    memset(&o, 0, sizeof o);
-    od_replay_config_from_snapshot(snap, &o.cfg);
-    o.device = device;
-    o.block_bytes_out = blocks;
-    od_error e2;
-    rc = od_replay_snapshot(snap, &o, res, &e2);
-    if (rc == OD_ERR_NOMEM) {
-        free(blocks);
-        free(res);
-        od_trace_free(plain);
-        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    /* A run that died of OOM under a per-process cap cannot be replayed without one; the
+     * cap was at least the most the run ever reserved, and every request the run served
+     * fit under it, so that figure reproduces the run whenever anything does. The
+     * verification decides, never the guess. */
+    int oom = 0;
+    for (size_t i = 0; i < plain->n_entries && !oom; i++)
+        oom = plain->entries[i].action == OD_ACT_OOM;
+    uint64_t caps[2] = {0, plain->max_reserved_bytes};
+    for (int k = 0; k < (oom ? 2 : 1); k++) {
+        od_replay_opts o;
+        memset(&o, 0, sizeof o);
+        od_replay_config_from_snapshot(snap, &o.cfg);
+        o.cfg.allowed_bytes = caps[k];
+        o.device = device;
+        o.block_bytes_out = blocks;
+        memset(blocks, 0, plain->n_entries * sizeof *blocks);
+        od_error e2;
+        rc = od_replay_snapshot(snap, &o, res, &e2);
+        if (rc != OD_OK || od_replay_verified(res))
+            break;
     }
     if (rc == OD_OK && od_replay_verified(res)) {
         od_trace *better = NULL;

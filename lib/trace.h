@@ -99,7 +99,8 @@ od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t
                          od_error *err);
 
 /* Build with the block sizes of the allocator replay when the trace is complete and the
- * replay reproduces every recorded segment event; else as od_trace_build(.., NULL, ..). */
+ * replay reproduces every recorded segment event (a trace that ends in OOM is replayed
+ * under a cap of the most it ever reserved too); else as od_trace_build(.., NULL, ..). */
 od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out, od_error *err);
 void od_trace_free(od_trace *t);
 

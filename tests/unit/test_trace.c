@@ -112,6 +112,39 @@ static void peak_is_max_memory_allocated(void **state)
     }
 }
 
+/* A run that died of OOM under a cap replays under the most it reserved: its peak is the
+ * real max_memory_allocated() too (memory_stats' allocated_bytes.all.peak; the
+ * memory_summary's "Allocated memory ... Peak Usage" in MiB for frag_*). */
+static void oom_runs_peak_exactly(void **state)
+{
+    (void)state;
+    json_error_t je;
+    json_t *doc = json_load_file(SNAP "snap_train_oom.json", 0, &je);
+    assert_non_null(doc);
+    uint64_t want = (uint64_t)json_integer_value(
+        json_object_get(json_object_get(doc, "memory_stats"), "allocated_bytes.all.peak"));
+    json_decref(doc);
+    assert_true(want > 0);
+    od_snapshot *s = load_snapshot(SNAP "snap_train_oom.pickle");
+    od_trace *t = open0(s);
+    assert_true(t->blocks_from_replay);
+    assert_int_equal(t->peak_block_bytes, want);
+    od_trace_free(t);
+    od_snapshot_free(s);
+    const char *frag[] = {"frag_default", "frag_default_70"};
+    const uint64_t summary_peak_mib[] = {1612, 1885}; /* their memory_summary tables */
+    for (int k = 0; k < 2; k++) {
+        char p[256];
+        snprintf(p, sizeof p, SNAP "%s.pickle", frag[k]);
+        s = load_snapshot(p);
+        t = open0(s);
+        assert_true(t->blocks_from_replay);
+        assert_int_equal(t->peak_block_bytes / MiB, summary_peak_mib[k]);
+        od_trace_free(t);
+        od_snapshot_free(s);
+    }
+}
+
 /* A list filled on two streams across iterations and released before the trace ends is
  * bounded accumulation; the same list kept to the end is a leak. */
 static void accumulate_then_free_is_no_leak(void **state)
@@ -305,6 +338,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(five_entries_one_peak),
         cmocka_unit_test(peak_is_max_memory_allocated),
+        cmocka_unit_test(oom_runs_peak_exactly),
         cmocka_unit_test(accumulate_then_free_is_no_leak),
         cmocka_unit_test(categories_at_the_peak),
         cmocka_unit_test(inference_trace),
