@@ -336,25 +336,29 @@ od_status od_pprof_parse(const void *data, size_t len, od_pprof **out, od_error 
             continue;
         }
         switch (f) {
-/* A new zeroed element at the end of p->arr_, filled by parse_. */
-#define APPEND_PARSED(arr_, cap_, parse_)                                                   \
-    {                                                                                       \
+/* A new zeroed element at the end of p->arr_, filled by parse_; goes to nomem when the
+ * array cannot grow, to fail_err when parse_ fails. */
+#define APPEND_PARSED_OR_GOTO_FAIL(arr_, cap_, parse_)                                      \
+    do {                                                                                    \
         void *e = append_zeroed((void **)&p->arr_, &(cap_), &p->n_##arr_, sizeof *p->arr_); \
         if (!e)                                                                             \
             goto nomem;                                                                     \
         if (!parse_(&s, e, err))                                                            \
             goto fail_err;                                                                  \
-    }                                                                                       \
-    break
+    } while (0)
         case 1:
-            APPEND_PARSED(sample_types, cap_st, parse_value_type);
+            APPEND_PARSED_OR_GOTO_FAIL(sample_types, cap_st, parse_value_type);
+            break;
         case 2:
-            APPEND_PARSED(samples, cap_s, parse_sample);
+            APPEND_PARSED_OR_GOTO_FAIL(samples, cap_s, parse_sample);
+            break;
         case 4:
-            APPEND_PARSED(locations, cap_l, parse_location);
+            APPEND_PARSED_OR_GOTO_FAIL(locations, cap_l, parse_location);
+            break;
         case 5:
-            APPEND_PARSED(functions, cap_f, parse_function);
-#undef APPEND_PARSED
+            APPEND_PARSED_OR_GOTO_FAIL(functions, cap_f, parse_function);
+            break;
+#undef APPEND_PARSED_OR_GOTO_FAIL
         case 6:
             if (!od_grow((void **)&spans, &cap_str, p->n_strings + 1, sizeof *spans))
                 goto nomem;
