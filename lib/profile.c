@@ -863,11 +863,14 @@ done:
 
 static int stats_field(od_profile_stats *s, const char *k, uint64_t **v, int **h)
 {
-#define F(name) if (!strcmp(k, #name)) { *v = &s->name; *h = &s->has_##name; return 1; }
-    F(bytes_in_use) F(peak_bytes_in_use) F(largest_free_block_bytes) F(bytes_limit)
-    F(bytes_reserved) F(peak_bytes_reserved) F(pool_bytes) F(peak_pool_bytes)
-    F(num_allocs) F(largest_alloc_size)
-#undef F
+#define RETURN_IF_FIELD(name) \
+    if (!strcmp(k, #name)) { *v = &s->name; *h = &s->has_##name; return 1; }
+    RETURN_IF_FIELD(bytes_in_use) RETURN_IF_FIELD(peak_bytes_in_use)
+    RETURN_IF_FIELD(largest_free_block_bytes) RETURN_IF_FIELD(bytes_limit)
+    RETURN_IF_FIELD(bytes_reserved) RETURN_IF_FIELD(peak_bytes_reserved)
+    RETURN_IF_FIELD(pool_bytes) RETURN_IF_FIELD(peak_pool_bytes)
+    RETURN_IF_FIELD(num_allocs) RETURN_IF_FIELD(largest_alloc_size)
+#undef RETURN_IF_FIELD
     return 0;
 }
 
