@@ -700,7 +700,7 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_
         return OD_ERR_NOMEM;
     }
     *complete = 1;
-#define PUSH(arr, cnt, cap, val)                                             \
+#define PUSH_OR_GOTO_OUT(arr, cnt, cap, val)                                 \
     do {                                                                     \
         if ((cnt) == (cap)) {                                                \
             size_t nc_ = (cap) ? (cap) * 2 : 64;                             \
@@ -742,7 +742,7 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_
                 *complete = 0;
                 /* live before the trace began: seed it */
                 if (amap_put(&live, t->addr, 2)) { st = OD_ERR_NOMEM; goto out; }
-                PUSH(orphans, norph, caporph, t->addr);
+                PUSH_OR_GOTO_OUT(orphans, norph, caporph, t->addr);
                 if (norph > capsz) {
                     uint64_t *p = realloc(orphan_sz, caporph * sizeof *p);
                     if (!p) { st = OD_ERR_NOMEM; goto out; }
@@ -762,7 +762,7 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_
                 *complete = 0;
                 /* released inside the trace: its pool is not known, the default one's is likelier */
                 seed_seg sg = { t->addr, t->size, t->stream, 0, t->size <= OD_SIM_SMALL_BUFFER };
-                PUSH(segs, nseg, capseg, sg);
+                PUSH_OR_GOTO_OUT(segs, nseg, capseg, sg);
             } else {
                 amap_del(&created, t->addr);
             }
@@ -781,7 +781,7 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_
         if (amap_get(&created, g->address, &v)) continue;
         *complete = 0;
         seed_seg sg = { g->address, g->total_size, g->stream, pool_of(ids, g->pool_id), !g->is_large };
-        PUSH(segs, nseg, capseg, sg);
+        PUSH_OR_GOTO_OUT(segs, nseg, capseg, sg);
     }
     if (*complete) goto out;
     qsort(segs, nseg, sizeof *segs, seed_cmp);
@@ -809,7 +809,7 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_
         }
     }
 out:
-#undef PUSH
+#undef PUSH_OR_GOTO_OUT
     free(segs);
     free(orphans);
     free(orphan_sz);
