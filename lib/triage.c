@@ -12,14 +12,17 @@
 
 #define GROW(arr, n, cap, ok)                                                   \
     do {                                                                        \
+        ok = 1;                                                                 \
         if ((n) == (cap)) {                                                     \
             size_t nc_ = (cap) ? (cap) * 2 : 4;                                 \
             void *np_ = realloc((arr), nc_ * sizeof *(arr));                    \
-            if (!np_) { ok = 0; break; }                                        \
-            (arr) = np_;                                                        \
-            (cap) = nc_;                                                        \
+            if (np_) {                                                          \
+                (arr) = np_;                                                    \
+                (cap) = nc_;                                                    \
+            } else {                                                            \
+                ok = 0;                                                         \
+            }                                                                   \
         }                                                                       \
-        ok = 1;                                                                 \
     } while (0)
 
 /* ---------- small text helpers (all bounded by [p, end)) ---------- */
