@@ -129,9 +129,10 @@ static void leak_iterations(void **state)
     unbuild(&b);
 }
 
-/* The layout at the peak, rebuilt from the trace: its reserve is the peak reserve the
+/* The layout at the peak, rebuilt from the trace: its reserve at most the peak reserve the
  * memory_summary gives (frag_default 1748 MiB, snap_train_long 27488 MiB), its busy bytes
- * the peak allocated (1612 MiB, 26130 MiB) within the 512-B rounding guess (1%). */
+ * the peak allocated (1612 MiB, 26130 MiB): exact where the replay gives block sizes,
+ * within the 512-B rounding guess (1%) elsewhere. */
 static void peak_layouts(void **state)
 {
     const struct { const char *path; uint64_t reserved_mib, allocated_mib; } cases[] = {
@@ -144,9 +145,13 @@ static void peak_layouts(void **state)
         od_layout *l = NULL;
         od_error err;
         assert_int_equal(od_layout_at(d->trace, d->trace->peak_index, &l, &err), OD_OK);
-        assert_int_equal(l->reserved_bytes / MiB, cases[i].reserved_mib);
+        /* the peak of allocated bytes need not be the moment of the peak reserve */
+        assert_true(l->reserved_bytes / MiB <= cases[i].reserved_mib);
+        assert_true(l->reserved_bytes >= l->busy_bytes);
         double busy = (double)l->busy_bytes / MiB;
         assert_true(fabs(busy - (double)cases[i].allocated_mib) < 0.01 * (double)cases[i].allocated_mib);
+        if (d->trace->blocks_from_replay) /* block sizes exact: the summary's peak to the MiB */
+            assert_int_equal(l->busy_bytes / MiB, cases[i].allocated_mib);
         assert_int_equal(l->orphans, 0);
         for (size_t k = 0; k < l->n_segments; k++) { /* blocks inside their segment, in order */
             const od_layout_segment *sg = &l->segments[k];
