@@ -83,9 +83,18 @@ class Segment:
 
 
 class Allocator:
-    """Device 0's caching allocator, recording the trace torch would record."""
+    """Device 0's caching allocator, recording the trace torch would record.
 
-    def __init__(self):
+    share_frames: build each call's frames as torch's snapshot does: one dict object per
+    code location (name, filename, line), and one list for all that one call records (the
+    segment_alloc and alloc of a request and the block's frames; the free_requested and
+    free_completed of a free), so the pickle refers back to them instead of repeating
+    them. The builders before spike() copy every frame (share_frames False): the same
+    content, bigger files."""
+
+    def __init__(self, share_frames=False):
+        self.share_frames = share_frames
+        self.frame_objects = {}  # (name, filename, line) -> the one dict (share_frames)
         self.trace = []
         self.annotations = []
         self.time_us = START_TIME_US
@@ -98,10 +107,20 @@ class Allocator:
         self.time_us += us
         return self.time_us
 
+    def context(self, frames):
+        """The frames one call records: the shared list (share_frames), else frames as given."""
+        if not self.share_frames:
+            return frames
+        return [self.frame_objects.setdefault((f["name"], f["filename"], f["line"]), dict(f))
+                for f in frames]
+
+    def copy(self, frames):
+        return frames if self.share_frames else [dict(f) for f in frames]
+
     def record(self, action, addr, size, stream, frames):
         self.trace.append({"action": action, "addr": addr, "size": size, "stream": stream,
                            "time_us": self.tick(), "compile_context": "N/A",
-                           "user_metadata": "", "frames": [dict(f) for f in frames]})
+                           "user_metadata": "", "frames": self.copy(frames)})
 
     def annotate(self, stage, name):
         self.annotations.append({"stage": stage, "name": name, "device": 0,
@@ -122,6 +141,7 @@ class Allocator:
 
     def malloc(self, size, stream, frames, pool=DEFAULT_POOL):
         """Serve a request of size bytes on stream from pool; returns the address."""
+        frames = self.context(frames)
         rsize = self.round_size(size)
         small = rsize <= K_SMALL_SIZE
         cached = self.free_blocks.setdefault((pool, small), set())
@@ -134,7 +154,7 @@ class Allocator:
             seg = Segment(self.next_top, alloc, stream, small, pool)
             self.segments.append(seg)
             block = Block(seg, seg.addr, alloc)
-            block.seg_frames = [dict(f) for f in frames]
+            block.seg_frames = self.copy(frames)
             cached.add(block)
             self.record("segment_alloc", seg.addr, alloc, stream, frames)
         remaining = block.size - rsize
@@ -153,13 +173,14 @@ class Allocator:
             cached.discard(block)
         block.allocated = True
         block.requested = size
-        block.frames = [dict(f) for f in frames]
+        block.frames = self.copy(frames)
         self.active[block.addr] = block
         self.record("alloc", block.addr, size, stream, frames)
         return block.addr
 
     def free(self, addr, frames=()):
         block = self.active.pop(addr)
+        frames = self.context(frames)
         self.record("free_requested", addr, block.requested, block.seg.stream, frames)
         self.record("free_completed", addr, block.requested, block.seg.stream, frames)
         block.allocated = False
@@ -184,6 +205,7 @@ class Allocator:
     def empty_cache(self, frames=()):
         """torch.cuda.empty_cache(): every unsplit cached segment of the default pool goes
         back to the driver, large pool first, each pool in (stream, size, address) order."""
+        frames = self.context(frames)
         for small in (False, True):
             cached = self.free_blocks.get((DEFAULT_POOL, small), set())
             for b in sorted(cached, key=lambda b: (b.seg.stream, b.size, b.addr)):
@@ -365,11 +387,304 @@ def graph_pool():
     return a
 
 
+# spike.pickle: eight training iterations on stream 0 with constant work, except iteration 5
+# (0-based index 4) whose batch has a 3x longer sequence. Optimizer.step and
+# Optimizer.zero_grad START/END annotations, one pair each per iteration (SGD without
+# momentum: the step allocates nothing). Each iteration: a batch of token ids (train.py:50),
+# then a forward (train.py:51) of an embedding (train.py:31) and four blocks, each a
+# Linear(1024, 1024) (train.py:25) and a GELU (train.py:26): nine activations of
+# batch 8 x seq 512 x hidden 1024 x 4 B = 16 MiB, kept for backward. The backward
+# (train.py:53) is the autograd engine's: no Python frames. It makes the gradients of the
+# activations (freed as it goes, with the activations they replace) and the parameters'
+# .grad (4 x 4 MiB + 4 x 4 KiB for the blocks, 32 MiB for the embedding), which live until
+# zero_grad(set_to_none=True) frees them. In the spike the same stacks make 48 MiB
+# activations (seq 1536): that iteration's peak is about 576 MiB against about 224 MiB in
+# the others, all from the embedding, the Linear and the GELU (16 MiB -> 48 MiB); its
+# 48 MiB requests fit no cached block, so it adds 48 MiB segments that stay cached.
+# At the end the parameters and the last loss are still allocated.
+SPIKE_BATCH = 8
+SPIKE_SEQ = 512
+SPIKE_HIDDEN = 1024
+SPIKE_VOCAB = 8192
+SPIKE_LAYERS = 4
+SPIKE_AT = 4        # 0-based iteration whose sequence is 3x longer
+
+
+def spike():
+    a = Allocator(share_frames=True)
+    B, H, V = SPIKE_BATCH, SPIKE_HIDDEN, SPIKE_VOCAB
+    lin_init = torch_frame("nn/modules/linear.py", 106, "__init__")
+    emb_init = torch_frame("nn/modules/sparse.py", 167, "__init__")
+    linear = torch_frame("nn/modules/linear.py", 134, "forward")
+    embedding = [torch_frame("nn/functional.py", 2551, "embedding"),
+                 torch_frame("nn/modules/sparse.py", 192, "forward")]
+    build = user(("__init__", 36), ("main", 70))
+    a.malloc(V * H * 4, 0, [emb_init] + build)                  # the embedding's weight
+    for _ in range(SPIKE_LAYERS):
+        blk = user(("__init__", 22), ("__init__", 37), ("main", 70))
+        a.malloc(H * H * 4, 0, [lin_init] + blk)                 # fc.weight
+        a.malloc(H * 4, 0, [lin_init] + blk)                     # fc.bias
+    zero = torch_frame("optim/optimizer.py", 1012, "zero_grad")
+    ids = loss = None
+    for it in range(8):
+        a.tick(1500)
+        S = SPIKE_SEQ * (3 if it == SPIKE_AT else 1)
+        act = B * S * H * 4
+        if ids is not None:     # the previous batch and loss are dropped when rebound
+            a.free(ids, user(("train", 50), ("main", 75)))
+            a.free(loss, user(("train", 52), ("main", 75)))
+        ids = a.malloc(B * S * 8, 0, user(("load_batch", 44), ("train", 50), ("main", 75)))
+        fwd = (("train", 51), ("main", 75))                        # out = model(ids)
+        x = a.malloc(act, 0, embedding + user(("forward", 31), *fwd))
+        saved = [x]
+        for _ in range(SPIKE_LAYERS):
+            h = a.malloc(act, 0, [linear] + user(("forward", 25), ("forward", 33), *fwd))
+            x = a.malloc(act, 0, user(("forward", 26), ("forward", 33), *fwd))
+            saved += [h, x]
+        loss = a.malloc(4, 0, user(("train", 52), ("main", 75)))        # out.mean()
+        a.tick(800)
+        # backward (train.py:53): the engine's allocations carry no Python frames
+        g = a.malloc(act, 0, [])                  # d loss / d out
+        grads = [None] * SPIKE_LAYERS
+        for l in reversed(range(SPIKE_LAYERS)):
+            a_out, h = saved.pop(), saved.pop()
+            gh = a.malloc(act, 0, [])             # GELU backward
+            a.free(g)
+            a.free(a_out)
+            grads[l] = (a.malloc(H * H * 4, 0, []), a.malloc(H * 4, 0, []))   # .grad of fc
+            g = a.malloc(act, 0, [])              # Linear backward: d / d input
+            a.free(gh)
+            a.free(h)
+        emb_grad = a.malloc(V * H * 4, 0, [])     # embedding backward: dense weight grad
+        a.free(g)
+        a.free(saved.pop())
+        a.annotate("START", "Optimizer.step#SGD.step")
+        a.tick(200)
+        a.annotate("END", "Optimizer.step#SGD.step")
+        a.annotate("START", "Optimizer.zero_grad#SGD.zero_grad")
+        zf = [zero] + user(("train", 55), ("main", 75))
+        a.free(emb_grad, zf)
+        for gw, gb in grads:
+            a.free(gw, zf)
+            a.free(gb, zf)
+        a.annotate("END", "Optimizer.zero_grad#SGD.zero_grad")
+    a.tick(2000)
+    a.free(ids, user(("main", 80)))
+    return a
+
+
+# generate_kv.pickle: an inference run of model.generate() (transformers 5.17's _sample,
+# greedy) with the default dynamic KV cache, on stream 0. A Llama-style model: 2 layers,
+# hidden 256 (4 heads, 4 key/value heads, head_dim 64), MLP 688, vocab 32000, bf16,
+# built first under from_pretrained / __init__ frames (35 MiB of weights). infer.py then
+# moves a prompt of batch 4 x 32 tokens to the GPU and calls generate: a prefill of the 32
+# positions, then 40 decode steps of one position each (max_new_tokens=41). Every
+# allocation carries Python frames down to infer.py; every one made by generate (all but
+# the weights and the prompt) has a frame named generate (transformers/generation/
+# utils.py) above the user's frame infer.py:41 main. (torch's nn.Module call frames are
+# left out, as in the builders above.)
+# Per decode step: a constant set of temporaries (embedding, rotary cos/sin, RMSNorms,
+# projections, attention, MLP, lm_head logits of batch x 1 x vocab (logits_to_keep=1)
+# and their float32 copy), all freed within the step; and per layer the cache update of
+# DynamicLayer.update (cache_utils.py): keys = torch.cat([keys, k]) allocates the new key
+# tensor of L+1 positions and frees the old one of L positions, and the same for the
+# values. The token ids and attention mask, which generate also extends with torch.cat
+# every step (32 B a step, turned into 512 B jumps by the rounding), are left out, so
+# live memory grows by exactly the cache.
+# EXPECTED GROWTH PER DECODE STEP: 2 layers x 2 (K, V) x batch 4 x kv_heads 4 x head_dim 64
+# x 2 B = 8192 B (8 KiB), exactly, in requested and in block bytes (every cache tensor is
+# a multiple of 512 B: 2048 B per position per layer per K or V). When generate returns,
+# the cache is freed; the weights and the prompt stay allocated.
+KV_LAYERS = 2
+KV_BATCH = 4
+KV_HEADS = 4            # query heads
+KV_KV_HEADS = 4
+KV_HEAD_DIM = 64
+KV_HIDDEN = KV_HEADS * KV_HEAD_DIM
+KV_MLP = 688
+KV_VOCAB = 32000
+KV_PROMPT = 32
+KV_DECODE_STEPS = 40
+KV_GROWTH_PER_STEP = KV_LAYERS * 2 * KV_BATCH * KV_KV_HEADS * KV_HEAD_DIM * 2   # 8192 B
+
+INFER = "/home/user/project/infer.py"
+TRANSFORMERS = "/home/user/.venv/lib/python3.12/site-packages/transformers/"
+LLAMA = "models/llama/modeling_llama.py"
+
+
+def infer_user(*calls):
+    return [{"name": n, "filename": INFER, "line": l} for n, l in calls] + \
+        [{"name": "<module>", "filename": INFER, "line": 60}]
+
+
+def tf_frame(path, line, name):
+    return {"name": name, "filename": TRANSFORMERS + path, "line": line}
+
+
+def in_sample(line):
+    """Frames of generate's _sample loop at line (innermost first) out to the user."""
+    return [tf_frame("generation/utils.py", line, "_sample"),
+            tf_frame("generation/utils.py", 2802, "generate"),
+            torch_frame("utils/_contextlib.py", 124, "decorate_context")] + infer_user(("main", 41))
+
+
+def in_causal(line):        # LlamaForCausalLM.forward, called by _sample
+    return [tf_frame(LLAMA, line, "forward"), tf_frame("utils/generic.py", 939, "wrapper")] + in_sample(3030)
+
+
+def in_model(line):         # LlamaModel.forward
+    return [tf_frame(LLAMA, line, "forward"), tf_frame("utils/output_capturing.py", 286, "wrapper"),
+            tf_frame("utils/generic.py", 1068, "wrapper")] + in_causal(467)
+
+
+def in_layer(line):         # LlamaDecoderLayer.forward (the same stacks for every layer)
+    return [tf_frame(LLAMA, line, "forward"), tf_frame("modeling_layers.py", 109, "__call__")] + in_model(403)
+
+
+def generate_kv():
+    a = Allocator(share_frames=True)
+    B, H, I, V, KVH, HD = KV_BATCH, KV_HIDDEN, KV_MLP, KV_VOCAB, KV_KV_HEADS, KV_HEAD_DIM
+    linear = torch_frame("nn/modules/linear.py", 134, "forward")
+    # --- the model: from_pretrained(..., dtype=torch.bfloat16, device_map="cuda")
+    load = [tf_frame("modeling_utils.py", 4921, "from_pretrained")] + infer_user(("load_model", 14), ("main", 38))
+    causal_init = [tf_frame(LLAMA, 452, "__init__")] + load         # LlamaForCausalLM.__init__
+    model_init = lambda line: [tf_frame(LLAMA, line, "__init__")] + causal_init   # LlamaModel
+    lin_init = torch_frame("nn/modules/linear.py", 106, "__init__")
+    a.malloc(V * H * 2, 0, [torch_frame("nn/modules/sparse.py", 167, "__init__")] + model_init(372))
+    for _ in range(KV_LAYERS):      # LlamaDecoderLayer.__init__, from LlamaModel.__init__:374
+        layer_init = lambda line: [tf_frame(LLAMA, line, "__init__")] + model_init(374)
+        for line, out in ((226, KV_HEADS), (229, KVH), (232, KVH), (235, KV_HEADS)):   # q, k, v, o
+            a.malloc(out * HD * H * 2, 0, [lin_init, tf_frame(LLAMA, line, "__init__")] + layer_init(298))
+        for line in (163, 164, 165):                                                   # gate, up, down
+            a.malloc(I * H * 2, 0, [lin_init, tf_frame(LLAMA, line, "__init__")] + layer_init(299))
+        for line in (300, 301):                                                        # the two RMSNorms
+            a.malloc(H * 2, 0, [tf_frame(LLAMA, 55, "__init__")] + layer_init(line))
+    a.malloc(H * 2, 0, [tf_frame(LLAMA, 55, "__init__")] + model_init(376))            # final norm
+    a.malloc(HD // 2 * 4, 0, [tf_frame(LLAMA, 86, "__init__")] + model_init(377))      # rotary inv_freq
+    a.malloc(V * H * 2, 0, [lin_init, tf_frame(LLAMA, 455, "__init__")] + load)        # lm_head
+    a.tick(20000)
+    prompt = a.malloc(B * KV_PROMPT * 8, 0, [tf_frame("tokenization_utils_base.py", 806, "to")] +
+                      infer_user(("main", 40)))
+    a.tick(3000)
+    cache = {}              # (layer, 0 for keys / 1 for values) -> (address, positions)
+
+    def rmsnorm(S, at):
+        """LlamaRMSNorm.forward (lines 64-67), called from the stack at."""
+        fr = lambda line: [tf_frame(LLAMA, line, "forward")] + at
+        f = a.malloc(B * S * H * 4, 0, fr(64))              # hidden_states.to(torch.float32)
+        p = a.malloc(B * S * H * 4, 0, fr(65))              # .pow(2)
+        var = a.malloc(B * S * 4, 0, fr(65))                # .mean(-1, keepdim=True)
+        a.free(p, fr(65))
+        ve = a.malloc(B * S * 4, 0, fr(66))                 # variance + eps
+        r = a.malloc(B * S * 4, 0, fr(66))                  # torch.rsqrt
+        a.free(ve, fr(66))
+        h = a.malloc(B * S * H * 4, 0, fr(66))              # hidden_states * rsqrt
+        a.free(r, fr(66))
+        a.free(var, fr(66))
+        a.free(f, fr(66))
+        c = a.malloc(B * S * H * 2, 0, fr(67))              # .to(input_dtype)
+        a.free(h, fr(67))
+        o = a.malloc(B * S * H * 2, 0, fr(67))              # self.weight * ...
+        a.free(c, fr(67))
+        return o
+
+    def forward(S):
+        """One LlamaForCausalLM forward of S positions (the prefill, or a decode step)."""
+        emb = [torch_frame("nn/functional.py", 2551, "embedding"),
+               torch_frame("nn/modules/sparse.py", 192, "forward")] + in_model(386)
+        hidden = a.malloc(B * S * H * 2, 0, emb)
+        rot = lambda line: [tf_frame(LLAMA, line, "forward")] + in_model(399)
+        freqs = a.malloc(B * S * HD * 4, 0, rot(98))        # torch.cat((freqs, freqs), dim=-1)
+        cos = a.malloc(B * S * HD * 2, 0, rot(103))
+        sin = a.malloc(B * S * HD * 2, 0, rot(104))
+        a.free(freqs, rot(104))
+        for layer in range(KV_LAYERS):
+            att = lambda line: [tf_frame(LLAMA, line, "forward")] + in_layer(308)
+            x = rmsnorm(S, in_layer(306))
+            q = a.malloc(B * S * KV_HEADS * HD * 2, 0, [linear] + att(254))
+            k = a.malloc(B * S * KVH * HD * 2, 0, [linear] + att(255))
+            v = a.malloc(B * S * KVH * HD * 2, 0, [linear] + att(256))
+            a.free(x, att(256))
+            rope = []
+            for line, t in ((158, q), (159, k)):            # apply_rotary_pos_emb
+                ap = [tf_frame(LLAMA, line, "apply_rotary_pos_emb")] + att(259)
+                m1 = a.malloc(a.active[t].requested, 0, ap)                     # q * cos
+                rh = a.malloc(a.active[t].requested, 0, [tf_frame(LLAMA, 134, "rotate_half")] + ap)
+                m2 = a.malloc(a.active[t].requested, 0, ap)                     # rotate_half(q) * sin
+                a.free(rh, ap)
+                e = a.malloc(a.active[t].requested, 0, ap)                      # sum
+                a.free(m1, ap)
+                a.free(m2, ap)
+                a.free(t, ap)
+                rope.append(e)
+            q, k = rope
+            for kv, new in ((0, k), (1, v)):                 # past_key_values.update (line 263)
+                up = [tf_frame("cache_utils.py", 120 + kv, "update"),
+                      tf_frame("cache_utils.py", 776, "update")] + att(263)
+                old = cache.get((layer, kv))
+                L = old[1] if old else 0
+                cat = a.malloc((L + S) * B * KVH * HD * 2, 0, up)              # torch.cat([old, new], -2)
+                if old:
+                    a.free(old[0], up)
+                cache[(layer, kv)] = (cat, L + S)
+                a.free(new, att(263))
+            sdpa = [tf_frame("integrations/sdpa_attention.py", 158, "sdpa_attention_forward")] + att(268)
+            o = a.malloc(B * S * KV_HEADS * HD * 2, 0, sdpa)
+            a.free(q, att(268))
+            proj = a.malloc(B * S * H * 2, 0, [linear] + att(280))
+            a.free(o, att(280))
+            res = a.malloc(B * S * H * 2, 0, in_layer(317))                       # residual + attn
+            a.free(proj, in_layer(317))
+            a.free(hidden, in_layer(317))
+            hidden = res
+            x = rmsnorm(S, in_layer(321))
+            mlp = [tf_frame(LLAMA, 175, "forward")] + in_layer(322)
+            gate = a.malloc(B * S * I * 2, 0, [linear] + mlp)
+            act = a.malloc(B * S * I * 2, 0, [torch_frame("nn/functional.py", 2397, "silu"),
+                                               tf_frame("activations.py", 103, "forward")] + mlp)
+            a.free(gate, mlp)
+            up = a.malloc(B * S * I * 2, 0, [linear] + mlp)
+            prod = a.malloc(B * S * I * 2, 0, mlp)
+            a.free(act, mlp)
+            a.free(up, mlp)
+            down = a.malloc(B * S * H * 2, 0, [linear] + mlp)
+            a.free(prod, mlp)
+            a.free(x, mlp)
+            res = a.malloc(B * S * H * 2, 0, in_layer(323))                       # residual + mlp
+            a.free(down, in_layer(323))
+            a.free(hidden, in_layer(323))
+            hidden = res
+        a.free(cos, in_model(413))
+        a.free(sin, in_model(413))
+        x = rmsnorm(S, in_model(413))
+        a.free(hidden, in_model(413))
+        logits = a.malloc(B * V * 2, 0, [linear] + in_causal(480))               # lm_head(h[:, -1:])
+        a.free(x, in_causal(480))
+        return logits
+
+    for step in range(1 + KV_DECODE_STEPS):
+        a.tick(400)
+        logits = forward(KV_PROMPT if step == 0 else 1)
+        scores = a.malloc(B * V * 4, 0, in_sample(3042))     # logits[:, -1, :].to(torch.float32)
+        a.free(logits, in_sample(3044))                      # del outputs
+        nxt = a.malloc(B * 8, 0, in_sample(3073))            # torch.argmax(scores, dim=-1)
+        a.free(scores, in_sample(3073))
+        a.free(nxt, in_sample(3080))
+    a.tick(1000)
+    ret = [tf_frame("generation/utils.py", 2802, "generate"),
+           torch_frame("utils/_contextlib.py", 124, "decorate_context")] + infer_user(("main", 41))
+    for key in sorted(cache):                                # the DynamicCache goes with generate
+        a.free(cache[key][0], ret)
+    return a
+
+
 def main():
     write("five_entry.pickle", five_entry())
     write("multistream_accumulate.pickle", multistream_accumulate())
     write("leak_to_end.pickle", leak_to_end())
     write("graph_pool.pickle", graph_pool())
+    write("spike.pickle", spike())
+    write("generate_kv.pickle", generate_kv())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+$OOMDOC doctor --json tests/data/synthetic/generate_kv.pickle
