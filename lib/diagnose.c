@@ -638,9 +638,14 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
              in->name, (unsigned long long)f->side_stream, iec(f->side_stream_free_bytes, a, sizeof a));
     if (f->have_spike) {
         const od_iteration *x = &f->iterations->items[f->spike_iteration];
+        /* Windows run from one boundary to the next: with Optimizer.step STARTs, window k
+         * holds training step k + 2's forward and backward (step 1's come before the first
+         * boundary). */
+        int train = f->iterations->source == OD_ITER_ANNOTATIONS;
         evid(d, idx, "spike_peak_bytes", (double)f->spike_peak_bytes,
-             "%s: iteration %zu (entries %zu-%zu) peaks at %s, against %s typically (the median of the others)%s%s",
-             in->name, f->spike_iteration + 1, x->entry, f->iterations->items[f->spike_iteration + 1].entry,
+             "%s: %s %zu (entries %zu-%zu) peaks at %s, against %s typically (the median of the others)%s%s",
+             in->name, train ? "training step" : "loop iteration", f->spike_iteration + (train ? 2 : 1), x->entry,
+             f->iterations->items[f->spike_iteration + 1].entry,
              iec(f->spike_peak_bytes, a, sizeof a), iec(f->typical_peak_bytes, b, sizeof b),
              f->spike_sites[0] ? "; allocations grew there at " : "", f->spike_sites);
     }

@@ -325,17 +325,27 @@ void od_inference_find(const od_trace *t, const od_iterations *it, od_inference 
     }
     out->step_growth_ratio = first ? (double)last / (double)first : 0;
     int volume_grows = n >= 3 && grow >= (n - 1) * 8 / 10 && last > first + first / 20;
+    /* A cache keeps what each step adds: live memory at the step boundaries climbs on a
+     * straight line (a few KiB a step for a small model is still a cache: no growth floor
+     * applies here, unlike a leak's). */
     double g = it->have_fit ? it->fit.growth_per_x : 0;
-    int keeps = it->have_fit && g > 0 && it->fit.verdict == OD_TREND_LEAK;
-    out->kv_cache_bytes_per_token = keeps ? (uint64_t)(g + 0.5) : 0;
-    out->recomputes_each_step = volume_grows && !keeps;
-    /* Weights: live before the trace and through its last decode step, with no frames of
-     * their own (a block live at the end keeps the frames that made it). */
+    int keeps = it->have_fit && g >= 512 && it->fit.r2 >= 0.9;
+    /* Recomputing the whole sequence makes each step allocate the activations of every
+     * position again: the bytes allocated per step grow by far more than live memory does
+     * (a DynamicCache's torch.cat copies the cache each step, so its volume grows by about
+     * what the cache keeps). */
+    double dv = n > 1 ? ((double)last - (double)first) / (double)(n - 1) : 0;
+    out->recomputes_each_step = volume_grows && dv > 4.0 * (keeps ? g : 0.0) && dv > 0;
+    out->kv_cache_bytes_per_token = keeps && !out->recomputes_each_step ? (uint64_t)(g + 0.5) : 0;
+    /* Weights: made while the model was built or loaded (init frames), or live before the
+     * trace with no frames of their own (a block live at the end keeps the frames that
+     * made it), and live through the last decode step. */
     size_t last_step = it->items[it->n - 1].entry;
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
-        if (l->alloc_index == OD_TRACE_BEFORE && l->stack == 0 &&
-            (l->free_index == OD_TRACE_NEVER || l->free_index >= last_step))
+        int before = l->alloc_index == OD_TRACE_BEFORE && l->stack == 0;
+        int loaded = l->alloc_index != OD_TRACE_BEFORE && l->stack && od_stack_is_init(s, l->stack);
+        if ((before || loaded) && (l->free_index == OD_TRACE_NEVER || l->free_index >= last_step))
             out->weights_bytes += l->block_bytes;
     }
 }

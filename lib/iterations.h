@@ -75,15 +75,16 @@ typedef struct {
     int is_inference;
     uint64_t decode_steps;             /* loop iterations seen in the trace */
     uint64_t kv_cache_bytes_per_token; /* growth of live bytes per decode step (one new
-                                          position for the whole batch) when the steps
-                                          keep what they make; 0 otherwise */
+                                          position for the whole batch) when it climbs on
+                                          a straight line (r2 >= 0.9); 0 otherwise */
     int recomputes_each_step;          /* each step allocates more than the one before
                                           (work grows with the position) while live
                                           memory stays flat: no KV cache is kept, so
                                           every step runs the whole sequence again */
-    uint64_t weights_bytes;            /* blocks live before the trace began and through
-                                          its last decode step (freed only after it, or
-                                          never): the weights, inferred */
+    uint64_t weights_bytes;            /* blocks made under the model's init / loading
+                                          frames, or live before the trace began without
+                                          frames, and live through its last decode step
+                                          (freed only after it, or never): the weights */
     double step_growth_ratio;          /* last step's allocated bytes / the first's */
 } od_inference;
 

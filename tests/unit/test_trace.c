@@ -260,6 +260,47 @@ static void inference_trace(void **state)
     od_snapshot_free(s);
 }
 
+/* generate() with a DynamicCache: live memory grows by the cache's bytes per position
+ * (2 layers x K,V x batch 4 x 4 kv heads x head_dim 64 x 2 B = 8192 B, as the generator
+ * builds it) and nothing is recomputed. */
+static void inference_with_kv_cache(void **state)
+{
+    (void)state;
+    od_snapshot *s = load_snapshot(SYN "generate_kv.pickle");
+    od_diagnosis *d = diagnose_one("kv", s);
+    const od_inference *inf = &d->snapshots[0].inference;
+    assert_true(inf->is_inference);
+    assert_int_equal(inf->decode_steps, 40);
+    assert_int_equal(inf->kv_cache_bytes_per_token, 2 * 2 * 4 * 4 * 64 * 2);
+    assert_false(inf->recomputes_each_step);
+    assert_true(inf->weights_bytes > 0);
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+}
+
+/* One training step (the 5th) runs a 3x longer sequence: it is named, with the sites
+ * whose allocations grew 3x. */
+static void spike_named(void **state)
+{
+    (void)state;
+    od_snapshot *s = load_snapshot(SYN "spike.pickle");
+    od_diagnosis *d = diagnose_one("spike", s);
+    const od_snapshot_findings *f = &d->snapshots[0];
+    assert_true(f->have_spike);
+    assert_int_equal(f->spike_iteration + 2, 5);
+    assert_true(f->spike_peak_bytes > f->typical_peak_bytes + f->typical_peak_bytes / 4);
+    assert_non_null(strstr(f->spike_sites, "train.py:26"));
+    assert_non_null(strstr(f->spike_sites, "(16.00 MiB -> 48.00 MiB)"));
+    assert_int_not_equal(d->verdict, OD_VERDICT_LEAK);
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+    s = load_snapshot(SNAP "snap_train_default.pickle"); /* steady steps: no spike */
+    d = diagnose_one("steady", s);
+    assert_false(d->snapshots[0].have_spike);
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+}
+
 /* The failing line and what holds the memory are named apart. */
 static void failing_line_vs_holders(void **state)
 {
@@ -342,6 +383,8 @@ int main(void)
         cmocka_unit_test(accumulate_then_free_is_no_leak),
         cmocka_unit_test(categories_at_the_peak),
         cmocka_unit_test(inference_trace),
+        cmocka_unit_test(inference_with_kv_cache),
+        cmocka_unit_test(spike_named),
         cmocka_unit_test(failing_line_vs_holders),
         cmocka_unit_test(highest_of_several),
         cmocka_unit_test(graph_pool_named),
