@@ -1024,7 +1024,3 @@ const char *od_action_name(od_action a)
     return (unsigned)a < sizeof action_names / sizeof action_names[0] ? action_names[a] : "other";
 }
 
-const char *od_block_state_name(od_block_state s)
-{
-    return (unsigned)s < 3 ? state_names[s] : "unknown";
-}

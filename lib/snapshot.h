@@ -134,8 +134,7 @@ void od_snapshot_free(od_snapshot *snap);
 /* The frames of a stack, innermost first; *count receives their number. */
 const uint32_t *od_snapshot_stack(const od_snapshot *snap, uint32_t stack, uint32_t *count);
 
-/* Names for enums ("alloc", "active_allocated", ...). */
+/* The name torch gives an action ("alloc", "free_requested", ...). */
 const char *od_action_name(od_action a);
-const char *od_block_state_name(od_block_state s);
 
 #endif
