@@ -60,7 +60,12 @@ static void usage(void)
            "(one per rank) are compared. A leak outranks the OOM it causes.\n\n"
            "Options:\n"
            "  --fail-on LIST  exit 1 when the verdict is in LIST (comma-separated), for CI\n"
-           "  --config FILE   the model's config.json, to compare the plan with snapshots\n"
+           "  --config FILE   the model's config.json: the plan is compared with snapshots and\n"
+           "                  sizes the advice (full-step cap, largest batch, recipe changes)\n"
+           "  --capacity SIZE the run's per-process cap (as oomdoc replay takes it)\n"
+           "  --fraction F    the cap as set_per_process_memory_fraction(F) (needs the device)\n"
+           "  --gpu NAME      the device (its memory, from oomdoc plan's table)\n"
+           "  --device-total SIZE  the device's memory as torch reports it\n"
            "  --batch N       plan: micro-batch per GPU (default 1)\n"
            "  --seq N         plan: sequence length (default 1024)\n"
            "  --precision P   plan: fp32, amp-bf16 (default), amp-fp16, bf16\n"
@@ -345,6 +350,23 @@ static json_t *snapshots_json(const od_diagnosis *d, const input *ins)
     return arr;
 }
 
+static json_t *opt_bytes(uint64_t v)
+{
+    return v ? json_integer((json_int_t)v) : json_null();
+}
+
+/* One do_now / long_term item: what, its effect, how it was checked, the command. */
+static json_t *remedy_json(const od_remedy *m, size_t i)
+{
+    const od_check *c = &m->check;
+    json_t *ck = json_pack("{s:s,s:o,s:o,s:o,s:s}", "method", od_check_method_name(c->method), "avoids_oom",
+                           c->avoids_oom < 0 ? json_null() : json_boolean(c->avoids_oom), "predicted_peak_bytes",
+                           opt_bytes(c->predicted_peak_bytes), "releases_bytes", opt_bytes(c->releases_bytes), "detail",
+                           c->detail);
+    return json_pack("{s:i,s:s,s:s,s:o,s:o}", "rank", (int)i + 1, "action", m->action, "effect", m->effect, "check", ck,
+                     "command", m->command[0] ? json_string(m->command) : json_null());
+}
+
 static json_t *doc_json(const od_diagnosis *d, const input *ins, size_t n)
 {
     json_t *doc = json_object();
@@ -383,19 +405,32 @@ static json_t *doc_json(const od_diagnosis *d, const input *ins, size_t n)
     json_object_set_new(doc, "evidence", arr);
     json_t *nw = json_array(), *lt = json_array();
     for (size_t i = 0; i < d->n_do_now; i++)
-        json_array_append_new(nw, json_pack("{s:i,s:s,s:s}", "rank", (int)i + 1, "action", d->do_now[i].action, "effect",
-                                            d->do_now[i].effect));
+        json_array_append_new(nw, remedy_json(&d->do_now[i], i));
     for (size_t i = 0; i < d->n_long_term; i++)
-        json_array_append_new(lt, json_pack("{s:i,s:s,s:s}", "rank", (int)i + 1, "action", d->long_term[i].action,
-                                            "effect", d->long_term[i].effect));
+        json_array_append_new(lt, remedy_json(&d->long_term[i], i));
     json_object_set_new(doc, "do_now", nw);
     json_object_set_new(doc, "long_term", lt);
     json_object_set_new(doc, "verify", json_string(d->verify));
+    json_object_set_new(doc, "verify_command", d->verify_command[0] ? json_string(d->verify_command) : json_null());
     json_object_set_new(doc, "oom_report", d->report ? od_cli_oom_json(d->report) : json_null());
     json_object_set_new(doc, "snapshots", snapshots_json(d, ins));
     json_object_set_new(doc, "highest_snapshot",
                         d->n_snapshots > 1 ? json_string(ins[d->snapshots[d->highest_snapshot].input].name) : json_null());
     return doc;
+}
+
+static void print_remedy(const od_remedy *m, size_t i)
+{
+    printf("  %zu. %s\n", i + 1, m->action);
+    if (m->effect[0])
+        printf("     -> %s\n", m->effect);
+    const od_check *c = &m->check;
+    if (c->method != OD_CHECK_NONE)
+        printf("     checked (%s): %s\n", od_check_method_name(c->method), c->detail);
+    else if (c->detail[0])
+        printf("     %s\n", c->detail);
+    if (m->command[0])
+        printf("     $ %s\n", m->command);
 }
 
 static void print_text(const od_diagnosis *d)
@@ -416,14 +451,16 @@ static void print_text(const od_diagnosis *d)
     if (d->n_do_now) {
         printf("\n%sdo now%s\n", od_c_bold, od_c_reset);
         for (size_t i = 0; i < d->n_do_now; i++)
-            printf("  %zu. %s\n     -> %s\n", i + 1, d->do_now[i].action, d->do_now[i].effect);
+            print_remedy(&d->do_now[i], i);
     }
     if (d->n_long_term) {
         printf("\n%slong term%s\n", od_c_bold, od_c_reset);
         for (size_t i = 0; i < d->n_long_term; i++)
-            printf("  %zu. %s\n     -> %s\n", i + 1, d->long_term[i].action, d->long_term[i].effect);
+            print_remedy(&d->long_term[i], i);
     }
     printf("\n%sverify%s\n  %s\n", od_c_bold, od_c_reset, d->verify);
+    if (d->verify_command[0])
+        printf("  $ %s\n", d->verify_command);
 }
 
 static int parse_fail_on(const char *list, int *fail_on)
@@ -447,13 +484,19 @@ int od_cmd_doctor(int argc, char **argv)
     static const struct option opts[] = {
         {"fail-on", required_argument, NULL, 'f'},
         {"config", required_argument, NULL, 'C'},
+        {"capacity", required_argument, NULL, 'c'},
+        {"fraction", required_argument, NULL, 'F'},
+        {"device-total", required_argument, NULL, 'T'},
+        {"gpu", required_argument, NULL, 'g'},
         OD_WORKLOAD_OPTIONS,
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int json = 0, c, fail_on[OD_VERDICT_COUNT] = {0}, plan_flags = 0;
-    const char *config = NULL;
+    const char *config = NULL, *gpu_name = NULL;
+    uint64_t capacity = 0, total = 0;
+    double fraction = 0;
     od_workload w;
     od_workload_defaults(&w);
     optind = 1;
@@ -465,6 +508,22 @@ int od_cmd_doctor(int argc, char **argv)
                 return OD_EXIT_USAGE;
             break;
         case 'C': config = optarg; break;
+        case 'c':
+            if (od_cli_parse_size_opt("doctor", "--capacity", optarg, &capacity))
+                return OD_EXIT_USAGE;
+            break;
+        case 'T':
+            if (od_cli_parse_size_opt("doctor", "--device-total", optarg, &total))
+                return OD_EXIT_USAGE;
+            break;
+        case 'F': {
+            char *end = NULL;
+            fraction = strtod(optarg, &end);
+            if (!end || *end || !(fraction > 0 && fraction <= 1))
+                return od_cli_usage_error("doctor", "--fraction: '%s' is not a number in (0, 1]", optarg);
+            break;
+        }
+        case 'g': gpu_name = optarg; break;
         case 'j': json = 1; break;
         case 'h': usage(); return OD_EXIT_OK;
         case ':': return od_cli_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
@@ -482,6 +541,20 @@ int od_cmd_doctor(int argc, char **argv)
     size_t n_files = (size_t)(argc - optind), n = n_files + (config != NULL);
     if (n_files == 0)
         return od_cli_usage_error("doctor", "expected at least one FILE");
+    if (gpu_name) {
+        od_gpu g;
+        od_error ge;
+        if (od_gpu_lookup(gpu_name, &g, &ge) != OD_OK)
+            return od_cli_usage_error("doctor", "--gpu: %s", ge.msg);
+        if (!total)
+            total = g.memory_bytes;
+    }
+    if (fraction > 0) {
+        if (!total)
+            return od_cli_usage_error("doctor", "--fraction needs the device's memory (--gpu NAME or --device-total SIZE)");
+        if (!capacity)
+            capacity = (uint64_t)floor(fraction * (double)total);
+    }
     input *ins = calloc(n, sizeof *ins);
     if (!ins)
         return OD_EXIT_INTERNAL;
@@ -532,10 +605,20 @@ int od_cmd_doctor(int argc, char **argv)
                                     ins[i].have_fit ? &ins[i].fit : NULL, ins[i].snap,
                                     ins[i].have_estimate ? &ins[i].estimate : NULL, ins[i].profile};
         }
+        od_diag_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.cap_bytes = capacity;
+        opt.device_total_bytes = total;
+        for (size_t i = 0; i < n && !opt.model; i++)
+            if (ins[i].kind == OD_INPUT_CONFIG && ins[i].have_model) {
+                opt.model = &ins[i].model;
+                opt.workload = &w;
+                opt.config_path = ins[i].name;
+            }
         od_diagnosis *d = NULL;
         od_error err;
         od_error_clear(&err);
-        od_status st = od_diagnose(di, n, &d, &err);
+        od_status st = od_diagnose_with(di, n, &opt, &d, &err);
         if (st != OD_OK) {
             rc = od_cli_report_error(NULL, &err);
         } else {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/advice.h"
 #include "../lib/triage.h"
 #include "../lib/units.h"
 #include "commands.h"
@@ -80,10 +81,14 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
                    "the message does not list)\n",
                    od_format_iec(r->capacity_bytes - used, b, sizeof b));
     }
-    const char *h[8];
-    size_t nh = od_triage_hints(r, h, 8);
-    for (size_t k = 0; k < nh; k++)
-        printf("  %s %s\n", k == 0 ? "try:" : "    ", h[k]);
+    od_advice h[8];
+    size_t nh = od_advice_for_report(r, h, 8);
+    for (size_t k = 0; k < nh; k++) {
+        const od_advice_text *t = od_advice_get(h[k]);
+        printf("  %s %s (%s)\n", k == 0 ? "try:" : "    ", t->action, t->effect);
+        if (t->command)
+            printf("       $ %s\n", t->command);
+    }
 }
 
 static void print_summary(const od_mem_summary *m)

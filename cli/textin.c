@@ -1,10 +1,12 @@
 /* textin.c - whole-input reading and OOM report wording shared by several commands. */
 #include "textin.h"
 
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/advice.h"
 #include "../lib/diagnose.h"
 #include "../lib/input.h"
 #include "../lib/units.h"
@@ -122,11 +124,14 @@ json_t *od_cli_oom_json(const od_oom_report *r)
     json_object_set_new(v, "other_processes_bytes", json_integer((json_int_t)r->others_bytes));
     json_object_set_new(v, "reason", json_string(reason));
     json_object_set_new(o, "verdict", v);
-    const char *h[8];
-    size_t nh = od_triage_hints(r, h, 8);
+    od_advice h[8];
+    size_t nh = od_advice_for_report(r, h, 8);
     json_t *ha = json_array();
-    for (size_t i = 0; i < nh; i++)
-        json_array_append_new(ha, json_string(h[i]));
+    for (size_t i = 0; i < nh; i++) {
+        const od_advice_text *t = od_advice_get(h[i]);
+        json_array_append_new(ha, json_pack("{s:s,s:s,s:o}", "action", t->action, "effect", t->effect, "command",
+                                            t->command ? json_string(t->command) : json_null()));
+    }
     json_object_set_new(o, "hints", ha);
     return o;
 }

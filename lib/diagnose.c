@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "advice.h"
 #include "sites.h"
+#include "timeline.h"
 #include "units.h"
 
 #define MAX_EVIDENCE 48
@@ -130,25 +132,6 @@ static void evid(od_diagnosis *d, size_t input, const char *key, double value, c
     e->input = input;
     e->key = key;
     e->value = value;
-}
-
-static void remedy(od_remedy *arr, size_t *n, const char *action, const char *effect)
-{
-    if (*n >= MAX_REMEDIES)
-        return;
-    snprintf(arr[*n].action, sizeof arr[0].action, "%s", action);
-    snprintf(arr[*n].effect, sizeof arr[0].effect, "%s", effect);
-    (*n)++;
-}
-
-static void now(od_diagnosis *d, const char *action, const char *effect)
-{
-    remedy(d->do_now, &d->n_do_now, action, effect);
-}
-
-static void later(od_diagnosis *d, const char *action, const char *effect)
-{
-    remedy(d->long_term, &d->n_long_term, action, effect);
 }
 
 static const char *iec(uint64_t v, char *buf, size_t size)
@@ -433,7 +416,7 @@ static od_verdict snapshot_verdict(const od_snapshot_findings *f)
  * reserved (the cap was at least that). The run's own setting must fail where the run
  * failed, or the model (or the cap guess) does not describe the run and nothing counts. */
 static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, const od_diag_input *ins, size_t n,
-                             od_error *err)
+                             const od_diag_options *opts, od_error *err)
 {
     static const char *const settings[] = {
         "expandable_segments:True",
@@ -443,7 +426,7 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
     };
     if (!f->have_oom || (f->verdict != OD_VERDICT_FRAGMENTATION && f->verdict != OD_VERDICT_CAP_LIMIT))
         return OD_OK;
-    uint64_t cap = 0;
+    uint64_t cap = opts ? opts->cap_bytes : 0;
     for (size_t i = n; i-- > 0 && !cap;) {
         const od_triage *t = ins[i].kind == OD_INPUT_LOG ? ins[i].triage : NULL;
         for (size_t k = t ? t->n_reports : 0; k-- > 0 && !cap;) {
@@ -453,7 +436,8 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
                 cap = r->allowed_bytes;
         }
     }
-    f->whatif_cap_source = cap ? "the OOM message" : "the most ever reserved (a lower bound)";
+    f->whatif_cap_source = opts && opts->cap_bytes ? "as given" : cap ? "the OOM message"
+                                                                    : "the most ever reserved (a lower bound)";
     if (!cap)
         cap = f->max_reserved_bytes;
     if (!cap)
@@ -492,6 +476,9 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
         snprintf(w->setting, sizeof w->setting, "%s", k ? settings[k - 1] : "");
         w->oom = res->oom.happened;
         w->oom_entry = res->oom.event_index;
+        w->oom_request_bytes = res->oom.size_bytes;
+        w->oom_allocated_bytes = res->oom.allocated_bytes;
+        w->oom_largest_free_bytes = res->oom.largest_free_bytes;
         w->peak_reserved_bytes = res->stats.peak_reserved_bytes;
         w->stranded_at_peak_bytes = res->stats.stranded_at_peak_bytes;
         if (k == 0) {
@@ -502,16 +489,6 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
     }
     free(res);
     return OD_OK;
-}
-
-/* The first setting that avoided the OOM, or NULL. Only a replay that reproduces the run
- * (not approximate) counts as a measured fix. */
-static const od_whatif *whatif_fix(const od_snapshot_findings *f)
-{
-    for (size_t k = 1; f->whatif_reproduces && k < f->n_whatifs; k++)
-        if (!f->whatifs[k].oom && !f->whatifs[k].approximate)
-            return &f->whatifs[k];
-    return NULL;
 }
 
 static const char *short_name(const char *path)
@@ -602,8 +579,9 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
                  "%s: by module path (nested forwards), the most live at the peak is under %s: %s", in->name,
                  cat->top_modules[0].path, iec(cat->top_modules[0].bytes, a, sizeof a));
         double share = (double)cat->bytes[OD_CAT_UNKNOWN] / (double)cat->total_bytes;
-        evid(d, idx, "unknown_share", share, "%s: %.1f%% of the peak is of unknown purpose (%s)", in->name,
-             100.0 * share, iec(cat->bytes[OD_CAT_UNKNOWN], a, sizeof a));
+        if (cat->bytes[OD_CAT_UNKNOWN])
+            evid(d, idx, "unknown_share", share, "%s: %.1f%% of the peak is of unknown purpose (%s)", in->name,
+                 100.0 * share, iec(cat->bytes[OD_CAT_UNKNOWN], a, sizeof a));
     }
     const od_inference *inf = &f->inference;
     if (inf->is_inference) {
@@ -676,12 +654,12 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
         case OD_VERDICT_CAP_LIMIT:
             evid(d, idx, NULL, 0,
                  "%s: the device had %s free but the pool could not grow by %s: a per-process cap "
-                 "(set_per_process_memory_fraction) was reached at about %s reserved; with %s stranded and a "
-                 "largest free block of %s, whether it was fragmentation depends on the cap: pass the OOM "
-                 "message too",
+                 "(set_per_process_memory_fraction) was reached at about %s reserved, with %s stranded and a "
+                 "largest free block of %s%s",
                  in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b),
                  iec(f->oom_reserved_bytes, c, sizeof c), iec(ds->stranded_bytes, e, sizeof e),
-                 iec(ds->largest_free_block_bytes, g, sizeof g));
+                 iec(ds->largest_free_block_bytes, g, sizeof g),
+                 d->have_message ? "" : "; whether it was fragmentation depends on the cap: pass the OOM message too");
             break;
         case OD_VERDICT_CAPACITY:
             evid(d, idx, NULL, 0, "%s: the device had only %s free for a %s request: the work does not fit",
@@ -703,26 +681,16 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
                  "did: no what-if is measured",
                  in->name, iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source);
         } else {
-            char buf[600];
-            size_t o = 0;
-            for (size_t k = 1; k < f->n_whatifs && o < sizeof buf - 160; k++) {
-                const od_whatif *w = &f->whatifs[k];
-                if (w->oom)
-                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: still OOM (at entry %zu)%s", o ? "; " : "",
-                                          w->setting, w->oom_entry, w->approximate ? " (approximate)" : "");
-                else
-                    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s: no OOM, peak reserved %s%s", o ? "; " : "",
-                                          w->setting, iec(w->peak_reserved_bytes, b, sizeof b),
-                                          w->approximate ? " (approximate)" : "");
-            }
             evid(d, idx, "whatif_cap_bytes", (double)f->whatif_cap_bytes,
-                 "%s: replayed under a cap of %s (%s), the run's setting fails at entry %zu as recorded; %s", in->name,
-                 iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source, f->whatifs[0].oom_entry, buf);
+                 "%s: replayed under a cap of %s (%s), the run's setting fails at entry %zu as recorded, so the "
+                 "allocator settings below were measured on it",
+                 in->name, iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source, f->whatifs[0].oom_entry);
         }
     }
 }
 
-static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, size_t n, size_t idx, od_error *err)
+static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, size_t n, size_t idx,
+                                  const od_diag_options *opts, od_error *err)
 {
     const od_diag_input *in = &ins[idx];
     od_summary *sum = NULL;
@@ -754,7 +722,7 @@ static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, siz
         if ((rc = pools_findings(in->snapshot, f, err)) != OD_OK)
             return rc;
         f->verdict = snapshot_verdict(f);
-        if ((rc = run_whatifs(in->snapshot, f, ins, n, err)) != OD_OK)
+        if ((rc = run_whatifs(in->snapshot, f, ins, n, opts, err)) != OD_OK)
             return rc;
     }
     return OD_OK;
@@ -1157,206 +1125,547 @@ static int complete_from_profiles(od_diagnosis *d, const od_diag_input *ins, siz
 
 /* ---------- remedies ---------- */
 
-static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins)
+/* ---------- prescriptions, each checked by a model before it is advised ---------- */
+
+typedef struct {
+    od_diagnosis *d;
+    const od_diag_input *ins;
+    size_t n;
+    const od_diag_options *o;
+    const od_oom_report *r;            /* the OOM report that decided, or NULL */
+    const od_snapshot_findings *sf;    /* the snapshot with the OOM (or the leak), or NULL */
+    const char *snap_name;             /* its input's name */
+    const char *log_name;              /* the log with the report, or NULL */
+    const char *conf;                  /* PYTORCH_CUDA_ALLOC_CONF or PYTORCH_HIP_ALLOC_CONF */
+    uint64_t cap;                      /* the per-process cap the run had, 0 = unknown */
+    const char *cap_source;
+    uint64_t total;                    /* the device's memory, 0 = unknown */
+    const char *cfg;                   /* the config's name for commands, "<config.json>" if none */
+} rx;
+
+static od_check check_of(od_check_method m, int avoids, uint64_t peak, uint64_t releases, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+static od_check check_of(od_check_method m, int avoids, uint64_t peak, uint64_t releases, const char *fmt, ...)
 {
-    char a[32], b[32], buf[480];
-    const od_oom_report *r = d->report;
-    const od_diag_input *from = d->decided_by != OD_NO_INPUT ? &ins[d->decided_by] : NULL;
-    const char *path = from ? from->name : "LOG";
-    int snap = from && from->kind == OD_INPUT_SNAPSHOT;
-    const od_snapshot_findings *sf = NULL;
-    for (size_t i = 0; snap && i < d->n_snapshots && !sf; i++)
-        if (d->snapshots[i].input == d->decided_by && d->snapshots[i].verdict == d->verdict)
-            sf = &d->snapshots[i];
-    int rocm = r && r->framework == OD_FW_PYTORCH_ROCM;
-    const char *conf = rocm ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
-    /* Allocator what-ifs measured on a snapshot outrank advice by rule. */
-    const od_snapshot_findings *wf = NULL;
-    for (size_t i = 0; i < d->n_snapshots && !wf; i++)
-        if (d->snapshots[i].whatif_reproduces)
-            wf = &d->snapshots[i];
-    if (wf && (d->verdict == OD_VERDICT_FRAGMENTATION || d->verdict == OD_VERDICT_CAP_LIMIT)) {
-        const od_whatif *fix = whatif_fix(wf);
-        char eff[480], c[32];
-        if (fix) {
-            snprintf(buf, sizeof buf, "set %s=%s", conf, fix->setting);
-            snprintf(eff, sizeof eff,
-                     "measured by replaying the trace under the %s cap: no OOM, peak reserved %s (the run's setting "
-                     "fails at entry %zu)",
-                     iec(wf->whatif_cap_bytes, a, sizeof a), iec(fix->peak_reserved_bytes, b, sizeof b),
-                     wf->whatifs[0].oom_entry);
-            now(d, buf, eff);
-        } else {
-            snprintf(buf, sizeof buf,
-                     "lower the peak instead of tuning the allocator: no setting tried avoids this OOM (replayed: "
-                     "expandable_segments, max_split_size_mb:128, garbage_collection_threshold:0.8)");
-            snprintf(eff, sizeof eff,
-                     "the %s request needs room under the %s cap: free or shrink what is live before it "
-                     "(smaller batch, activation checkpointing, del tensors before the large request)",
-                     iec(wf->oom_request_bytes, c, sizeof c), iec(wf->whatif_cap_bytes, a, sizeof a));
-            now(d, buf, eff);
+    od_check c;
+    memset(&c, 0, sizeof c);
+    c.method = m;
+    c.avoids_oom = avoids;
+    c.predicted_peak_bytes = peak;
+    c.releases_bytes = releases;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c.detail, sizeof c.detail, fmt, ap);
+    va_end(ap);
+    return c;
+}
+
+const char *od_check_method_name(od_check_method m)
+{
+    static const char *const n[] = {"none", "replay", "plan", "arithmetic"};
+    return (unsigned)m < 4 ? n[m] : "?";
+}
+
+/* Advise (do now or long term) an item whose check did not show it fails; one whose check
+ * shows it does not avoid the OOM goes to the evidence as tried, with the check's reason. */
+static void advise(rx *x, int now_, int klass, double cost, const char *action, const char *effect,
+                   const char *command, od_check c)
+{
+    od_diagnosis *d = x->d;
+    if (c.avoids_oom == 0 && now_) {
+        evid(d, OD_NO_INPUT, "tried", 0, "tried: %s -- does not avoid the OOM: %s", action, c.detail);
+        return;
+    }
+    od_remedy *arr = now_ ? d->do_now : d->long_term;
+    size_t *n = now_ ? &d->n_do_now : &d->n_long_term;
+    if (*n >= MAX_REMEDIES)
+        return;
+    od_remedy *m = &arr[(*n)++];
+    memset(m, 0, sizeof *m);
+    snprintf(m->action, sizeof m->action, "%s", action);
+    snprintf(m->effect, sizeof m->effect, "%s", effect);
+    snprintf(m->command, sizeof m->command, "%s", command ? command : "");
+    m->check = c;
+    m->rank_class = klass;
+    m->cost = cost;
+}
+
+/* The same, in advice.h's one wording; command NULL: the advice's own. */
+static void advise_as(rx *x, int now_, int klass, double cost, od_advice a, const char *command, od_check c)
+{
+    const od_advice_text *t = od_advice_get(a);
+    advise(x, now_, klass, cost, t->action, t->effect, command ? command : t->command, c);
+}
+
+static int cmp_remedy(const void *pa, const void *pb)
+{
+    const od_remedy *a = pa, *b = pb;
+    if (a->rank_class != b->rank_class)
+        return a->rank_class < b->rank_class ? -1 : 1;
+    return a->cost < b->cost ? -1 : a->cost > b->cost;
+}
+
+/* Stable sort by (class, cost): the order of insertion breaks ties. */
+static void rank_remedies(od_remedy *arr, size_t n)
+{
+    for (size_t i = 1; i < n; i++) /* insertion sort: a handful of items, stable */
+        for (size_t j = i; j > 0 && cmp_remedy(&arr[j - 1], &arr[j]) > 0; j--) {
+            od_remedy t = arr[j];
+            arr[j] = arr[j - 1];
+            arr[j - 1] = t;
+        }
+}
+
+static uint64_t round_up_mib(uint64_t v)
+{
+    uint64_t m = 1ull << 20;
+    return (v + m - 1) / m * m;
+}
+
+/* The bytes empty_cache() would have given back just before the OOM: segments holding no
+ * live block then (od_layout_at). The allocator itself releases those before it raises
+ * the OOM, so this is what a call in the program could add: usually nothing. */
+static uint64_t releasable_bytes(const od_snapshot_findings *f)
+{
+    const od_trace *t = f->figures->trace;
+    const od_device_summary *ds = f->figures;
+    if (!t || !t->has_trace || !ds->n_ooms)
+        return 0;
+    size_t at = ds->ooms[ds->n_ooms - 1].index;
+    od_layout *l = NULL;
+    if (!at || od_layout_at(t, at - 1, &l, NULL) != OD_OK)
+        return 0;
+    uint64_t r = 0;
+    for (size_t i = 0; i < l->n_segments; i++)
+        if (!l->segments[i].n_blocks)
+            r += l->segments[i].size;
+    od_layout_free(l);
+    return r;
+}
+
+/* Replay the snapshot's trace under its own settings and a cap (0: none). */
+static int replay_under(const od_snapshot *s, int64_t device, uint64_t cap, od_replay_result *res)
+{
+    od_replay_opts o;
+    memset(&o, 0, sizeof o);
+    od_replay_config_from_snapshot(s, &o.cfg);
+    o.cfg.allowed_bytes = cap;
+    o.device = device;
+    od_error e;
+    return od_replay_snapshot(s, &o, res, &e) == OD_OK;
+}
+
+/* Whether the trace holds at least one whole training step (else figures from it are a
+ * lower bound of the step's need). */
+static int step_completed(const od_snapshot_findings *f)
+{
+    return f->iterations && f->iterations->source != OD_ITER_NONE && f->iterations->n >= 2;
+}
+
+static void workload_flags(const rx *x, const od_workload *w, char *buf, size_t size)
+{
+    od_plan_workload_flags(w, buf, size);
+    (void)x;
+}
+
+/* The step's full need under the cap, and the cap item: from the planner when the
+ * workload is known, else from replaying the trace without a cap (a lower bound when no
+ * step completed), else from the message's figures (a lower bound). */
+static void cap_item(rx *x)
+{
+    char a[32], b[32], c[32], act[480], eff[480], cmd[480];
+    uint64_t need = 0, peak = 0;
+    od_check_method method = OD_CHECK_NONE;
+    int exact = 0;
+    char how[320] = "";
+    const od_snapshot_findings *sf = x->sf;
+    od_plan *pl = NULL;
+    if (x->o && x->o->model && x->o->workload) {
+        pl = malloc(sizeof *pl);
+        od_gpu g;
+        od_gpu_custom(x->total ? x->total : (uint64_t)1 << 50, &g);
+        if (pl && od_plan_compute(x->o->model, x->o->workload, &g, pl, NULL) == OD_OK) {
+            need = pl->estimate.peak_reserved_bytes;
+            peak = pl->estimate.peak_allocated_bytes;
+            method = OD_CHECK_PLAN;
+            exact = 1;
+            char fl[256];
+            workload_flags(x, x->o->workload, fl, sizeof fl);
+            snprintf(how, sizeof how, "the planner's full step: peak %s allocated, %s reserved (%s)",
+                     iec(peak, a, sizeof a), iec(need, b, sizeof b), fl);
+            snprintf(cmd, sizeof cmd, "oomdoc plan --config %s %s --memory %llu", x->cfg, fl,
+                     (unsigned long long)round_up_mib(need + pl->cuda_context_bytes));
+        }
+        free(pl);
+    }
+    int avoids = -1;
+    if (!method && sf && sf->whatif_reproduces) {
+        /* The model reproduces the run under its cap; without one it serves every request
+         * of the trace, and under a cap of what it then reserved it must serve them too. */
+        od_replay_result *res = malloc(sizeof *res);
+        if (res && replay_under(x->ins[sf->input].snapshot, sf->device, 0, res)) {
+            need = round_up_mib(res->stats.peak_reserved_bytes);
+            peak = res->stats.peak_allocated_bytes;
+            method = OD_CHECK_REPLAY;
+            exact = step_completed(sf);
+            if (replay_under(x->ins[sf->input].snapshot, sf->device, need, res))
+                avoids = !res->oom.happened;
+            snprintf(how, sizeof how, "the trace replayed under a cap of %s serves every request%s (peak %s allocated)%s",
+                     iec(need, a, sizeof a), avoids == 1 ? "" : " but one", iec(peak, b, sizeof b),
+                     exact ? "" : "; a lower bound of the whole step's need: the trace holds no complete step");
+            snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu", x->snap_name, (unsigned long long)need);
+        }
+        free(res);
+    }
+    if (!method && x->r && (x->r->have & OD_HAVE_ALLOCATED)) {
+        need = x->r->allocated_bytes + x->r->reserved_unallocated_bytes + x->r->requested_bytes;
+        peak = x->r->allocated_bytes + x->r->requested_bytes;
+        method = OD_CHECK_ARITHMETIC;
+        snprintf(how, sizeof how, "the message's %s in use + the %s request: a lower bound of the step's need",
+                 iec(x->r->allocated_bytes + x->r->reserved_unallocated_bytes, a, sizeof a),
+                 iec(x->r->requested_bytes, b, sizeof b));
+        cmd[0] = 0;
+    }
+    if (!method)
+        return;
+    need = round_up_mib(need);
+    if (!exact) {
+        char more[200];
+        snprintf(more, sizeof more, "; the full figure: oomdoc plan --config %s with the job's --batch and --seq", x->cfg);
+        if (strlen(how) + strlen(more) < sizeof how)
+            strcat(how, more);
+    }
+    int fits_device = !x->total || need <= x->total;
+    double frac = x->total ? (double)need / (double)x->total : 0;
+    if (x->total)
+        snprintf(act, sizeof act, "raise torch.cuda.set_per_process_memory_fraction(...) to at least %.3f (%s of the "
+                 "device's %s)", ceil(frac * 1000) / 1000, iec(need, a, sizeof a), iec(x->total, b, sizeof b));
+    else
+        snprintf(act, sizeof act, "raise torch.cuda.set_per_process_memory_fraction(...) so that the cap allows at "
+                 "least %s (fraction = %s / the device's memory)", iec(need, a, sizeof a), iec(need, c, sizeof c));
+    snprintf(eff, sizeof eff, "the cap (%s, %s) stops binding: the step needs %s%s reserved", iec(x->cap, a, sizeof a),
+             x->cap_source, exact ? "" : "at least ", iec(need, b, sizeof b));
+    if (method != OD_CHECK_REPLAY)
+        avoids = exact ? 1 : -1;
+    od_check ck = check_of(method, !fits_device ? 0 : avoids, peak, 0, "%s%s", how,
+                           fits_device ? "" : "; more than the whole device");
+    advise(x, 1, 1, 0, act, eff, cmd[0] ? cmd : NULL, ck);
+}
+
+/* Recipe changes sized by the planner under a target: the largest micro-batch with the
+ * accumulation that keeps the global batch, then the mitigations that fit, cheapest
+ * compute first; sharding last. */
+static void recipe_items(rx *x, uint64_t target, int is_cap, const char *under)
+{
+    if (!x->o || !x->o->model || !x->o->workload || !target)
+        return;
+    od_plan *pl = malloc(sizeof *pl);
+    if (!pl)
+        return;
+    od_gpu g;
+    od_gpu_custom(target, &g);
+    if (is_cap) {
+        /* A per-process cap bounds the caching allocator's reserve; the CUDA context
+         * lies outside it. As a device, the cap is that much larger. */
+        target += g.context_bytes;
+        od_gpu_custom(target, &g);
+    }
+    if (od_plan_compute(x->o->model, x->o->workload, &g, pl, NULL) != OD_OK) {
+        free(pl);
+        return;
+    }
+    char a[32], b[32], act[480], eff[480], cmd[480], fl[256];
+    const od_workload *w = x->o->workload;
+    if (w->task == OD_TASK_TRAIN && pl->max_batch && pl->max_batch < w->batch) {
+        /* The largest micro-batch that fits with the accumulation that keeps the global
+         * batch (accumulating keeps the gradients between micro-steps, so it can need a
+         * smaller micro-batch than the plain search found). */
+        od_workload w2 = *w;
+        uint64_t global = w->batch * (w->grad_accum ? w->grad_accum : 1);
+        od_estimate e;
+        uint64_t dev = 0;
+        int fits = 0, ok = 0;
+        for (uint64_t mb = pl->max_batch; mb >= 1 && !fits; mb--) {
+            w2.batch = mb;
+            w2.grad_accum = (global + mb - 1) / mb;
+            ok = od_plan_fits(x->o->model, &w2, &g, &dev, &fits, NULL) == OD_OK;
+            if (!ok)
+                break;
+        }
+        if (ok && od_estimate_compute(x->o->model, &w2, &e, NULL) == OD_OK) {
+            od_plan_workload_flags(&w2, fl, sizeof fl);
+            snprintf(act, sizeof act, "micro-batch %llu with gradient accumulation %llu (global batch %llu%s)",
+                     (unsigned long long)w2.batch, (unsigned long long)w2.grad_accum,
+                     (unsigned long long)(w2.batch * w2.grad_accum),
+                     w2.batch * w2.grad_accum == global ? ", as now" : ", about as now");
+            snprintf(eff, sizeof eff, "peak %s allocated, %s reserved, under %s", iec(e.peak_allocated_bytes, a, sizeof a),
+                     iec(e.peak_reserved_bytes, b, sizeof b), under);
+            snprintf(cmd, sizeof cmd, "oomdoc plan --config %s %s --memory %llu", x->cfg, fl, (unsigned long long)target);
+            advise(x, 1, 3, 3, act, eff, cmd,
+                   check_of(OD_CHECK_PLAN, fits, e.peak_allocated_bytes, 0,
+                            "planned: %llu is the largest micro-batch that fits %s", (unsigned long long)w2.batch, under));
         }
     }
+    for (size_t i = 0; i < pl->n_mitigations; i++) {
+        const od_mitigation *mi = &pl->mitigations[i];
+        if (!mi->fits || strcmp(mi->key, "grad-accum") == 0)
+            continue;
+        int shard = mi->workload.zero || mi->workload.dp > 1 || mi->workload.tp > 1 || mi->workload.pp > 1 ||
+                    mi->workload.offload_optimizer;
+        snprintf(eff, sizeof eff, "peak %s allocated, %s on the device (compute %s%s%s)",
+                 iec(mi->peak_allocated_bytes, a, sizeof a), iec(mi->device_memory_bytes, b, sizeof b), mi->overhead,
+                 mi->needs[0] ? "; needs " : "", mi->needs);
+        snprintf(cmd, sizeof cmd, "oomdoc plan --config %s %s --memory %llu", x->cfg, mi->flags,
+                 (unsigned long long)target);
+        advise(x, !shard, shard ? 4 : 3, mi->overhead_pct, mi->title, eff, cmd,
+               check_of(OD_CHECK_PLAN, 1, mi->peak_allocated_bytes, 0, "planned under %s", under));
+    }
+    free(pl);
+}
+
+/* Allocator settings replayed on the snapshot: each one that avoids the OOM is advised
+ * with its measured effect; the others are evidence, with the reason. */
+static void setting_items(rx *x)
+{
+    const od_snapshot_findings *wf = x->sf;
+    if (!wf || !wf->whatif_reproduces)
+        return;
+    char a[32], b[32], c[32], act[480], eff[480], cmd[480], why[400];
+    for (size_t k = 1; k < wf->n_whatifs; k++) {
+        const od_whatif *w = &wf->whatifs[k];
+        snprintf(act, sizeof act, "set %s=%s", x->conf, w->setting);
+        snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu --set '%s'", x->snap_name,
+                 (unsigned long long)wf->whatif_cap_bytes, w->setting);
+        if (w->oom) {
+            if (w->oom_request_bytes + w->oom_allocated_bytes > wf->whatif_cap_bytes)
+                snprintf(why, sizeof why, "still OOM at entry %zu: %s live + the %s request exceed the %s cap%s",
+                         w->oom_entry, iec(w->oom_allocated_bytes, a, sizeof a), iec(w->oom_request_bytes, b, sizeof b),
+                         iec(wf->whatif_cap_bytes, c, sizeof c), w->approximate ? " (approximate)" : "");
+            else
+                snprintf(why, sizeof why,
+                         "still OOM at entry %zu: the cap leaves room, but the largest free block is %s for a %s "
+                         "request (the free gaps are too small for it)%s",
+                         w->oom_entry, iec(w->oom_largest_free_bytes, a, sizeof a), iec(w->oom_request_bytes, b, sizeof b),
+                         w->approximate ? " (approximate)" : "");
+            advise(x, 1, 1, 1, act, "", cmd, check_of(OD_CHECK_REPLAY, 0, 0, 0, "%s", why));
+        } else {
+            snprintf(eff, sizeof eff, "no OOM under the same %s cap: peak reserved %s", iec(wf->whatif_cap_bytes, a, sizeof a),
+                     iec(w->peak_reserved_bytes, b, sizeof b));
+            advise(x, 1, 1, 1, act, eff, cmd,
+                   check_of(OD_CHECK_REPLAY, w->approximate ? -1 : 1, 0, 0,
+                            "the trace replayed under it: no OOM (the run's setting fails at entry %zu)%s",
+                            wf->whatifs[0].oom_entry, w->approximate ? "; approximate" : ""));
+        }
+    }
+}
+
+/* torch.cuda.empty_cache(), only when it gives back at least the missing bytes. */
+static void empty_cache_item(rx *x, uint64_t missing)
+{
+    const od_snapshot_findings *sf = x->sf;
+    if (!sf)
+        return;
+    uint64_t rel = releasable_bytes(sf);
+    char a[32], b[32];
+    od_check ck = check_of(OD_CHECK_ARITHMETIC, rel >= missing && rel > 0, 0, rel,
+                           "just before the OOM, segments with no live block held %s; %s were missing",
+                           iec(rel, a, sizeof a),
+                           iec(missing, b, sizeof b));
+    advise_as(x, 1, 1, 2, OD_ADV_EMPTY_CACHE, NULL, ck);
+}
+
+static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, const od_diag_options *opts)
+{
+    char a[32], b[32], buf[480], eff[480], cmd[480];
+    rx x0, *x = &x0;
+    memset(x, 0, sizeof *x);
+    x->d = d;
+    x->ins = ins;
+    x->n = n_ins;
+    x->o = opts;
+    x->r = d->report;
+    const od_diag_input *from = d->decided_by != OD_NO_INPUT ? &ins[d->decided_by] : NULL;
+    x->log_name = from && from->kind == OD_INPUT_LOG ? from->name : NULL;
+    for (size_t i = 0; i < d->n_snapshots && !x->sf; i++)
+        if (d->snapshots[i].verdict == d->verdict && (d->snapshots[i].have_oom || d->verdict == OD_VERDICT_LEAK))
+            x->sf = &d->snapshots[i];
+    if (!x->sf)
+        for (size_t i = 0; i < d->n_snapshots && !x->sf; i++)
+            if (d->snapshots[i].have_oom)
+                x->sf = &d->snapshots[i];
+    x->snap_name = x->sf ? ins[x->sf->input].name : NULL;
+    const od_oom_report *r = x->r;
+    x->conf = r && r->framework == OD_FW_PYTORCH_ROCM ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
+    x->cfg = opts && opts->config_path ? opts->config_path : "<config.json>";
+    /* The cap and the device: the caller's flags, else the message, else the trace. */
+    if (opts && opts->cap_bytes) {
+        x->cap = opts->cap_bytes;
+        x->cap_source = "as given";
+    } else if (r && (r->have & OD_HAVE_ALLOWED) && r->allowed_bytes) {
+        x->cap = r->allowed_bytes;
+        x->cap_source = "from the OOM message";
+    } else if (x->sf && x->sf->whatif_cap_bytes) {
+        x->cap = x->sf->whatif_cap_bytes;
+        x->cap_source = x->sf->whatif_cap_source;
+    } else if (x->sf) {
+        x->cap = x->sf->max_reserved_bytes;
+        x->cap_source = "the most ever reserved: a lower bound";
+    }
+    if (opts && opts->device_total_bytes)
+        x->total = opts->device_total_bytes;
+    else if (r && (r->have & OD_HAVE_CAPACITY))
+        x->total = r->capacity_bytes;
+    /* Did the device itself have room (so a cap, not the device, was the limit)? */
+    uint64_t request = r ? r->requested_bytes : x->sf ? x->sf->oom_request_bytes : 0;
+    int device_had_room = (r && (r->have & OD_HAVE_FREE) && r->free_bytes >= request && request) ||
+                          (x->sf && x->sf->have_oom && x->sf->oom_device_free_bytes >= x->sf->oom_request_bytes);
     switch (d->verdict) {
     case OD_VERDICT_LEAK: {
         const char *per = d->have_growth_per_step ? "step" : "second";
         double g = d->have_growth_per_step ? d->growth_bytes_per_step : d->growth_bytes_per_second;
         iec(clamp_u64(g), a, sizeof a);
+        uint64_t total = x->total;
+        const od_iterations *it = x->sf ? x->sf->iterations : NULL;
+        uint64_t live = it && it->n ? it->items[it->n - 1].live_bytes : 0;
+        char steps[160] = "";
+        if (total && g > 0 && live && live < total)
+            snprintf(steps, sizeof steps, "; at that rate the %s left of the device's %s lasts %.0f more %ss",
+                     iec(total - live, b, sizeof b), iec(total, eff, sizeof eff), floor((double)(total - live) / g), per);
+        else if (g > 0)
+            snprintf(steps, sizeof steps, "; how many %ss until the OOM needs the device's memory (--gpu or --capacity)", per);
         if (d->site[0]) {
             snprintf(buf, sizeof buf,
                      "at %.300s: do not keep its results across iterations (an eval forward without torch.no_grad(), "
                      "a loss tensor appended instead of loss.item())",
                      d->site);
-            char eff[480];
-            snprintf(eff, sizeof eff, "the %s per iteration that survive from there are freed; memory stays flat", a);
-            now(d, buf, eff);
+            snprintf(eff, sizeof eff, "the %s per %s that survive from there are freed; memory stays flat", a, per);
+            uint64_t rel = it ? it->held_bytes_per_iteration * (it->n > 1 ? it->n - 1 : 1) : 0;
+            advise(x, 1, 2, 0, buf, eff, NULL,
+                   check_of(OD_CHECK_ARITHMETIC, 1, live > rel ? live - rel : 0, rel,
+                            "%s per %s survive%s", a, per, steps));
         }
-        snprintf(buf, sizeof buf, "growth of %s per %s stops; memory stays flat after step 1", a, per);
-        now(d, "keep Python numbers, not tensors, across steps: loss.item() instead of appending the loss tensor",
-            buf);
-        now(d, "wrap evaluation in torch.no_grad() (or torch.inference_mode())",
-            "no autograd graph is kept alive by eval outputs");
-        now(d, "detach() or .cpu() anything stored for logging or metrics", "stored values no longer pin GPU memory");
-        if (snap)
-            later(d, "keep a snapshot check in CI: oomdoc doctor --fail-on leak on a few recorded steps",
-                  "a tensor kept across iterations fails the build, with the site that keeps it");
-        else
-            later(d, "record a memory snapshot over a few steps (torch.cuda.memory._record_memory_history) and run "
-                     "oomdoc doctor on it",
-                  "names the code site whose allocations survive each step");
-        later(d, "log torch.cuda.memory_allocated() per step and fail CI on oomdoc trend --json verdict leak",
-              "leaks are caught before they reach production runs");
-        if (snap)
-            snprintf(d->verify, sizeof d->verify, "oomdoc doctor NEW.pickle --fail-on leak   (a snapshot after the fix: "
-                     "expect live memory flat across iterations)");
-        else
-            snprintf(d->verify, sizeof d->verify, "oomdoc trend %s   (expect verdict stable after the fix)", path);
-        return;
+        snprintf(eff, sizeof eff, "growth of %s per %s stops; memory stays flat after step 1", a, per);
+        advise_as(x, 1, 2, 1, OD_ADV_LEAK_USUAL, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: the usual causes; the site above is the measured one"));
+        if (x->sf) {
+            snprintf(cmd, sizeof cmd, "oomdoc doctor %s --fail-on leak", x->snap_name);
+            advise_as(x, 0, 5, 0, OD_ADV_CI_SNAPSHOT, cmd, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a practice"));
+            snprintf(d->verify, sizeof d->verify, "after the fix, record a new snapshot and expect live memory flat "
+                     "across iterations");
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <new.pickle> --fail-on leak");
+        } else {
+            const char *series = from ? from->name : "<steps.csv>";
+            advise_as(x, 0, 5, 0, OD_ADV_RECORD_HISTORY, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a way to find the site"));
+            snprintf(d->verify, sizeof d->verify, "after the fix, log the steps again and expect the verdict stable");
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc trend %s", series);
+        }
+        break;
     }
     case OD_VERDICT_FRAGMENTATION:
-        snprintf(buf, sizeof buf, "set %s=expandable_segments:True", conf);
-        if (wf) {
-            /* Measured above: settings are advised only as the replay found them. */
-        } else if (r) {
-            char effect[480], c[32];
-            snprintf(effect, sizeof effect,
-                     "segments grow instead of stranding free blocks: the %s request fits in the %s "
-                     "(%s reserved but unallocated + headroom) that existed",
-                     iec(r->requested_bytes, a, sizeof a), iec(r->available_bytes, b, sizeof b),
-                     iec(r->reserved_unallocated_bytes, c, sizeof c));
-            now(d, buf, effect);
-        } else if (sf) {
-            char effect[480], c[32];
-            snprintf(effect, sizeof effect,
-                     "segments grow instead of stranding free blocks: %s is stranded and the largest free block "
-                     "is %s, against a %s request",
-                     iec(sf->figures->stranded_bytes, a, sizeof a), iec(sf->figures->largest_free_block_bytes, b, sizeof b),
-                     iec(sf->oom_request_bytes, c, sizeof c));
-            now(d, buf, effect);
-        } else {
-            now(d, buf, "free blocks are no longer stranded in fixed-size segments");
-        }
-        snprintf(buf, sizeof buf, "or %s=max_split_size_mb:128,garbage_collection_threshold:0.8", conf);
-        if (!wf)
-            now(d, buf, "large cached blocks are not split for small requests and are reclaimed earlier");
-        now(d, "call torch.cuda.empty_cache() between phases (e.g. after evaluation), never per step",
-            "cached blocks of the finished phase return to the device");
-        later(d, "allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes)",
-              "freed blocks fit the next requests exactly");
-        later(d, "use CUDA graphs or a static memory plan for the steady state", "no allocation churn at all");
-        /* The general advice above is not ranked by a measured effect; the replayed what-ifs
-         * (wf, from the snapshot) choose the verify command below. */
-        if (wf && whatif_fix(wf))
-            snprintf(d->verify, sizeof d->verify, "oomdoc replay %s --capacity %llu --compare '%s'   (then rerun with "
-                     "it and oomdoc doctor NEW.pickle)", ins[wf->input].name, (unsigned long long)wf->whatif_cap_bytes,
-                     whatif_fix(wf)->setting);
-        else if (wf)
-            snprintf(d->verify, sizeof d->verify, "after lowering the peak: oomdoc doctor NEW.pickle   (expect no OOM)");
-        else if (snap)
-            snprintf(d->verify, sizeof d->verify,
-                     "%s=expandable_segments:True python train.py; then oomdoc doctor NEW.pickle", conf);
-        else
-            snprintf(d->verify, sizeof d->verify, "%s=expandable_segments:True python train.py; then oomdoc triage %s",
-                     conf, path);
-        return;
     case OD_VERDICT_CAP_LIMIT:
         if (r && r->framework == OD_FW_PYTORCH_MPS) {
-            now(d, "raise PYTORCH_MPS_HIGH_WATERMARK_RATIO (e.g. 1.7; 0.0 removes the cap)",
-                "the pool may grow past the watermark that stopped it");
-            snprintf(d->verify, sizeof d->verify, "PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.7 python train.py");
-        } else {
-            if (r && (r->have & OD_HAVE_CAPACITY) && r->capacity_bytes) {
-                double need = (double)(r->allocated_bytes + r->reserved_unallocated_bytes + r->requested_bytes) /
-                              (double)r->capacity_bytes;
-                snprintf(buf, sizeof buf, "raise torch.cuda.set_per_process_memory_fraction(...) to at least %.3f",
-                         ceil(need * 1000) / 1000);
-                snprintf(d->verify, sizeof d->verify, "the %s request fits under the cap (the device had %s free)",
-                         iec(r->requested_bytes, a, sizeof a), iec(r->free_bytes, b, sizeof b));
-                now(d, buf, d->verify);
-            } else if (sf) {
-                char eff[480];
-                snprintf(buf, sizeof buf,
-                         "raise or remove torch.cuda.set_per_process_memory_fraction(...): the cap must allow at "
-                         "least %s",
-                         iec(sf->oom_reserved_bytes + sf->oom_request_bytes, a, sizeof a));
-                snprintf(eff, sizeof eff, "the %s request fits (the device had %s free)",
-                         iec(sf->oom_request_bytes, a, sizeof a), iec(sf->oom_device_free_bytes, b, sizeof b));
-                now(d, buf, eff);
-            } else {
-                now(d, "raise or remove torch.cuda.set_per_process_memory_fraction(...)", "the request fits under the cap");
-            }
-            if (snap)
-                snprintf(d->verify, sizeof d->verify,
-                         "rerun with the larger fraction; then oomdoc doctor NEW.pickle (expect no OOM)");
-            else
-                snprintf(d->verify, sizeof d->verify,
-                         "rerun with the larger fraction; then oomdoc triage %s (expect no OOM report)", path);
+            advise_as(x, 1, 1, 0, OD_ADV_MPS_WATERMARK, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of the MPS allocator"));
+            advise_as(x, 1, 3, 0, OD_ADV_MPS_SHRINK, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked"));
+            snprintf(d->verify, sizeof d->verify, "rerun with PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.7");
+            break;
         }
-        now(d, "or shrink the step to fit the cap: smaller batch, activation checkpointing", "peak memory drops below the cap");
-        later(d, "size the cap from a plan of the workload (oomdoc plan config.json)", "the cap matches what the job needs");
-        return;
+        setting_items(x);
+        if (!x->sf || !x->sf->whatif_reproduces) {
+            /* No trace to replay: the message's own figures are the check. */
+            int torch = !r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM;
+            if (torch && d->verdict == OD_VERDICT_FRAGMENTATION && r) {
+                char c2[32];
+                advise_as(x, 1, 1, 1, r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_EXPANDABLE_HIP : OD_ADV_EXPANDABLE,
+                          NULL,
+                          check_of(OD_CHECK_ARITHMETIC, -1, 0, r->reserved_unallocated_bytes,
+                                   "the message: %s reserved but unallocated + %s headroom hold the %s request, in pieces; "
+                                   "replay a snapshot to see whether growing segments serve it",
+                                   iec(r->reserved_unallocated_bytes, a, sizeof a), iec(r->headroom_bytes, b, sizeof b),
+                                   iec(r->requested_bytes, c2, sizeof c2)));
+            }
+        }
+        if (device_had_room && x->cap)
+            cap_item(x);
+        if (x->cap && request) {
+            uint64_t in_use = r ? r->allocated_bytes + r->reserved_unallocated_bytes : x->sf ? x->sf->oom_reserved_bytes : 0;
+            uint64_t room = x->cap > in_use ? x->cap - in_use : 0;
+            empty_cache_item(x, request > room ? request - room : 0);
+        }
+        if (x->cap) {
+            snprintf(buf, sizeof buf, "the %s cap", iec(x->cap, a, sizeof a));
+            recipe_items(x, x->cap, 1, buf);
+        }
+        if (d->verdict == OD_VERDICT_FRAGMENTATION)
+            advise_as(x, 0, 5, 0, OD_ADV_SHAPES_FIXED, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: depends on the program"));
+        if (!x->o || !x->o->model)
+            advise(x, 0, 5, 1, "size the cap from a plan of the whole step", "the cap matches what the job needs",
+                   "oomdoc plan --config <config.json>",
+                   check_of(OD_CHECK_NONE, -1, 0, 0, "run it with the job's batch and sequence length"));
+        if (x->sf) {
+            snprintf(d->verify, sizeof d->verify, "after the change, record a new snapshot and expect no OOM");
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <new.pickle>");
+        } else if (x->log_name) {
+            snprintf(d->verify, sizeof d->verify, "rerun, and expect no OOM report in the new log");
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
+        }
+        break;
     case OD_VERDICT_OTHER_PROCESSES: {
         char pids[200] = "";
         size_t o = 0;
         for (size_t i = 0; r && i < r->n_other && o < sizeof pids - 24; i++)
             o += (size_t)snprintf(pids + o, sizeof pids - o, "%s%llu (%s)", i ? ", " : "",
                                   (unsigned long long)r->other[i].pid, iec(r->other[i].bytes, a, sizeof a));
-        snprintf(buf, sizeof buf, "stop or move the other processes on this GPU%s%s", o ? ": " : "", pids);
+        const od_advice_text *st = od_advice_get(OD_ADV_STOP_OTHERS);
+        snprintf(buf, sizeof buf, "%s%s%s", st->action, o ? ": " : "", pids);
         if (r)
-            snprintf(d->verify, sizeof d->verify, "frees %s; %s were missing", iec(r->others_bytes, a, sizeof a),
-                     iec(r->missing_bytes, b, sizeof b));
-        now(d, buf, r ? d->verify : "their memory becomes available");
-        now(d, "or run on an idle GPU (CUDA_VISIBLE_DEVICES=N)", "the whole device is available");
-        later(d, "make GPUs exclusive to one job (nvidia-smi -c EXCLUSIVE_PROCESS, or the scheduler's GPU isolation)",
-              "no other process can take memory from a running job");
-        later(d, "partition large GPUs with MIG where jobs must share", "each job gets a fixed, isolated slice");
-        snprintf(d->verify, sizeof d->verify, "nvidia-smi | oomdoc triage   (expect no other processes listed)");
-        return;
+            advise(x, 1, 1, 0, buf, st->effect, st->command,
+                   check_of(OD_CHECK_ARITHMETIC, r->others_bytes >= r->missing_bytes, 0, r->others_bytes,
+                            "they hold %s; %s were missing", iec(r->others_bytes, a, sizeof a),
+                            iec(r->missing_bytes, b, sizeof b)));
+        advise_as(x, 1, 1, 1, OD_ADV_OTHER_GPU, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: oomdoc gpus lists each GPU's free memory"));
+        advise_as(x, 0, 5, 0, OD_ADV_EXCLUSIVE, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
+        snprintf(d->verify, sizeof d->verify, "expect no other process on the GPU");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc gpus");
+        break;
     }
-    case OD_VERDICT_CAPACITY:
-        now(d, "halve the batch size and use gradient accumulation to keep the effective batch",
-            "activation memory roughly halves");
-        now(d, "enable activation checkpointing (model.gradient_checkpointing_enable() in transformers)",
-            "activations shrink to about one layer's worth at a time, at ~30% more compute");
-        now(d, "train under bf16 autocast, or use a fused or 8-bit optimizer", "activations and optimizer state shrink");
-        later(d, "shard parameters, gradients and optimizer state (FSDP / ZeRO) across GPUs",
-              "per-GPU model state divides by the number of GPUs");
-        later(d, "estimate what fits before launching: oomdoc plan config.json", "batch size chosen from the estimate, not by trial");
-        snprintf(d->verify, sizeof d->verify, "oomdoc plan config.json --batch-size N   (then rerun and oomdoc triage %s)", path);
-        return;
+    case OD_VERDICT_CAPACITY: {
+        uint64_t target = x->total ? x->total : x->cap;
+        if (target) {
+            snprintf(buf, sizeof buf, "the device's %s", iec(target, a, sizeof a));
+            recipe_items(x, target, 0, buf);
+        }
+        if (!x->o || !x->o->model) {
+            advise_as(x, 1, 3, 50, OD_ADV_SHRINK_STEP, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config and the plan flags to size each change"));
+        }
+        advise_as(x, 0, 5, 0, OD_ADV_PLAN_FIRST, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
+        snprintf(d->verify, sizeof d->verify, "size the step first, with the job's --batch and --seq");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc plan --config <config.json>");
+        break;
+    }
     case OD_VERDICT_UNKNOWN:
-        now(d, "capture a memory snapshot at the OOM: torch.cuda.memory._record_memory_history(max_entries=100000), "
-               "then torch.cuda.memory._dump_snapshot(\"oom.pickle\") in the except block",
-            "oomdoc doctor oom.pickle can tell capacity, fragmentation and leaks apart");
-        now(d, "print torch.cuda.memory_summary() when the OOM is caught", "gives the pool figures the message lacks");
+        if (!r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM)
+            advise_as(x, 1, 5, 0, OD_ADV_TORCH_SNAPSHOT, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what is missing"));
         if (r && r->framework == OD_FW_JAX)
-            now(d, "JAX preallocates 75% of the GPU: try XLA_PYTHON_CLIENT_MEM_FRACTION=.95 or XLA_PYTHON_CLIENT_PREALLOCATE=false",
-                "more of the device is available to the pool, or memory is taken on demand");
-        if (r && r->framework == OD_FW_TENSORFLOW)
-            now(d, "tf.config.experimental.set_memory_growth(gpu, True); TF_GPU_ALLOCATOR=cuda_malloc_async",
-                "TF stops reserving the whole GPU and fragments less");
-        snprintf(d->verify, sizeof d->verify, "oomdoc doctor oom.pickle");
-        return;
+            advise_as(x, 1, 5, 1, OD_ADV_JAX_PREALLOC, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of XLA's allocator"));
+        if (r && r->framework == OD_FW_TENSORFLOW) {
+            advise_as(x, 1, 5, 1, OD_ADV_TF_GROWTH, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of TF's allocator"));
+            advise_as(x, 1, 5, 2, OD_ADV_TF_ASYNC, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of TF's allocator"));
+        }
+        if (!r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM) {
+            snprintf(d->verify, sizeof d->verify, "run doctor on the snapshot");
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <oom.pickle>");
+        } else {
+            snprintf(d->verify, sizeof d->verify, "rerun with the change, and triage the new log");
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
+        }
+        break;
     case OD_VERDICT_HEALTHY:
     case OD_VERDICT_COUNT:
         snprintf(d->verify, sizeof d->verify, "nothing to fix");
@@ -1366,28 +1675,38 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins)
             if (!p || p->kind != OD_PROFILE_TORCH_TRACE || !p->n_spans || !p->n_points)
                 continue;
             const char *top = p->ops_at_peak.n ? p->ops_at_peak.v[0].name : "?";
-            char eff[480];
             iec(p->peak_allocated_bytes, a, sizeof a);
             if (p->peak_phase == OD_PHASE_BACKWARD || p->peak_phase == OD_PHASE_FORWARD) {
                 snprintf(eff, sizeof eff, "the %s peak falls in %s, where activations kept for backward are live "
                          "(largest at the peak: %.200s)", a, od_phase_name(p->peak_phase), top);
-                later(d, "to lower the peak: activation checkpointing or a smaller micro-batch with gradient "
-                         "accumulation; for a large vocabulary, a chunked or fused cross-entropy", eff);
+                advise(x, 0, 5, 0, "to lower the peak: activation checkpointing or a smaller micro-batch with gradient "
+                                   "accumulation; for a large vocabulary, a chunked or fused cross-entropy",
+                       eff, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config to size each change"));
             } else if (p->peak_phase == OD_PHASE_OPTIMIZER) {
                 snprintf(eff, sizeof eff, "the %s peak falls in the optimizer step (largest at the peak: %.200s)", a, top);
-                later(d, "to lower the peak: a fused optimizer, foreach=False, or an 8-bit / sharded optimizer state", eff);
+                advise(x, 0, 5, 0, "to lower the peak: a fused optimizer, foreach=False, or an 8-bit / sharded optimizer "
+                                   "state",
+                       eff, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config to size each change"));
             }
-            snprintf(d->verify, sizeof d->verify, "nothing to fix; after a change, oomdoc profile NEW_TRACE compares "
-                     "the peak (%s now)", a);
+            snprintf(d->verify, sizeof d->verify, "nothing to fix; after a change, compare the peak (%s now)", a);
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc profile <new_trace.json.gz>");
             break;
         }
-        return;
+        break;
     }
+    rank_remedies(d->do_now, d->n_do_now);
+    rank_remedies(d->long_term, d->n_long_term);
 }
 
 /* ---------- the whole ---------- */
 
 od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od_error *err)
+{
+    return od_diagnose_with(ins, n, NULL, out, err);
+}
+
+od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_options *opts, od_diagnosis **out,
+                           od_error *err)
 {
     *out = NULL;
     od_diagnosis *d = calloc(1, sizeof *d);
@@ -1405,7 +1724,7 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
     d->decided_by = OD_NO_INPUT;
     for (size_t i = 0; i < n; i++) {
         if (ins[i].kind == OD_INPUT_SNAPSHOT && ins[i].snapshot) {
-            od_status rc = analyze_snapshot(d, ins, n, i, err);
+            od_status rc = analyze_snapshot(d, ins, n, i, opts, err);
             if (rc != OD_OK) {
                 od_diagnosis_free(d);
                 return rc;
@@ -1467,6 +1786,8 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
             decided = 1;
         }
     rank_snapshots(d);
+    for (size_t i = 0; i < n; i++)
+        d->have_message |= ins[i].kind == OD_INPUT_LOG && ins[i].triage && ins[i].triage->n_reports;
     for (size_t i = 0; i < n; i++) {
         const od_diag_input *in = &ins[i];
         switch (in->kind) {
@@ -1532,7 +1853,7 @@ od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od
         if (ooms)
             evid(d, OD_NO_INPUT, NULL, ooms, "the allocator counted OOMs, but no OOM message was given");
     }
-    prescribe(d, ins, n);
+    prescribe(d, ins, n, opts);
     *out = d;
     return OD_OK;
 }

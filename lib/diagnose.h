@@ -16,7 +16,9 @@
 #include "categorize.h"
 #include "estimate.h"
 #include "iterations.h"
+#include "models.h"
 #include "od.h"
+#include "plan.h"
 #include "pools.h"
 #include "profile.h"
 #include "replay.h"
@@ -70,10 +72,33 @@ typedef struct {
     double value;        /* the figure: bytes, bytes per step, or a ratio, as key says */
 } od_evidence;
 
-/* A mitigation or solution and what it is expected to do. Ranked by position. */
+/* How a remedy's effect was checked before it was advised. */
+typedef enum {
+    OD_CHECK_NONE,        /* no model applies: the text says it is unchecked */
+    OD_CHECK_REPLAY,      /* the recorded trace re-run under the new setting or cap */
+    OD_CHECK_PLAN,        /* the planner's estimate under the changed recipe */
+    OD_CHECK_ARITHMETIC   /* exact sums from the inputs (bytes released, growth x steps) */
+} od_check_method;
+
+typedef struct {
+    od_check_method method;
+    int avoids_oom;                /* 1, 0, or -1: cannot tell (a lower bound, no OOM) */
+    uint64_t predicted_peak_bytes; /* 0: none */
+    uint64_t releases_bytes;       /* 0: none */
+    char detail[400];
+} od_check;
+
+/* A mitigation or solution, what it is expected to do, how that was checked, and the
+ * oomdoc command that shows it ("" when none). Ranked by position: a setting or cap the
+ * check shows avoids the OOM, then the code fix for a found cause, then recipe changes
+ * sized exactly, then sharding or a larger device; within each, the cheapest first. */
 typedef struct {
     char action[480];
     char effect[480];
+    char command[480];
+    od_check check;
+    int rank_class;                /* 1..4 as above; 5: general advice (unchecked) */
+    double cost;                   /* within a class: compute or code cost, smaller first */
 } od_remedy;
 
 /* One allocator setting replayed on a snapshot's trace (replay.h) under the run's cap. */
@@ -84,6 +109,7 @@ typedef struct {
     uint64_t peak_reserved_bytes;
     uint64_t stranded_at_peak_bytes;
     int approximate;               /* the replay does not reproduce the run exactly (replay.h) */
+    uint64_t oom_request_bytes, oom_allocated_bytes, oom_largest_free_bytes; /* at its OOM */
 } od_whatif;
 
 #define OD_MAX_WHATIFS 6
@@ -148,7 +174,8 @@ typedef struct {
     size_t n_do_now;
     od_remedy *long_term;
     size_t n_long_term;
-    char verify[480];                  /* the command (and what to expect) that checks the fix */
+    char verify[480];                  /* what to run and what to expect after the fix */
+    char verify_command[480];          /* the oomdoc command in it (runnable), or "" */
     /* Leaks. */
     int have_growth_per_step;
     double growth_bytes_per_step;      /* per training step (snapshot: per iteration) */
@@ -163,15 +190,32 @@ typedef struct {
     size_t lowest_snapshot;            /* and of the lowest: never the highest */
     double imbalance;                  /* (highest - lowest) / highest, when >1 */
     size_t first_oom_snapshot;         /* the first to fail by time, or SIZE_MAX */
+    int have_message;                  /* an input carried an OOM report */
     od_summary **summaries;            /* owned: one per snapshot input (internal) */
     size_t n_summaries;
 } od_diagnosis;
+
+/* What the caller knows beyond the inputs (doctor's flags). Every field may be 0/NULL. */
+typedef struct {
+    uint64_t cap_bytes;            /* the run's per-process cap (--capacity, --fraction) */
+    uint64_t device_total_bytes;   /* the device's memory as torch reports it (--gpu) */
+    const od_model *model;         /* the workload (--config and plan flags), to size */
+    const od_workload *workload;   /* recipe changes with the planner */
+    const char *config_path;       /* the config's name, for printed commands */
+} od_diag_options;
+
+/* As od_diagnose, with the caller's options (NULL: none). */
+od_status od_diagnose_with(const od_diag_input *inputs, size_t n, const od_diag_options *opts, od_diagnosis **out,
+                           od_error *err);
 
 /* Diagnose inputs[0..n). A leak (series or snapshot) outranks the OOM it ends in; then the
  * most recent OOM report; then a snapshot's own OOM; else healthy when there is data and
  * no OOM, unknown otherwise. Fails with OD_ERR_NOMEM, OD_ERR_LIMIT (absurd snapshot). */
 od_status od_diagnose(const od_diag_input *inputs, size_t n, od_diagnosis **out, od_error *err);
 void od_diagnosis_free(od_diagnosis *d);
+
+/* "none", "replay", "plan", "arithmetic". */
+const char *od_check_method_name(od_check_method m);
 
 /* "healthy", "unknown", "capacity", ... and back (-1 when unknown). */
 const char *od_verdict_name(od_verdict v);

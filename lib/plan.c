@@ -48,18 +48,18 @@ static uint64_t max_batch(const od_model *m, const od_workload *w0, const od_gpu
     return lo;
 }
 
-static void describe(const od_workload *w, char *buf, size_t n)
+void od_plan_workload_flags(const od_workload *w, char *buf, size_t n)
 {
     if (w->task == OD_TASK_INFER) {
-        snprintf(buf, n, "--batch %llu --weights %s --kv-cache %s%s --tp %llu",
-                 (unsigned long long)w->batch, od_weights_name(w->weights),
-                 od_kv_cache_name(w->kv_cache), w->kv_bytes == 1 ? " --kv-dtype fp8" : "",
+        snprintf(buf, n, "--task infer --batch %llu --prompt %llu --new-tokens %llu --weights %s --kv-cache %s%s --tp %llu",
+                 (unsigned long long)w->batch, (unsigned long long)w->prompt, (unsigned long long)w->new_tokens,
+                 od_weights_name(w->weights), od_kv_cache_name(w->kv_cache), w->kv_bytes == 1 ? " --kv-dtype fp8" : "",
                  (unsigned long long)w->tp);
         return;
     }
-    snprintf(buf, n, "--batch %llu --grad-accum %llu --precision %s --optimizer %s "
+    snprintf(buf, n, "--batch %llu --seq %llu --grad-accum %llu --precision %s --optimizer %s "
              "--attention %s --checkpointing %s%s%s",
-             (unsigned long long)w->batch, (unsigned long long)w->grad_accum,
+             (unsigned long long)w->batch, (unsigned long long)w->seq, (unsigned long long)w->grad_accum,
              od_precision_name(w->precision), od_optimizer_name(w->optimizer),
              od_attention_name(w->attention), od_ckpt_name(w->ckpt),
              w->chunked_loss ? " --chunked-loss" : "", w->offload_optimizer ? " --offload" : "");
@@ -96,7 +96,7 @@ static void add(adder *a, const char *key, const od_workload *w, double overhead
     memset(x, 0, sizeof *x);
     x->key = key;
     snprintf(x->title, sizeof x->title, title_fmt, arg);
-    describe(w, x->flags, sizeof x->flags);
+    od_plan_workload_flags(w, x->flags, sizeof x->flags);
     x->overhead_pct = overhead_pct;
     x->overhead = overhead;
     x->accuracy_risk = risk;

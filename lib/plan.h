@@ -13,7 +13,7 @@
 typedef struct {
     const char *key;            /* stable id: "sdpa", "zero3-dp4", ... */
     char title[96];             /* what to change, in words */
-    char flags[192];             /* the plan flags that describe the changed workload */
+    char flags[256];            /* the plan flags that describe the changed workload */
     double overhead_pct;        /* extra compute per step, percent (negative = faster) */
     const char *overhead;       /* the overhead explained */
     const char *accuracy_risk;  /* "none", "small" or "validate" */
@@ -40,6 +40,10 @@ typedef struct {
  * (always listed, each with its own fit verdict). Fails like od_estimate_compute. */
 od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu *gpu,
                           od_plan *out, od_error *err);
+
+/* The plan flags that describe w (training: --batch --seq --grad-accum --precision ...;
+ * inference: --task infer --batch --prompt --new-tokens ...), as `oomdoc plan` takes them. */
+void od_plan_workload_flags(const od_workload *w, char *buf, size_t n);
 
 /* Just the fit test for one workload: device memory (reserved + context) in *device. */
 od_status od_plan_fits(const od_model *m, const od_workload *w, const od_gpu *gpu,

@@ -151,8 +151,5 @@ const char *od_oom_verdict_name(od_oom_verdict v);
  * "bfloat16", "int64", ...); 0 when unknown. */
 unsigned od_tf_dtype_size(const char *name, size_t len);
 
-/* What to try for this report, best first: up to max static strings (never freed) into
- * out; returns how many. Depends on the framework (each has its own knobs) and verdict. */
-size_t od_triage_hints(const od_oom_report *r, const char **out, size_t max);
 
 #endif

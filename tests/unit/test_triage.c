@@ -10,6 +10,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "advice.h"
 #include "triage.h"
 
 #define KiB (1ULL << 10)
@@ -159,11 +160,13 @@ static void jax_resource_exhausted(void **state)
     assert_int_equal(r->framework, OD_FW_JAX);
     assert_int_equal(r->requested_bytes, 8589934592ULL);
     assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
-    const char *h[8];
-    size_t n = od_triage_hints(r, h, 8);
+    od_advice h[8];
+    size_t n = od_advice_for_report(r, h, 8);
     int mentions = 0;
-    for (size_t i = 0; i < n; i++)
-        mentions |= strstr(h[i], "XLA_PYTHON_CLIENT_MEM_FRACTION") && strstr(h[i], "PREALLOCATE");
+    for (size_t i = 0; i < n; i++) {
+        const char *t = od_advice_get(h[i])->action;
+        mentions |= strstr(t, "XLA_PYTHON_CLIENT_MEM_FRACTION") && strstr(t, "PREALLOCATE");
+    }
     assert_true(mentions);
     od_triage_free(t);
 }

@@ -1,0 +1,53 @@
+/* advice.h - the one home of advice text: what to try, in words, with the effect expected
+ * and the oomdoc command that shows it. `oomdoc triage` hints and `oomdoc doctor`
+ * prescriptions both take their sentences from here, so one remedy has one wording.
+ *
+ * Everything returned is static (never freed). */
+#ifndef OD_ADVICE_H
+#define OD_ADVICE_H
+
+#include <stddef.h>
+
+#include "triage.h"
+
+typedef enum {
+    OD_ADV_EXPANDABLE,        /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
+    OD_ADV_EXPANDABLE_HIP,    /* the same for ROCm */
+    OD_ADV_SPLIT_GC,          /* garbage_collection_threshold + max_split_size_mb */
+    OD_ADV_SHAPES_FIXED,      /* long-lived tensors first, fixed shapes */
+    OD_ADV_TF_ASYNC,          /* TF_GPU_ALLOCATOR=cuda_malloc_async */
+    OD_ADV_MPS_WATERMARK,     /* PYTORCH_MPS_HIGH_WATERMARK_RATIO */
+    OD_ADV_MPS_SHRINK,
+    OD_ADV_RAISE_FRACTION,    /* set_per_process_memory_fraction */
+    OD_ADV_SHRINK_TO_CAP,
+    OD_ADV_STOP_OTHERS,       /* other processes on the GPU */
+    OD_ADV_OTHER_GPU,
+    OD_ADV_EXCLUSIVE,
+    OD_ADV_SHRINK_STEP,       /* batch, checkpointing, precision, optimizer */
+    OD_ADV_PLAN_FIRST,        /* oomdoc plan before launching */
+    OD_ADV_TF_INFO,
+    OD_ADV_TORCH_SNAPSHOT,    /* record a snapshot at the OOM */
+    OD_ADV_JAX_PREALLOC,
+    OD_ADV_TF_GROWTH,
+    OD_ADV_LEAK_USUAL,        /* .item(), no_grad, detach */
+    OD_ADV_CI_SNAPSHOT,
+    OD_ADV_RECORD_HISTORY,
+    OD_ADV_EMPTY_CACHE,
+    OD_ADV_COUNT
+} od_advice;
+
+typedef struct {
+    const char *action;       /* what to do */
+    const char *effect;       /* what it changes */
+    const char *command;      /* an oomdoc command that shows or sizes it (runnable once its
+                                 <file> placeholders are given), or NULL */
+} od_advice_text;
+
+/* The text of one remedy. */
+const od_advice_text *od_advice_get(od_advice a);
+
+/* What to try for a triage report, best first: up to max remedies into out; returns how
+ * many. Depends on the framework (each has its own knobs) and the verdict. */
+size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max);
+
+#endif
