@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "advice.h"
 #include "triage.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -19,9 +20,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         od_triage_classify(r);
         if (r->verdict != v)
             abort();
-        const char *h[8];
-        if (od_triage_hints(r, h, 8) > 8)
+        od_advice h[8];
+        size_t nh = od_advice_for_report(r, h, 8);
+        if (nh > 8)
             abort();
+        for (size_t k = 0; k < nh; k++)
+            if (!od_advice_get(h[k])->action)
+                abort();
     }
     od_triage_free(t);
     return 0;
