@@ -17,6 +17,7 @@
 #include "../lib/inputkind.h"
 #include "../lib/profile.h"
 #include "../lib/sites.h"
+#include "../lib/torchver.h"
 #include "../lib/trend.h"
 #include "../lib/triage.h"
 #include "../lib/units.h"
@@ -41,6 +42,8 @@ typedef struct {
     od_trend_fit fit;
     int have_fit;
     od_profile *profile;  /* OD_INPUT_PROFILE, or a BFC allocator log (OD_INPUT_LOG) */
+    char *text;           /* OD_INPUT_LOG: the text, kept for the diagnosis (version wording) */
+    size_t text_len;
 } input;
 
 static void usage(void)
@@ -66,6 +69,8 @@ static void usage(void)
            "  --fraction F    the cap as set_per_process_memory_fraction(F) (needs the device)\n"
            "  --gpu NAME      the device (its memory, from oomdoc plan's table)\n"
            "  --device-total SIZE  the device's memory as torch reports it\n"
+           "  --torch-version V  the job's torch (else inferred from the OOM message's wording\n"
+           "                  or the snapshot's layout): no advice names what it lacks\n"
            "  --batch N       plan: micro-batch per GPU (default 1)\n"
            "  --seq N         plan: sequence length (default 1024)\n"
            "  --precision P   plan: fp32, amp-bf16 (default), amp-fp16, bf16\n"
@@ -160,6 +165,11 @@ static int load_input(input *in)
         /* a BFC log without an OOM report is read for its figures alone, as report does */
         else if (k == OD_FILE_BFC_LOG && !in->tri->n_reports)
             in->kind = OD_INPUT_PROFILE;
+        if (!rc && in->kind == OD_INPUT_LOG) { /* kept: the wording tells the torch version */
+            in->text = text;
+            in->text_len = len;
+            text = NULL;
+        }
         break;
     case OD_INPUT_NOTHING:
         break;
@@ -433,7 +443,7 @@ static void print_remedy(const od_remedy *m, size_t i)
         printf("     $ %s\n", m->command);
 }
 
-static void print_text(const od_diagnosis *d)
+static void print_text(const od_diagnosis *d, const input *ins, size_t n_ins)
 {
     const char *col = d->verdict == OD_VERDICT_HEALTHY ? od_c_green : d->verdict == OD_VERDICT_UNKNOWN ? od_c_yellow : od_c_red;
     printf("%sverdict: %s%s%s\n", od_c_bold, col, od_verdict_name(d->verdict), od_c_reset);
@@ -444,9 +454,29 @@ static void print_text(const od_diagnosis *d)
                d->site);
     }
     if (d->n_evidence) {
+        /* Grouped by input, its name once above its items (and stripped from their text);
+         * what spans several inputs last. */
         printf("\n%sevidence%s\n", od_c_bold, od_c_reset);
-        for (size_t i = 0; i < d->n_evidence; i++)
-            printf("  - %s\n", d->evidence[i].text);
+        for (size_t pass = 0; pass <= n_ins; pass++) {
+            size_t want = pass < n_ins ? pass : OD_NO_INPUT;
+            int header = 0;
+            for (size_t i = 0; i < d->n_evidence; i++) {
+                const od_evidence *e = &d->evidence[i];
+                if (e->input != want)
+                    continue;
+                const char *t = e->text;
+                if (want != OD_NO_INPUT) {
+                    size_t l = strlen(ins[want].name);
+                    if (strncmp(t, ins[want].name, l) == 0 && t[l] == ':' && t[l + 1] == ' ')
+                        t += l + 2;
+                    if (!header++)
+                        printf("  %s\n", ins[want].name);
+                    printf("    - %s\n", t);
+                } else {
+                    printf("  - %s\n", t);
+                }
+            }
+        }
     }
     if (d->n_do_now) {
         printf("\n%sdo now%s\n", od_c_bold, od_c_reset);
@@ -488,13 +518,14 @@ int od_cmd_doctor(int argc, char **argv)
         {"fraction", required_argument, NULL, 'F'},
         {"device-total", required_argument, NULL, 'T'},
         {"gpu", required_argument, NULL, 'g'},
+        {"torch-version", required_argument, NULL, 'V'},
         OD_WORKLOAD_OPTIONS,
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int json = 0, c, fail_on[OD_VERDICT_COUNT] = {0}, plan_flags = 0;
-    const char *config = NULL, *gpu_name = NULL;
+    const char *config = NULL, *gpu_name = NULL, *torch_version = NULL;
     uint64_t capacity = 0, total = 0;
     double fraction = 0;
     od_workload w;
@@ -524,6 +555,13 @@ int od_cmd_doctor(int argc, char **argv)
             break;
         }
         case 'g': gpu_name = optarg; break;
+        case 'V': {
+            od_torch_version tv;
+            if (od_torch_version_parse(optarg, &tv) != OD_OK)
+                return od_cli_usage_error("doctor", "--torch-version: '%s' is not a version like 2.1.0", optarg);
+            torch_version = optarg;
+            break;
+        }
         case 'j': json = 1; break;
         case 'h': usage(); return OD_EXIT_OK;
         case ':': return od_cli_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
@@ -603,12 +641,14 @@ int od_cmd_doctor(int argc, char **argv)
             all_nothing &= ins[i].kind == OD_INPUT_NOTHING;
             di[i] = (od_diag_input){ins[i].name, ins[i].kind, ins[i].tri, ins[i].series,
                                     ins[i].have_fit ? &ins[i].fit : NULL, ins[i].snap,
-                                    ins[i].have_estimate ? &ins[i].estimate : NULL, ins[i].profile};
+                                    ins[i].have_estimate ? &ins[i].estimate : NULL, ins[i].profile,
+                                    ins[i].text, ins[i].text_len};
         }
         od_diag_options opt;
         memset(&opt, 0, sizeof opt);
         opt.cap_bytes = capacity;
         opt.device_total_bytes = total;
+        opt.torch_version = torch_version;
         for (size_t i = 0; i < n && !opt.model; i++)
             if (ins[i].kind == OD_INPUT_CONFIG && ins[i].have_model) {
                 opt.model = &ins[i].model;
@@ -626,7 +666,7 @@ int od_cmd_doctor(int argc, char **argv)
                 rc = od_cli_print_json(doc_json(d, ins, n));
             } else {
                 od_cli_color_init();
-                print_text(d);
+                print_text(d, ins, n);
             }
             if (!rc && (fail_on[d->verdict] || all_nothing))
                 rc = OD_EXIT_NOTHING;
@@ -639,6 +679,7 @@ int od_cmd_doctor(int argc, char **argv)
         od_series_free(ins[i].series);
         od_snapshot_free(ins[i].snap);
         od_profile_free(ins[i].profile);
+        free(ins[i].text);
     }
     free(ins);
     return rc;

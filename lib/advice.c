@@ -11,6 +11,10 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_SPLIT_GC] = {"or PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
                          "large cached blocks are not split for small requests and are reclaimed earlier",
                          "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512"},
+    [OD_ADV_MAX_SPLIT] = {"set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512",
+                          "cached blocks of 512 MiB or more stay whole for large requests instead of being split "
+                          "for small ones",
+                          "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512"},
     [OD_ADV_SHAPES_FIXED] = {"allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes); "
                              "call torch.cuda.empty_cache() only between phases",
                              "freed blocks fit the next requests exactly", NULL},

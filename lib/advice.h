@@ -14,6 +14,7 @@ typedef enum {
     OD_ADV_EXPANDABLE,        /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
     OD_ADV_EXPANDABLE_HIP,    /* the same for ROCm */
     OD_ADV_SPLIT_GC,          /* garbage_collection_threshold + max_split_size_mb */
+    OD_ADV_MAX_SPLIT,         /* max_split_size_mb alone (torch 1.10-1.11 have no GC) */
     OD_ADV_SHAPES_FIXED,      /* long-lived tensors first, fixed shapes */
     OD_ADV_TF_ASYNC,          /* TF_GPU_ALLOCATOR=cuda_malloc_async */
     OD_ADV_MPS_WATERMARK,     /* PYTORCH_MPS_HIGH_WATERMARK_RATIO */

@@ -11,6 +11,7 @@
 #include "advice.h"
 #include "sites.h"
 #include "timeline.h"
+#include "torchver.h"
 #include "units.h"
 
 #define MAX_EVIDENCE 48
@@ -1141,7 +1142,54 @@ typedef struct {
     const char *cap_source;
     uint64_t total;                    /* the device's memory, 0 = unknown */
     const char *cfg;                   /* the config's name for commands, "<config.json>" if none */
+    od_torch_range ver;                /* the releases the evidence allows (od_torch_range) */
+    int have_ver;
 } rx;
+
+/* The settings and APIs an advice sentence can name, as text, and their feature. */
+static const struct {
+    const char *text;
+    od_torch_feature f;
+} named_features[] = {
+    {"expandable_segments", OD_TORCH_EXPANDABLE_SEGMENTS},
+    {"garbage_collection_threshold", OD_TORCH_GARBAGE_COLLECTION_THRESHOLD},
+    {"max_split_size_mb", OD_TORCH_MAX_SPLIT_SIZE_MB},
+    {"roundup_power2_divisions", OD_TORCH_ROUNDUP_POWER2_DIVISIONS},
+    {"backend:cudaMallocAsync", OD_TORCH_BACKEND_CUDA_MALLOC_ASYNC},
+    {"set_per_process_memory_fraction", OD_TORCH_SET_PER_PROCESS_MEMORY_FRACTION},
+    {"_record_memory_history(max_entries", OD_TORCH_RECORD_MEMORY_HISTORY_ALL},
+    {"_record_memory_history", OD_TORCH_RECORD_MEMORY_HISTORY},
+    {"_dump_snapshot", OD_TORCH_DUMP_SNAPSHOT},
+    {"torch.cuda.MemPool", OD_TORCH_MEMPOOL},
+    {"fused=True", OD_TORCH_ADAMW_FUSED},
+    {"torch.compile", OD_TORCH_COMPILE},
+};
+
+/* The newest feature the texts name that the evidence's releases may lack: *lacks 1 when
+ * no allowed release has it, 0 when some may (the range straddles its release, or the
+ * version is unknown). Returns the feature, or -1 when every named one is there. */
+static int missing_feature(const rx *x, const char *const *texts, size_t n, int *lacks)
+{
+    int best = -1;
+    *lacks = 0;
+    for (size_t k = 0; k < sizeof named_features / sizeof named_features[0]; k++) {
+        int named = 0;
+        for (size_t i = 0; i < n && !named; i++)
+            named = texts[i] && strstr(texts[i], named_features[k].text) != NULL;
+        if (!named)
+            continue;
+        int h = x->have_ver ? od_torch_range_has(&x->ver, named_features[k].f) : -1;
+        if (h == 1)
+            continue;
+        if (h == 0 && !*lacks) {
+            *lacks = 1;
+            best = (int)named_features[k].f;
+        } else if (best < 0) {
+            best = (int)named_features[k].f;
+        }
+    }
+    return best;
+}
 
 static od_check check_of(od_check_method m, int avoids, uint64_t peak, uint64_t releases, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -1167,6 +1215,16 @@ const char *od_check_method_name(od_check_method m)
     return (unsigned)m < 4 ? n[m] : "?";
 }
 
+/* Copy src into dst of size bytes, cut to fit. */
+static void copy_text(char *dst, size_t size, const char *src)
+{
+    size_t l = strlen(src);
+    if (l >= size)
+        l = size - 1;
+    memcpy(dst, src, l);
+    dst[l] = 0;
+}
+
 /* Advise (do now or long term) an item whose check did not show it fails; one whose check
  * shows it does not avoid the OOM goes to the evidence as tried, with the check's reason. */
 static void advise(rx *x, int now_, int klass, double cost, const char *action, const char *effect,
@@ -1174,8 +1232,38 @@ static void advise(rx *x, int now_, int klass, double cost, const char *action, 
 {
     od_diagnosis *d = x->d;
     if (c.avoids_oom == 0 && now_) {
-        evid(d, OD_NO_INPUT, "tried", 0, "tried: %s -- does not avoid the OOM: %s", action, c.detail);
+        evid(d, x->sf && c.method != OD_CHECK_PLAN ? x->sf->input : OD_NO_INPUT, "tried", 0,
+             "tried: %s -- does not avoid the OOM: %s", action, c.detail);
         return;
+    }
+    /* Version-aware: a "do now" item never names what the user's torch lacks; it becomes
+     * the upgrade that would bring it. One the version may lack says what it needs. */
+    char up[480], det[720];
+    if (now_) {
+        const char *texts[3] = {action, effect, c.detail};
+        int lacks = 0, f = missing_feature(x, texts, 3, &lacks);
+        if (f >= 0) {
+            char v[32], lo[32], hi[32];
+            od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
+            if (lacks) {
+                od_torch_version_format(x->ver.upper, hi, sizeof hi);
+                snprintf(up, sizeof up, "upgrade to torch >= %s, then %s", v, action);
+                snprintf(det, sizeof det, "%s; this torch (%s at the newest) lacks %s", c.detail, hi,
+                         od_torch_feature_name((od_torch_feature)f));
+                copy_text(c.detail, sizeof c.detail, det);
+                action = up;
+                now_ = 0;
+            } else {
+                if (x->have_ver && od_torch_version_known(x->ver.lower))
+                    snprintf(det, sizeof det, "%s; needs torch >= %s (the evidence allows %s to %s)", c.detail, v,
+                             od_torch_version_format(x->ver.lower, lo, sizeof lo),
+                             od_torch_version_known(x->ver.upper) ? od_torch_version_format(x->ver.upper, hi, sizeof hi)
+                                                                  : "now");
+                else
+                    snprintf(det, sizeof det, "%s; needs torch >= %s", c.detail, v);
+                copy_text(c.detail, sizeof c.detail, det);
+            }
+        }
     }
     od_remedy *arr = now_ ? d->do_now : d->long_term;
     size_t *n = now_ ? &d->n_do_now : &d->n_long_term;
@@ -1475,6 +1563,73 @@ static void empty_cache_item(rx *x, uint64_t missing)
     advise_as(x, 1, 1, 2, OD_ADV_EMPTY_CACHE, NULL, ck);
 }
 
+/* Which torch the evidence comes from: the caller's --torch-version, else the OOM
+ * message's wording, else the snapshot's layout (a lower bound); said in the evidence. */
+static void torch_version(rx *x, const od_diag_options *opts)
+{
+    od_torch_version v;
+    char a[32];
+    if (opts && opts->torch_version && od_torch_version_parse(opts->torch_version, &v) == OD_OK) {
+        x->ver.lower = x->ver.upper = v;
+        x->ver.upper.patch = x->ver.lower.patch = 0;
+        x->ver.why = "as given";
+        x->have_ver = 1;
+        evid(x->d, OD_NO_INPUT, NULL, 0, "torch %s, as given (--torch-version)", od_torch_version_format(v, a, sizeof a));
+        return;
+    }
+    for (size_t i = 0; i < x->n; i++) {
+        const od_diag_input *in = &x->ins[i];
+        if (in->kind != OD_INPUT_LOG || !in->text || !in->triage)
+            continue;
+        for (size_t k = 0; k < in->triage->n_reports; k++) {
+            const od_oom_report *r = &in->triage->reports[k];
+            if ((r->framework != OD_FW_PYTORCH_CUDA && r->framework != OD_FW_PYTORCH_ROCM) || r->offset >= in->text_len)
+                continue;
+            od_torch_range rg;
+            if (!od_torch_infer_message(in->text + r->offset, in->text_len - r->offset, &rg))
+                continue;
+            char lo[32], hi[32];
+            x->ver = rg;
+            x->have_ver = 1;
+            char span[80];
+            if (od_torch_version_known(rg.upper) && od_torch_version_cmp(rg.lower, rg.upper) == 0)
+                snprintf(span, sizeof span, "%u.%u", rg.lower.major, rg.lower.minor);
+            else
+                snprintf(span, sizeof span, "%s to %s",
+                         od_torch_version_known(rg.lower) ? od_torch_version_format(rg.lower, lo, sizeof lo) : "any",
+                         od_torch_version_known(rg.upper) ? od_torch_version_format(rg.upper, hi, sizeof hi) : "now");
+            evid(x->d, i, "torch_version", 0, "%s: torch %s, inferred from the OOM message's wording (%s%s%s)", in->name,
+                 span, rg.why, rg.refined ? "; " : "", rg.refined ? rg.refined : "");
+            return;
+        }
+    }
+    for (size_t i = 0; i < x->n; i++) {
+        const od_snapshot *s = x->ins[i].kind == OD_INPUT_SNAPSHOT ? x->ins[i].snapshot : NULL;
+        if (!s)
+            continue;
+        od_torch_snapshot_keys k;
+        memset(&k, 0, sizeof k);
+        k.block_history = s->torch_major == 1;
+        k.dict_layout = s->torch_major >= 2;
+        k.device_traces = s->has_traces;
+        k.allocator_settings = s->settings.present;
+        k.external_annotations = s->n_annotations > 0;
+        for (size_t g = 0; g < s->n_segments && !k.is_expandable; g++)
+            k.is_expandable = s->segments[g].is_expandable;
+        const char *why = NULL;
+        v = od_torch_snapshot_since(&k, &why);
+        if (!od_torch_version_known(v))
+            continue;
+        memset(&x->ver, 0, sizeof x->ver);
+        x->ver.lower = v;
+        x->ver.why = why;
+        x->have_ver = 1;
+        evid(x->d, i, NULL, 0, "%s: torch %s or newer, inferred from the snapshot's layout (%s)", x->ins[i].name,
+             od_torch_version_format(v, a, sizeof a), why ? why : "its keys");
+        return;
+    }
+}
+
 static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, const od_diag_options *opts)
 {
     char a[32], b[32], buf[480], eff[480], cmd[480];
@@ -1497,6 +1652,7 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
     x->snap_name = x->sf ? ins[x->sf->input].name : NULL;
     const od_oom_report *r = x->r;
     x->conf = r && r->framework == OD_FW_PYTORCH_ROCM ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
+    torch_version(x, opts);
     x->cfg = opts && opts->config_path ? opts->config_path : "<config.json>";
     /* The cap and the device: the caller's flags, else the message, else the trace. */
     if (opts && opts->cap_bytes) {
@@ -1585,6 +1741,9 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
                                    "replay a snapshot to see whether growing segments serve it",
                                    iec(r->reserved_unallocated_bytes, a, sizeof a), iec(r->headroom_bytes, b, sizeof b),
                                    iec(r->requested_bytes, c2, sizeof c2)));
+                advise_as(x, 1, 1, 2, OD_ADV_MAX_SPLIT, NULL,
+                          check_of(OD_CHECK_NONE, -1, 0, 0,
+                                   "unchecked without a snapshot: the message's own hint for fragmentation"));
             }
         }
         if (device_had_room && x->cap)

@@ -60,6 +60,9 @@ typedef struct {
                                      snapshots ran (od_estimate_compute), or NULL */
     const od_profile *profile;    /* OD_INPUT_PROFILE; also an OD_INPUT_LOG that is a BFC
                                      allocator log (its chunk and Stats figures), or NULL */
+    const char *text;             /* OD_INPUT_LOG: the text triage read (the wording tells
+                                     the torch version), or NULL */
+    size_t text_len;
 } od_diag_input;
 
 #define OD_NO_INPUT ((size_t)-1)
@@ -202,6 +205,7 @@ typedef struct {
     const od_model *model;         /* the workload (--config and plan flags), to size */
     const od_workload *workload;   /* recipe changes with the planner */
     const char *config_path;       /* the config's name, for printed commands */
+    const char *torch_version;     /* --torch-version ("2.1.0"), or NULL: inferred */
 } od_diag_options;
 
 /* As od_diagnose, with the caller's options (NULL: none). */
