@@ -1357,6 +1357,30 @@ static void workload_flags(const rx *x, const od_workload *w, char *buf, size_t 
     (void)x;
 }
 
+/* The phase the OOM fell in, from the failing request's frames: a module forward, the
+ * optimizer, or backward (the autograd engine allocates without Python frames). */
+static const char *oom_phase(const od_snapshot_findings *f)
+{
+    const od_device_summary *ds = f->figures;
+    const od_trace *t = ds->trace;
+    if (!ds->n_ooms || !t || ds->ooms[ds->n_ooms - 1].index >= t->n_entries)
+        return "step";
+    uint32_t st = t->entries[ds->ooms[ds->n_ooms - 1].index].stack, n;
+    if (!st)
+        return "backward";
+    const uint32_t *fr = od_snapshot_stack(t->snap, st, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        const od_frame *fm = &t->snap->frames[fr[i]];
+        if (fm->filename && strstr(fm->filename, "/torch/optim/"))
+            return "optimizer step";
+        if (fm->name && strcmp(fm->name, "forward") == 0)
+            return "forward";
+        if (fm->name && strcmp(fm->name, "backward") == 0)
+            return "backward";
+    }
+    return "step";
+}
+
 /* The step's full need under the cap, and the cap item: from the planner when the
  * workload is known, else from replaying the trace without a cap (a lower bound when no
  * step completed), else from the message's figures (a lower bound). */
@@ -1399,9 +1423,10 @@ static void cap_item(rx *x)
             exact = step_completed(sf);
             if (replay_under(x->ins[sf->input].snapshot, sf->device, need, res))
                 avoids = !res->oom.happened;
-            snprintf(how, sizeof how, "the trace replayed under a cap of %s serves every request%s (peak %s allocated)%s",
+            snprintf(how, sizeof how, "the trace replayed under a cap of %s serves every request%s (peak %s allocated)%s%s",
                      iec(need, a, sizeof a), avoids == 1 ? "" : " but one", iec(peak, b, sizeof b),
-                     exact ? "" : "; a lower bound of the whole step's need: the trace holds no complete step");
+                     exact ? "" : "; a lower bound of the whole step's need: the run failed in its first ",
+                     exact ? "" : oom_phase(sf));
             snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu", x->snap_name, (unsigned long long)need);
         }
         free(res);
@@ -1473,13 +1498,23 @@ static void recipe_items(rx *x, uint64_t target, int is_cap, const char *under)
         uint64_t global = w->batch * (w->grad_accum ? w->grad_accum : 1);
         od_estimate e;
         uint64_t dev = 0;
-        int fits = 0, ok = 0;
-        for (uint64_t mb = pl->max_batch; mb >= 1 && !fits; mb--) {
+        int fits = 0, ok = 1;
+        uint64_t inexact = 0;
+        /* Prefer a micro-batch that divides the global batch (the same global batch
+         * exactly); else the largest that fits, with the accumulation rounded up. */
+        for (uint64_t mb = pl->max_batch; mb >= 1 && ok && !(fits && global % w2.batch == 0); mb--) {
             w2.batch = mb;
             w2.grad_accum = (global + mb - 1) / mb;
             ok = od_plan_fits(x->o->model, &w2, &g, &dev, &fits, NULL) == OD_OK;
-            if (!ok)
-                break;
+            if (ok && fits && !inexact)
+                inexact = mb;
+            if (global % mb != 0)
+                fits = 0;
+        }
+        if (ok && !fits && inexact) {
+            w2.batch = inexact;
+            w2.grad_accum = (global + inexact - 1) / inexact;
+            ok = od_plan_fits(x->o->model, &w2, &g, &dev, &fits, NULL) == OD_OK;
         }
         if (ok && od_estimate_compute(x->o->model, &w2, &e, NULL) == OD_OK) {
             od_plan_workload_flags(&w2, fl, sizeof fl);
@@ -1492,8 +1527,37 @@ static void recipe_items(rx *x, uint64_t target, int is_cap, const char *under)
             snprintf(cmd, sizeof cmd, "oomdoc plan --config %s %s --memory %llu", x->cfg, fl, (unsigned long long)target);
             advise(x, 1, 3, 3, act, eff, cmd,
                    check_of(OD_CHECK_PLAN, fits, e.peak_allocated_bytes, 0,
-                            "planned: %llu is the largest micro-batch that fits %s", (unsigned long long)w2.batch, under));
+                            "planned: %llu is the largest micro-batch that fits %s%s", (unsigned long long)w2.batch,
+                            under, global % w2.batch == 0 ? " and divides the global batch" : ""));
         }
+    }
+    if (pl->fits) {
+        /* The plan says the step as given fits: the OOM came from something the plan does
+         * not see. Sizing changes against it would be guesses. */
+        od_plan_workload_flags(w, fl, sizeof fl);
+        evid(x->d, OD_NO_INPUT, "plan_fits", (double)pl->device_memory_bytes,
+             "the plan of %s (%s) fits %s (%s on the device): the OOM comes from something it does not model -- "
+             "a larger batch or sequence than given, another process, or memory outside the step",
+             x->cfg, fl, under, iec(pl->device_memory_bytes, a, sizeof a));
+        free(pl);
+        return;
+    }
+    int n_shard = 0;
+    /* The smallest device of the table that fits the step as it is. */
+    for (size_t i = 0; od_gpu_by_memory(i); i++) {
+        const od_gpu *gg = od_gpu_by_memory(i);
+        uint64_t dev = 0;
+        int fits = 0;
+        if (gg->memory_bytes <= target || od_plan_fits(x->o->model, w, gg, &dev, &fits, NULL) != OD_OK || !fits)
+            continue;
+        od_plan_workload_flags(w, fl, sizeof fl);
+        snprintf(act, sizeof act, "or a GPU with more memory: the smallest that fits the step as it is is the %s",
+                 gg->description);
+        snprintf(eff, sizeof eff, "%s on its %s", iec(dev, a, sizeof a), iec(gg->memory_bytes, b, sizeof b));
+        snprintf(cmd, sizeof cmd, "oomdoc plan --config %s %s --gpu %s", x->cfg, fl, gg->name);
+        advise(x, 0, 4, 100, act, eff, cmd, check_of(OD_CHECK_PLAN, 1, pl->estimate.peak_allocated_bytes, 0,
+                                                      "planned on the %s", gg->name));
+        break;
     }
     for (size_t i = 0; i < pl->n_mitigations; i++) {
         const od_mitigation *mi = &pl->mitigations[i];
@@ -1501,7 +1565,9 @@ static void recipe_items(rx *x, uint64_t target, int is_cap, const char *under)
             continue;
         int shard = mi->workload.zero || mi->workload.dp > 1 || mi->workload.tp > 1 || mi->workload.pp > 1 ||
                     mi->workload.offload_optimizer;
-        snprintf(eff, sizeof eff, "peak %s allocated, %s on the device (compute %s%s%s)",
+        if (shard && ++n_shard > 2)
+            continue; /* the two cheapest ways to shard are enough to choose from */
+        snprintf(eff, sizeof eff, "peak %s allocated, %s on the device (compute: %s%s%s)",
                  iec(mi->peak_allocated_bytes, a, sizeof a), iec(mi->device_memory_bytes, b, sizeof b), mi->overhead,
                  mi->needs[0] ? "; needs " : "", mi->needs);
         snprintf(cmd, sizeof cmd, "oomdoc plan --config %s %s --memory %llu", x->cfg, mi->flags,

@@ -24,6 +24,9 @@ typedef struct {
  * naming the known names. */
 od_status od_gpu_lookup(const char *name, od_gpu *out, od_error *err);
 
+/* The i-th discrete GPU of the table, smallest memory first; NULL past the last. */
+const od_gpu *od_gpu_by_memory(size_t i);
+
 /* A target given only by its memory (--memory): CUDA-like overheads assumed. */
 void od_gpu_custom(uint64_t memory_bytes, od_gpu *out);
 

@@ -198,9 +198,26 @@ static void test_bad_workloads(void **state)
     assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
 }
 
+/* The table in memory order, every entry once (the largest-device advice walks it). */
+static void gpus_by_memory(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    for (const od_gpu *g = od_gpu_by_memory(0), *prev = NULL; g; prev = g, g = od_gpu_by_memory(++n)) {
+        if (prev)
+            assert_true(prev->memory_bytes <= g->memory_bytes);
+        od_gpu same;
+        od_error err;
+        assert_int_equal(od_gpu_lookup(g->name, &same, &err), OD_OK);
+        assert_int_equal(same.memory_bytes, g->memory_bytes);
+    }
+    assert_int_equal(n, 8);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(gpus_by_memory),
         cmocka_unit_test(test_kv_cache),
         cmocka_unit_test(test_optimizer_and_zero),
         cmocka_unit_test(test_directions),
