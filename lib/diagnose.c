@@ -498,9 +498,77 @@ static const char *short_name(const char *path)
     return p ? p + 1 : path;
 }
 
-static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, size_t idx, const od_snapshot_findings *f)
+/* The OOM itself: what failed where, what held the memory, why, and the replays. */
+static void evidence_oom(od_diagnosis *d, const od_diag_input *in, size_t idx, const od_snapshot_findings *f)
 {
     char a[32], b[32], c[32], e[32], g[32];
+    const od_device_summary *ds = f->figures;
+    if (f->have_oom) {
+        const od_oom_event *o = &ds->ooms[ds->n_ooms - 1];
+        uint64_t s = f->oom_request_bytes, al = f->oom_allocated_bytes;
+        evid(d, idx, "oom_request_bytes", (double)s,
+             "%s: OOM at entry %zu: %s requested at %s, with %s live and %s reserved (at most %s earlier); the "
+             "device had %s free",
+             in->name, o->index, iec(s, a, sizeof a), o->site, iec(al, b, sizeof b),
+             iec(f->oom_reserved_bytes, c, sizeof c), iec(f->max_reserved_bytes, e, sizeof e),
+             iec(f->oom_device_free_bytes, g, sizeof g));
+        /* The stack trace misleads: the failing line is rarely what holds the memory. */
+        if (f->held_bytes[0] && strcmp(f->held_site[0], f->oom_site) != 0)
+            evid(d, idx, "held_bytes", (double)(f->held_bytes[0] + f->held_bytes[1]),
+                 "%s: the failing line is %s (%s); %s is held by %s%s%s%s",
+                 in->name, f->oom_site, iec(s, a, sizeof a), iec(f->held_bytes[0] + f->held_bytes[1], b, sizeof b),
+                 f->held_site[0], f->held_bytes[1] ? " and " : "", f->held_bytes[1] ? f->held_site[1] : "",
+                 f->held_bytes[1] ? "" : "");
+        switch (f->verdict) {
+        case OD_VERDICT_FRAGMENTATION:
+            evid(d, idx, "largest_free_block_bytes", (double)ds->largest_free_block_bytes,
+                 "%s: the request fit in what the pool held (%s reserved - %s live) or had held (%s), but the "
+                 "largest free block is %s: fragmentation",
+                 in->name, iec(f->oom_reserved_bytes, a, sizeof a), iec(al, b, sizeof b),
+                 iec(f->max_reserved_bytes, c, sizeof c), iec(ds->largest_free_block_bytes, e, sizeof e));
+            break;
+        case OD_VERDICT_CAP_LIMIT:
+            evid(d, idx, NULL, 0,
+                 "%s: the device had %s free but the pool could not grow by %s: a per-process cap "
+                 "(set_per_process_memory_fraction) was reached at about %s reserved, with %s stranded and a "
+                 "largest free block of %s%s",
+                 in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b),
+                 iec(f->oom_reserved_bytes, c, sizeof c), iec(ds->stranded_bytes, e, sizeof e),
+                 iec(ds->largest_free_block_bytes, g, sizeof g),
+                 d->have_message ? "" : "; whether it was fragmentation depends on the cap: pass the OOM message too");
+            break;
+        case OD_VERDICT_CAPACITY:
+            evid(d, idx, NULL, 0, "%s: the device had only %s free for a %s request: the work does not fit",
+                 in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b));
+            break;
+        default:
+            break;
+        }
+    }
+    if (f->whatif_unanswerable)
+        evid(d, idx, NULL, 0,
+             "%s: the trace starts mid-run (the ring buffer wrapped): what another allocator setting would have done "
+             "cannot be answered from it, since the blocks live at its start were placed under the run's own setting",
+             in->name);
+    if (f->n_whatifs) {
+        if (!f->whatif_reproduces) {
+            evid(d, idx, NULL, 0,
+                 "%s: replayed under a cap of %s (%s), the run's own allocator setting does not fail where the run "
+                 "did: no what-if is measured",
+                 in->name, iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source);
+        } else {
+            evid(d, idx, "whatif_cap_bytes", (double)f->whatif_cap_bytes,
+                 "%s: replayed under a cap of %s (%s), the run's setting fails at entry %zu as recorded, so the "
+                 "allocator settings below were measured on it",
+                 in->name, iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source, f->whatifs[0].oom_entry);
+        }
+    }
+}
+
+/* What the snapshot holds: figures, the peak, iterations, purposes, pools, spikes. */
+static void evidence_contents(od_diagnosis *d, const od_diag_input *in, size_t idx, const od_snapshot_findings *f)
+{
+    char a[32], b[32], c[32], e[32];
     const od_device_summary *ds = f->figures;
     evid(d, idx, "stranded_bytes", (double)ds->stranded_bytes,
          "%s: device %lld: %s reserved in %llu segments, %s allocated; %s stranded (free inside segments "
@@ -628,66 +696,14 @@ static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, siz
              iec(f->spike_peak_bytes, a, sizeof a), iec(f->typical_peak_bytes, b, sizeof b),
              f->spike_sites[0] ? "; allocations grew there at " : "", f->spike_sites);
     }
-    if (f->have_oom) {
-        const od_oom_event *o = &ds->ooms[ds->n_ooms - 1];
-        uint64_t s = f->oom_request_bytes, al = f->oom_allocated_bytes;
-        evid(d, idx, "oom_request_bytes", (double)s,
-             "%s: OOM at entry %zu: %s requested at %s, with %s live and %s reserved (at most %s earlier); the "
-             "device had %s free",
-             in->name, o->index, iec(s, a, sizeof a), o->site, iec(al, b, sizeof b),
-             iec(f->oom_reserved_bytes, c, sizeof c), iec(f->max_reserved_bytes, e, sizeof e),
-             iec(f->oom_device_free_bytes, g, sizeof g));
-        /* The stack trace misleads: the failing line is rarely what holds the memory. */
-        if (f->held_bytes[0] && strcmp(f->held_site[0], f->oom_site) != 0)
-            evid(d, idx, "held_bytes", (double)(f->held_bytes[0] + f->held_bytes[1]),
-                 "%s: the failing line is %s (%s); %s is held by %s%s%s%s",
-                 in->name, f->oom_site, iec(s, a, sizeof a), iec(f->held_bytes[0] + f->held_bytes[1], b, sizeof b),
-                 f->held_site[0], f->held_bytes[1] ? " and " : "", f->held_bytes[1] ? f->held_site[1] : "",
-                 f->held_bytes[1] ? "" : "");
-        switch (f->verdict) {
-        case OD_VERDICT_FRAGMENTATION:
-            evid(d, idx, "largest_free_block_bytes", (double)ds->largest_free_block_bytes,
-                 "%s: the request fit in what the pool held (%s reserved - %s live) or had held (%s), but the "
-                 "largest free block is %s: fragmentation",
-                 in->name, iec(f->oom_reserved_bytes, a, sizeof a), iec(al, b, sizeof b),
-                 iec(f->max_reserved_bytes, c, sizeof c), iec(ds->largest_free_block_bytes, e, sizeof e));
-            break;
-        case OD_VERDICT_CAP_LIMIT:
-            evid(d, idx, NULL, 0,
-                 "%s: the device had %s free but the pool could not grow by %s: a per-process cap "
-                 "(set_per_process_memory_fraction) was reached at about %s reserved, with %s stranded and a "
-                 "largest free block of %s%s",
-                 in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b),
-                 iec(f->oom_reserved_bytes, c, sizeof c), iec(ds->stranded_bytes, e, sizeof e),
-                 iec(ds->largest_free_block_bytes, g, sizeof g),
-                 d->have_message ? "" : "; whether it was fragmentation depends on the cap: pass the OOM message too");
-            break;
-        case OD_VERDICT_CAPACITY:
-            evid(d, idx, NULL, 0, "%s: the device had only %s free for a %s request: the work does not fit",
-                 in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b));
-            break;
-        default:
-            break;
-        }
-    }
-    if (f->whatif_unanswerable)
-        evid(d, idx, NULL, 0,
-             "%s: the trace starts mid-run (the ring buffer wrapped): what another allocator setting would have done "
-             "cannot be answered from it, since the blocks live at its start were placed under the run's own setting",
-             in->name);
-    if (f->n_whatifs) {
-        if (!f->whatif_reproduces) {
-            evid(d, idx, NULL, 0,
-                 "%s: replayed under a cap of %s (%s), the run's own allocator setting does not fail where the run "
-                 "did: no what-if is measured",
-                 in->name, iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source);
-        } else {
-            evid(d, idx, "whatif_cap_bytes", (double)f->whatif_cap_bytes,
-                 "%s: replayed under a cap of %s (%s), the run's setting fails at entry %zu as recorded, so the "
-                 "allocator settings below were measured on it",
-                 in->name, iec(f->whatif_cap_bytes, a, sizeof a), f->whatif_cap_source, f->whatifs[0].oom_entry);
-        }
-    }
+}
+
+/* Evidence by weight: an OOM's own facts first, then what the snapshot holds. */
+static void evidence_from_snapshot(od_diagnosis *d, const od_diag_input *in, size_t idx, const od_snapshot_findings *f)
+{
+    if (f->have_oom)
+        evidence_oom(d, in, idx, f);
+    evidence_contents(d, in, idx, f);
 }
 
 static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, size_t n, size_t idx,
