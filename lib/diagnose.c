@@ -1910,6 +1910,19 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
     case OD_VERDICT_HEALTHY:
     case OD_VERDICT_COUNT:
         snprintf(d->verify, sizeof d->verify, "nothing to fix");
+        for (size_t i = 0; i < d->n_snapshots; i++)
+            if (d->snapshots[i].inference.recomputes_each_step) {
+                snprintf(eff, sizeof eff,
+                         "each decode step runs one new position instead of the whole sequence (%.1fx more work by the "
+                         "last step now); memory grows by the cache, which oomdoc plan --task infer --kv-cache dynamic "
+                         "sizes",
+                         d->snapshots[i].inference.step_growth_ratio);
+                advise(x, 0, 3, 0, "turn the KV cache on: model.generation_config.use_cache = True (generate() "
+                                   "recomputes the sequence at every step without it)",
+                       eff, "oomdoc plan --config <config.json> --task infer --kv-cache dynamic",
+                       check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked here: the plan command sizes the cache"));
+                break;
+            }
         /* A profiled run: how to lower its peak, by the phase it falls in. */
         for (size_t i = 0; ins && i < n_ins; i++) {
             const od_profile *p = ins[i].kind == OD_INPUT_PROFILE ? ins[i].profile : NULL;
