@@ -1,5 +1,7 @@
 # oomdoc - plain GNU Makefile.
-#   make          build ./oomdoc and build/rel/liboomdoc.a
+#   make          build ./oomdoc, build/rel/liboomdoc.a and build/rel/liboomdoc.so
+#   make install  PREFIX=/usr/local DESTDIR=: binary, libraries, headers, oomdoc.pc, man
+#                 pages, bash completion, the Python package; make uninstall removes them
 #   make demo     build, then run the main job on the bundled real snapshot
 #   make test     unit + golden CLI tests + fuzz corpus replay + cross-checks, then all of
 #                 it again under ASan+UBSan (make asan)
@@ -24,8 +26,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%_replay)
 ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(EXTRA_CFLAGS) -MMD -MP
 
-.PHONY: all deps deps-test demo test check asan fuzz bench clean
-all: oomdoc
+.PHONY: all deps deps-test demo test check asan fuzz bench clean install uninstall
+all: oomdoc shlib
 
 deps:
 	@sh tools/deps.sh build
@@ -110,3 +112,89 @@ $(BUILD)/tests/fakenvml-old/libnvidia-ml.so.1: $(FAKENVML_SRC) tests/fakenvml/sc
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(DEFS) $(CFLAGS) $(EXTRA_CFLAGS) -DFAKE_OLD_DRIVER -fPIC -shared -fvisibility=hidden -o $@ $(FAKENVML_SRC) -lm
 check: $(FAKENVML_LIBS)
+
+# ---------------------------------------------------------------------------------------
+# Shared library and install (GNU conventions: PREFIX, DESTDIR, bindir, libdir, ...).
+# liboomdoc.so holds the library and the subcommands (built -fPIC in $(BUILD)/pic) plus
+# od_cli_run_capture (cli/capture.c), which the Python package calls through ctypes. The
+# binary links liboomdoc.a statically, so the installed one needs no LD_LIBRARY_PATH.
+VERSION   := $(shell sed -n 's/^\#define OD_VERSION "\(.*\)"/\1/p' lib/od.h)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
+SONAME    := liboomdoc.so.$(SOVERSION)
+SHLIB     := $(BUILD)/liboomdoc.so.$(VERSION)
+PIC_OBJ   := $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(filter-out $(BUILD)/pic/cli/main.o,$(CLI_SRC:%.c=$(BUILD)/pic/%.o))
+
+.PHONY: shlib
+shlib: $(BUILD)/liboomdoc.so
+
+$(BUILD)/pic/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+$(BUILD)/pic/lib/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
+# The umbrella header includes its siblings as installed; in the tree they sit in lib/.
+$(BUILD)/cli/capture.o $(BUILD)/pic/cli/capture.o: ALL_CFLAGS += -Ilib
+
+$(SHLIB): $(PIC_OBJ)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $(PIC_OBJ) $(LIBS)
+$(BUILD)/liboomdoc.so: $(SHLIB)
+	ln -sf $(notdir $(SHLIB)) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $@
+
+-include $(PIC_OBJ:.o=.d)
+
+PREFIX      ?= /usr/local
+exec_prefix ?= $(PREFIX)
+bindir      ?= $(exec_prefix)/bin
+libdir      ?= $(exec_prefix)/lib
+includedir  ?= $(PREFIX)/include
+datarootdir ?= $(PREFIX)/share
+mandir      ?= $(datarootdir)/man
+man1dir     ?= $(mandir)/man1
+bashcompdir ?= $(datarootdir)/bash-completion/completions
+pkgconfigdir ?= $(libdir)/pkgconfig
+PYTHON      ?= python3
+# Where $(PYTHON) looks for packages under libdir: Debian's python3 reads
+# lib/python3.X/dist-packages, other builds lib/python3.X/site-packages.
+pythondir   ?= $(libdir)/$(shell $(PYTHON) -c 'import sys; print("python%d.%d/%s" % (sys.version_info[:2] + ("dist-packages" if any(p.endswith("dist-packages") for p in sys.path) else "site-packages",)))')
+INSTALL     ?= install
+PUBLIC_H    := include/oomdoc/oomdoc.h lib/od.h lib/input.h lib/snapshot.h lib/allocconf.h
+PY_SRC      := $(sort $(wildcard python/oomdoc/*.py))
+MAN_PAGES   := $(sort $(wildcard man/*.1))
+
+$(BUILD)/oomdoc.pc: Makefile lib/od.h
+	@mkdir -p $(@D)
+	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$(exec_prefix)' 'libdir=$(libdir)' \
+	    'includedir=$(includedir)' '' 'Name: oomdoc' \
+	    'Description: diagnose and prevent GPU out-of-memory failures (PyTorch snapshots, logs, plans)' \
+	    'Version: $(VERSION)' 'Requires.private: jansson zlib' \
+	    'Cflags: -I$${includedir}' 'Libs: -L$${libdir} -loomdoc' \
+	    'Libs.private: -lm -ldl -pthread' > $@
+
+install: oomdoc shlib $(BUILD)/oomdoc.pc
+	$(INSTALL) -d $(DESTDIR)$(bindir) $(DESTDIR)$(libdir) $(DESTDIR)$(pkgconfigdir) \
+	    $(DESTDIR)$(includedir)/oomdoc $(DESTDIR)$(man1dir) $(DESTDIR)$(bashcompdir) \
+	    $(DESTDIR)$(pythondir)/oomdoc
+	$(INSTALL) -m 755 $(BUILD)/oomdoc $(DESTDIR)$(bindir)/oomdoc
+	$(INSTALL) -m 755 $(SHLIB) $(DESTDIR)$(libdir)/$(notdir $(SHLIB))
+	ln -sf $(notdir $(SHLIB)) $(DESTDIR)$(libdir)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(libdir)/liboomdoc.so
+	$(INSTALL) -m 644 $(BUILD)/liboomdoc.a $(DESTDIR)$(libdir)/liboomdoc.a
+	$(INSTALL) -m 644 $(BUILD)/oomdoc.pc $(DESTDIR)$(pkgconfigdir)/oomdoc.pc
+	$(INSTALL) -m 644 $(PUBLIC_H) $(DESTDIR)$(includedir)/oomdoc/
+	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(man1dir)/
+	$(INSTALL) -m 644 completion/oomdoc.bash $(DESTDIR)$(bashcompdir)/oomdoc
+	$(INSTALL) -m 644 $(PY_SRC) $(DESTDIR)$(pythondir)/oomdoc/
+	printf 'LIBDIR = %s\nBINDIR = %s\n' \
+	    "'$$($(PYTHON) -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' $(libdir) $(pythondir)/oomdoc)'" \
+	    "'$$($(PYTHON) -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' $(bindir) $(pythondir)/oomdoc)'" \
+	    > $(DESTDIR)$(pythondir)/oomdoc/_installed.py
+
+uninstall:
+	rm -f $(DESTDIR)$(bindir)/oomdoc
+	rm -f $(DESTDIR)$(libdir)/liboomdoc.so $(DESTDIR)$(libdir)/$(SONAME) \
+	    $(DESTDIR)$(libdir)/$(notdir $(SHLIB)) $(DESTDIR)$(libdir)/liboomdoc.a
+	rm -f $(DESTDIR)$(pkgconfigdir)/oomdoc.pc
+	rm -rf $(DESTDIR)$(includedir)/oomdoc
+	rm -f $(MAN_PAGES:man/%=$(DESTDIR)$(man1dir)/%)
+	rm -f $(DESTDIR)$(bashcompdir)/oomdoc
+	rm -rf $(DESTDIR)$(pythondir)/oomdoc
