@@ -10,6 +10,7 @@
 #include <math.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,8 +56,10 @@ static void usage(void)
            "  --alarm MINUTES       warn on stderr as soon as the projected OOM is that close\n"
            "  --duration DURATION   stop after this long (default: until COMMAND ends, or\n"
            "                        SIGINT/SIGTERM)\n"
-           "  --prometheus HOST:PORT  serve /metrics in Prometheus text format (port 0: any\n"
-           "                        free port; the address is printed on stderr)\n"
+           "  --prometheus [HOST]:PORT  serve /metrics in Prometheus text format on its own\n"
+           "                        thread; HOST defaults to 127.0.0.1 (0.0.0.0 or [::]: every\n"
+           "                        interface, which watch points out); port 0: any free port;\n"
+           "                        the address is printed on stderr\n"
            "  --json                the end summary as JSON on stdout instead of text on stderr\n"
            "  --nvml-lib PATH       NVML library to load (default: $OOMDOC_NVML_LIB, else\n"
            "                        libnvidia-ml.so.1 from the driver)\n"
@@ -64,7 +67,7 @@ static void usage(void)
            "\n"
            "Examples:\n"
            "  oomdoc watch --out run.csv --alarm 10 -- python train.py\n"
-           "  oomdoc watch --device all --prometheus 0.0.0.0:9401 --interval 1s\n"
+           "  oomdoc watch --device all --prometheus :9401 --interval 1s\n"
            "  (with the test suite's fake NVML: OOMDOC_FAKENVML_SCRIPT=tests/golden/gpus_h200.script\n"
            "   oomdoc watch --nvml-lib build/rel/tests/fakenvml/libnvidia-ml.so.1 --duration 1s)\n"
            "\n"
@@ -270,8 +273,9 @@ static int listen_on(const char *hostport, char *shown, size_t shown_size)
     memset(&hints, 0, sizeof hints);
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-    int gr = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+    hints.ai_flags = AI_NUMERICSERV;
+    /* ":PORT" is this machine only; every interface must be asked for by address. */
+    int gr = getaddrinfo(host[0] ? host : "127.0.0.1", port, &hints, &res);
     if (gr != 0) {
         fprintf(stderr, "oomdoc: watch: --prometheus %s: %s\n", hostport, gai_strerror(gr));
         return -1;
@@ -290,6 +294,9 @@ static int listen_on(const char *hostport, char *shown, size_t shown_size)
             if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
                 getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, pt, sizeof pt, NI_NUMERICHOST | NI_NUMERICSERV);
             snprintf(shown, shown_size, strchr(h, ':') ? "http://[%s]:%s/metrics" : "http://%s:%s/metrics", h, pt);
+            if (strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0)
+                fprintf(stderr, "oomdoc: watch: --prometheus %s listens on every interface: whoever can reach "
+                        "this machine can read the metrics (give 127.0.0.1:%s to keep them local)\n", hostport, pt);
             break;
         }
         close(fd);
@@ -302,109 +309,252 @@ static int listen_on(const char *hostport, char *shown, size_t shown_size)
     return fd;
 }
 
-/* Write all of buf, waiting at most until deadline. */
-static int send_all(int fd, const char *buf, size_t len, double deadline)
-{
-    while (len) {
-        ssize_t k = send(fd, buf, len, MSG_NOSIGNAL);
-        if (k > 0) {
-            buf += k;
-            len -= (size_t)k;
-            continue;
-        }
-        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-            return -1;
-        double left = deadline - mono_s();
-        if (left <= 0)
-            return -1;
-        struct pollfd pf = {fd, POLLOUT, 0};
-        poll(&pf, 1, (int)(left * 1000) + 1);
-    }
-    return 0;
-}
+/* ---- the endpoint's thread ------------------------------------------------------------
+ * The endpoint runs on a thread of its own, over a non-blocking poll set: each connection
+ * has a slot (MAX_CONNS) and a deadline (IO_TIMEOUT_MS to send its request, as long again
+ * to take the answer), so a client that says nothing, or one byte a second, costs a slot
+ * until its deadline and never a sample, an alarm, --duration or a forwarded signal. The
+ * sampler and the endpoint share the watched state under state_lock, which the endpoint
+ * holds only to render a page, never across I/O.
+ *
+ * Not libmicrohttpd: the endpoint serves one page to GET and HEAD, its request parser is
+ * lib/prom's (fuzzed by fuzz_http_request); what the old code lacked was concurrency,
+ * which this poll loop gives in a few hundred lines without a new run-time dependency on
+ * every machine that runs `watch`. */
 
-static void respond(int fd, int code, const char *reason, const char *ctype, const char *body,
-                    size_t body_len, int head_only, double deadline)
+#define MAX_CONNS 64
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct {
+    int fd;          /* -1: the slot is free */
+    double deadline; /* monotonic seconds */
+    char in[OD_HTTP_MAX_HEAD];
+    size_t in_len;
+    char *out;       /* the whole answer (NULL while the request is read) */
+    size_t out_len, out_off;
+} conn;
+
+typedef struct {
+    int lfd, wake[2]; /* wake: written once to stop the thread */
+    int started;
+    pthread_t thread;
+    watch_state *const *ws;
+    size_t n;
+    conn conns[MAX_CONNS];
+} server;
+
+/* Give c its answer: status line, headers, body (not with HEAD); the connection then
+ * waits to write. An allocation failure closes the connection. */
+static void answer(conn *c, int code, const char *reason, const char *ctype, const char *body,
+                   size_t body_len, int head_only)
 {
     char hdr[256];
-    int n = snprintf(hdr, sizeof hdr,
-                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                     "Connection: close\r\n\r\n", code, reason, ctype, body_len);
-    if (send_all(fd, hdr, (size_t)n, deadline) == 0 && !head_only)
-        send_all(fd, body, body_len, deadline);
+    int hn = snprintf(hdr, sizeof hdr,
+                      "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                      "Connection: close\r\n\r\n", code, reason, ctype, body_len);
+    size_t blen = head_only ? 0 : body_len;
+    c->out = malloc((size_t)hn + blen + 1);
+    if (!c->out) {
+        close(c->fd);
+        c->fd = -1;
+        return;
+    }
+    memcpy(c->out, hdr, (size_t)hn);
+    if (blen)
+        memcpy(c->out + hn, body, blen);
+    c->out_len = (size_t)hn + blen;
+    c->out_off = 0;
+    c->deadline = mono_s() + IO_TIMEOUT_MS / 1000.0;
 }
 
-/* One scrape: read the request head (bounded in size and time), answer, close. */
-static void serve_one(int fd, watch_state *const *ws, size_t n)
+#define ANSWER_TEXT(c, code, reason, msg, head) \
+    answer(c, code, reason, "text/plain; charset=utf-8", msg, sizeof msg - 1, head)
+
+/* A complete request head: its answer (the metrics page rendered under state_lock). */
+static void route(server *sv, conn *c, const od_http_request *req)
 {
-    double deadline = mono_s() + IO_TIMEOUT_MS / 1000.0;
-    char buf[OD_HTTP_MAX_HEAD];
-    size_t len = 0;
+    int head = strcmp(req->method, "HEAD") == 0;
+    if (!head && strcmp(req->method, "GET") != 0) {
+        ANSWER_TEXT(c, 405, "Method Not Allowed", "only GET and HEAD\n", 0);
+    } else if (strcmp(req->path, "/metrics") == 0) {
+        od_promtext p;
+        od_promtext_init(&p);
+        pthread_mutex_lock(&state_lock);
+        for (size_t d = 0; d < sv->n; d++)
+            od_watch_classify(&sv->ws[d]->wt);
+        render_metrics(sv->ws, sv->n, &p);
+        pthread_mutex_unlock(&state_lock);
+        if (p.oom)
+            ANSWER_TEXT(c, 500, "Internal Server Error", "out of memory\n", head);
+        else
+            answer(c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", p.data, p.len, head);
+        od_promtext_free(&p);
+    } else if (strcmp(req->path, "/") == 0) {
+        ANSWER_TEXT(c, 200, "OK", "oomdoc watch: metrics at /metrics\n", head);
+    } else {
+        ANSWER_TEXT(c, 404, "Not Found", "not found: try /metrics\n", head);
+    }
+}
+
+static void drop(conn *c)
+{
+    close(c->fd);
+    c->fd = -1;
+    free(c->out);
+    c->out = NULL;
+}
+
+/* The connection is readable: read what is there; a complete head gets its answer, a
+ * malformed or oversized one a 400, a closed one is dropped. */
+static void on_readable(server *sv, conn *c)
+{
+    ssize_t k = recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, 0);
+    if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        drop(c);
+        return;
+    }
+    if (k < 0)
+        return;
+    c->in_len += (size_t)k;
     od_http_request req;
     od_error err;
     int complete = 0;
-    for (;;) {
-        if (od_http_parse_request(buf, len, &req, &complete, &err) != OD_OK) {
-            static const char msg[] = "bad request\n";
-            respond(fd, 400, "Bad Request", "text/plain", msg, sizeof msg - 1, 0, deadline);
-            close(fd);
-            return;
-        }
-        if (complete)
-            break;
-        double left = deadline - mono_s();
-        if (left <= 0 || len == sizeof buf) {
-            close(fd); /* too slow or too long: drop it, the sampler must go on */
-            return;
-        }
-        struct pollfd pf = {fd, POLLIN, 0};
-        if (poll(&pf, 1, (int)(left * 1000) + 1) <= 0)
-            continue;
-        ssize_t k = recv(fd, buf + len, sizeof buf - len, 0);
-        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-            close(fd);
-            return;
-        }
-        if (k > 0)
-            len += (size_t)k;
-    }
-    int head = strcmp(req.method, "HEAD") == 0;
-    if (!head && strcmp(req.method, "GET") != 0) {
-        static const char msg[] = "only GET and HEAD\n";
-        respond(fd, 405, "Method Not Allowed", "text/plain", msg, sizeof msg - 1, 0, deadline);
-    } else if (strcmp(req.path, "/metrics") == 0) {
-        for (size_t d = 0; d < n; d++)
-            od_watch_classify(&ws[d]->wt);
-        od_promtext p;
-        od_promtext_init(&p);
-        render_metrics(ws, n, &p);
-        if (p.oom) {
-            static const char msg[] = "out of memory\n";
-            respond(fd, 500, "Internal Server Error", "text/plain", msg, sizeof msg - 1, head, deadline);
-        } else {
-            respond(fd, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", p.data, p.len, head, deadline);
-        }
-        od_promtext_free(&p);
-    } else if (strcmp(req.path, "/") == 0) {
-        static const char msg[] = "oomdoc watch: metrics at /metrics\n";
-        respond(fd, 200, "OK", "text/plain; charset=utf-8", msg, sizeof msg - 1, head, deadline);
-    } else {
-        static const char msg[] = "not found: try /metrics\n";
-        respond(fd, 404, "Not Found", "text/plain", msg, sizeof msg - 1, head, deadline);
-    }
-    close(fd);
+    if (od_http_parse_request(c->in, c->in_len, &req, &complete, &err) != OD_OK)
+        ANSWER_TEXT(c, 400, "Bad Request", "bad request\n", 0);
+    else if (complete)
+        route(sv, c, &req);
+    else if (c->in_len == sizeof c->in)
+        drop(c); /* cannot happen: the parser refuses a head this long */
 }
 
-static void accept_all(int lfd, watch_state *const *ws, size_t n)
+/* The connection is writable: send what is left; all sent: close. */
+static void on_writable(conn *c)
 {
-    for (int i = 0; i < 16; i++) {
-        int fd = accept(lfd, NULL, NULL);
+    ssize_t k = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+    if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        drop(c);
+        return;
+    }
+    if (k > 0)
+        c->out_off += (size_t)k;
+    if (c->out_off == c->out_len)
+        drop(c);
+}
+
+static void accept_some(server *sv)
+{
+    for (size_t i = 0; i < MAX_CONNS; i++) {
+        conn *c = &sv->conns[i];
+        if (c->fd >= 0)
+            continue;
+        int fd = accept(sv->lfd, NULL, NULL);
         if (fd < 0)
             return;
         fcntl(fd, F_SETFD, FD_CLOEXEC);
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-        serve_one(fd, ws, n);
+        c->fd = fd;
+        c->in_len = 0;
+        c->out = NULL;
+        c->deadline = mono_s() + IO_TIMEOUT_MS / 1000.0;
     }
+}
+
+static void *serve(void *arg)
+{
+    server *sv = arg;
+    struct pollfd pf[MAX_CONNS + 2];
+    size_t slot[MAX_CONNS + 2];
+    for (;;) {
+        double now = mono_s(), soonest = now + 1;
+        size_t np = 0;
+        int room = 0;
+        pf[np++] = (struct pollfd){sv->wake[0], POLLIN, 0};
+        for (size_t i = 0; i < MAX_CONNS; i++) {
+            conn *c = &sv->conns[i];
+            if (c->fd < 0) {
+                room = 1;
+                continue;
+            }
+            if (now >= c->deadline) {
+                drop(c); /* too slow: the slot goes to someone else */
+                room = 1;
+                continue;
+            }
+            if (c->deadline < soonest)
+                soonest = c->deadline;
+            slot[np] = i;
+            pf[np++] = (struct pollfd){c->fd, c->out ? POLLOUT : POLLIN, 0};
+        }
+        /* With every slot taken, new connections wait in the listen backlog. */
+        size_t lpos = np;
+        pf[np++] = (struct pollfd){sv->lfd, room ? POLLIN : 0, 0};
+        int pr = poll(pf, np, (int)((soonest - now) * 1000) + 1);
+        if (pr < 0 && errno != EINTR)
+            break;
+        if (pr <= 0)
+            continue;
+        if (pf[0].revents)
+            break;
+        for (size_t j = 1; j < lpos; j++) {
+            conn *c = &sv->conns[slot[j]];
+            if (!pf[j].revents)
+                continue;
+            if (c->out)
+                on_writable(c);
+            else
+                on_readable(sv, c);
+        }
+        if (pf[lpos].revents & POLLIN)
+            accept_some(sv);
+    }
+    return NULL;
+}
+
+/* Start the endpoint's thread on lfd; signals stay with the sampler's thread. Returns
+ * 0, or -1 with errno (nothing started). */
+static int server_start(server *sv, int lfd, watch_state *const *ws, size_t n)
+{
+    memset(sv, 0, sizeof *sv);
+    sv->lfd = lfd;
+    sv->ws = ws;
+    sv->n = n;
+    for (size_t i = 0; i < MAX_CONNS; i++)
+        sv->conns[i].fd = -1;
+    if (pipe(sv->wake) != 0)
+        return -1;
+    fcntl(sv->wake[0], F_SETFD, FD_CLOEXEC);
+    fcntl(sv->wake[1], F_SETFD, FD_CLOEXEC);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    int e = pthread_create(&sv->thread, NULL, serve, sv);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (e != 0) {
+        close(sv->wake[0]);
+        close(sv->wake[1]);
+        errno = e;
+        return -1;
+    }
+    sv->started = 1;
+    return 0;
+}
+
+/* Stop the thread and close its connections (a server never started is fine). */
+static void server_stop(server *sv)
+{
+    if (!sv->started)
+        return;
+    char b = 0;
+    ssize_t w = write(sv->wake[1], &b, 1);
+    (void)w;
+    pthread_join(sv->thread, NULL);
+    for (size_t i = 0; i < MAX_CONNS; i++)
+        if (sv->conns[i].fd >= 0)
+            drop(&sv->conns[i]);
+    close(sv->wake[0]);
+    close(sv->wake[1]);
+    sv->started = 0;
 }
 
 /* ---- output ------------------------------------------------------------------------ */
@@ -638,7 +788,11 @@ static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs
     size_t np = 0;
     if (od_nvml_processes(nv, w->dev, procs, NVML_PROCS, &np, NULL, &err) != OD_OK)
         np = 0; /* a process ending mid-call, or no permission: device figures still stand */
+    pthread_mutex_lock(&state_lock);
     int alarm = od_watch_sample(&w->wt, t, mem.used_bytes, procs, np);
+    if (alarm)
+        print_alarm(w);
+    pthread_mutex_unlock(&state_lock);
     if (w->out && !w->write_failed) {
         int k;
         unsigned long long u = mem.used_bytes, pu = w->wt.pid_last_bytes;
@@ -657,8 +811,6 @@ static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs
                     strerror(errno));
         }
     }
-    if (alarm)
-        print_alarm(w);
 }
 
 int od_cmd_watch(int argc, char **argv)
@@ -741,6 +893,7 @@ int od_cmd_watch(int argc, char **argv)
     watch_state **ws = NULL;
     size_t n = 0;
     int lfd = -1, any_lost = 0, any_write_failed = 0, cmd_rc = 0, have_child = 0;
+    static server sv; /* static: its buffers are large for a stack; started once */
     od_nvml_process *procs = malloc(NVML_PROCS * sizeof *procs);
     od_error err;
     od_error_clear(&err);
@@ -868,6 +1021,13 @@ int od_cmd_watch(int argc, char **argv)
         child_pid = c_pid;
         have_child = 1;
     }
+    /* Started after the fork: the command's process never holds a copy of this thread's
+     * locks. */
+    if (lfd >= 0 && server_start(&sv, lfd, ws, n) != 0) {
+        fprintf(stderr, "oomdoc: watch: --prometheus: cannot start the endpoint: %s\n", strerror(errno));
+        rc = OD_EXIT_INTERNAL;
+        goto done;
+    }
     int tty = isatty(fileno(stderr));
     double t0 = mono_s(), next = t0, last_status = -1;
     for (;;) {
@@ -885,7 +1045,9 @@ int od_cmd_watch(int argc, char **argv)
                 any_write_failed |= w->write_failed;
             }
             if (tty && (t - last_status >= 0.25 || last_status < 0)) {
+                pthread_mutex_lock(&state_lock);
                 status_line(ws, n);
+                pthread_mutex_unlock(&state_lock);
                 last_status = t;
             }
             /* The next tick: on the grid, but a late tick (suspended, slow NVML) is skipped
@@ -928,11 +1090,9 @@ int od_cmd_watch(int argc, char **argv)
         }
         if (wait < 0)
             wait = 0;
-        struct pollfd pf = {lfd, POLLIN, 0};
-        int pr = poll(lfd >= 0 ? &pf : NULL, lfd >= 0 ? 1 : 0, (int)(wait * 1000.0 + 0.999));
-        if (pr > 0 && (pf.revents & POLLIN))
-            accept_all(lfd, ws, n);
+        poll(NULL, 0, (int)(wait * 1000.0 + 0.999)); /* a signal ends it early */
     }
+    server_stop(&sv);
     if (tty)
         fputs("\r\033[K", stderr);
     double dur = 0;
@@ -960,6 +1120,7 @@ int od_cmd_watch(int argc, char **argv)
     else if (any_write_failed)
         rc = OD_EXIT_INPUT;
 done:
+    server_stop(&sv);
     if (child_pid > 0) {
         kill(child_pid, SIGTERM);
         waitpid(child_pid, NULL, 0);

@@ -219,6 +219,79 @@ class Watch(unittest.TestCase):
                     p.wait()
         self.assertEqual(p.returncode, 0, err)
 
+    def test_stalled_clients_do_not_stop_sampling(self):
+        # 16 clients that connect and say nothing and 16 that send a request one byte at a
+        # time, each replaced as soon as the endpoint drops it, for the whole run: the
+        # samples must stay on their 100 ms grid (every gap under 2x the interval) and a
+        # real scrape must still be answered.
+        csv = self.path("stall.csv")
+        interval = 0.1
+        p = subprocess.Popen([OOMDOC, "watch", "--interval", "100ms", "--duration", "6s", "--out", csv,
+                              "--prometheus", ":0"],
+                             env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        socks = []
+        try:
+            line = p.stderr.readline()
+            m = re.search(r"serving Prometheus metrics on http://127\.0\.0\.1:(\d+)/metrics", line)
+            self.assertIsNotNone(m, line)  # ":PORT" is this machine only
+            port = int(m.group(1))
+            request = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+
+            def connect(slow):
+                s = socket.create_connection(("127.0.0.1", port), timeout=5)
+                s.setblocking(False)
+                return [s, slow, 0]
+
+            socks = [connect(False) for _ in range(16)] + [connect(True) for _ in range(16)]
+            scraped = None
+            end = time.monotonic() + 4
+            while time.monotonic() < end:
+                for i, entry in enumerate(socks):
+                    s, slow, sent = entry
+                    try:
+                        if s.recv(4096) == b"":
+                            raise ConnectionResetError
+                    except BlockingIOError:
+                        pass
+                    except OSError:  # dropped by the endpoint: take its place again
+                        s.close()
+                        socks[i] = connect(slow)
+                        continue
+                    if slow and sent < len(request) - 1:
+                        try:
+                            s.send(request[sent:sent + 1])
+                            entry[2] += 1
+                        except OSError:
+                            pass
+                if scraped is None and time.monotonic() > end - 2:
+                    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5) as resp:
+                        scraped = resp.status
+                time.sleep(0.25)
+            out, err = p.communicate(timeout=15)
+        finally:
+            for s, _, _ in socks:
+                s.close()
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(scraped, 200)
+        times = [float(ln.split(",")[0]) for ln in self.read(csv).splitlines()[1:]]
+        self.assertGreater(len(times), 30)
+        gap = max(b - a for a, b in zip(times, times[1:]))
+        print("watch: 16 idle + 16 slow clients: %d samples, largest gap %.3f s (interval %.3f s)"
+              % (len(times), gap, interval), file=sys.stderr)
+        self.assertLess(gap, 2 * interval)
+
+    def test_prometheus_wildcard_is_pointed_out(self):
+        r = self.run_watch(["--duration", "200ms", "--out", self.path("wild.csv"), "--prometheus", "0.0.0.0:0"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("listens on every interface", r.stderr)
+        r = self.run_watch(["--duration", "200ms", "--out", self.path("local.csv"), "--prometheus", ":0"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("every interface", r.stderr)
+        self.assertRegex(r.stderr, r"on http://127\.0\.0\.1:\d+/metrics")
+
     def test_live_status_line_on_a_terminal(self):
         import pty
         master, slave = pty.openpty()
