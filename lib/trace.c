@@ -56,49 +56,7 @@ static int is_live_block(const od_block *b)
     return b->state == OD_BLOCK_ACTIVE_ALLOCATED || b->state == OD_BLOCK_ACTIVE_PENDING_FREE;
 }
 
-static uint64_t sat_sub(uint64_t a, uint64_t b)
-{
-    return a >= b ? a - b : 0;
-}
-
 /* ---------- the cursor ---------- */
-
-void od_trace_cursor_init(const od_trace *t, od_trace_cursor *c)
-{
-    c->live_requested_bytes = t->start_requested_bytes;
-    c->live_block_bytes = t->start_block_bytes;
-    c->reserved_bytes = t->start_reserved_bytes;
-}
-
-void od_trace_cursor_step(const od_trace *t, od_trace_cursor *c, size_t i)
-{
-    const od_trace_entry *e = &t->entries[i];
-    uint32_t li = t->entry_life[i];
-    switch (e->action) {
-    case OD_ACT_ALLOC:
-        if (li != NO_LIFE) {
-            c->live_requested_bytes += t->lives[li].requested_bytes;
-            c->live_block_bytes += t->lives[li].block_bytes;
-        }
-        break;
-    case OD_ACT_FREE_COMPLETED:
-        if (li != NO_LIFE && t->lives[li].free_index == i) {
-            c->live_requested_bytes = sat_sub(c->live_requested_bytes, t->lives[li].requested_bytes);
-            c->live_block_bytes = sat_sub(c->live_block_bytes, t->lives[li].block_bytes);
-        }
-        break;
-    case OD_ACT_SEGMENT_ALLOC:
-    case OD_ACT_SEGMENT_MAP:
-        c->reserved_bytes += e->size;
-        break;
-    case OD_ACT_SEGMENT_FREE:
-    case OD_ACT_SEGMENT_UNMAP:
-        c->reserved_bytes = sat_sub(c->reserved_bytes, e->size);
-        break;
-    default:
-        break;
-    }
-}
 
 /* ---------- boundaries ---------- */
 
@@ -131,6 +89,15 @@ static int from_annotations(od_trace *t, uint64_t **times, size_t *n_times)
         if (!a->stage || strcmp(a->stage, "START") != 0 || !a->name || (a->device != t->device && a->device >= 0))
             continue;
         if (best && strcmp(best, a->name) == 0)
+            continue;
+        /* Once an Optimizer.step name is counted, only another such name can win. */
+        if (best_pref && strncmp(a->name, "Optimizer.step", 14) != 0)
+            continue;
+        int seen = 0; /* each name is counted at its first START only */
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = s->annotations[j].name && s->annotations[j].stage && strcmp(s->annotations[j].stage, "START") == 0 &&
+                   strcmp(s->annotations[j].name, a->name) == 0;
+        if (seen)
             continue;
         size_t n = 0;
         for (size_t k = 0; k < s->n_annotations; k++)
@@ -319,7 +286,8 @@ typedef struct {
 
 static uint32_t add_life(builder *b, od_lifetime l)
 {
-    if (!od_grow((void **)&b->t->lives, &b->cap, b->t->n_lives + 1, sizeof *b->t->lives))
+    if (b->t->n_lives == b->cap &&
+        !od_grow((void **)&b->t->lives, &b->cap, b->t->n_lives + 1, sizeof *b->t->lives))
         return NO_LIFE;
     b->t->lives[b->t->n_lives] = l;
     return (uint32_t)b->t->n_lives++;
@@ -342,14 +310,16 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
         const od_trace_entry *x = &e[i];
         uint32_t li = NO_LIFE;
         if (x->action == OD_ACT_ALLOC) {
-            uint32_t old;
-            if (od_u64map_get(&latest, x->addr, &old) && t->lives[old].free_index == OD_TRACE_NEVER)
-                t->lives[old].free_index = (uint32_t)i; /* allocated again without a free: replaced */
+            int found;
             uint64_t blk = block_bytes && block_bytes[i] ? block_bytes[i] : od_round_request(x->size);
             li = add_life(&b, (od_lifetime){x->addr, x->size, blk, x->stack, (uint32_t)i, OD_TRACE_NEVER,
                                             OD_TRACE_NEVER});
-            if (li == NO_LIFE || !od_u64map_put(&latest, x->addr, li))
+            uint32_t *v = li == NO_LIFE ? NULL : od_u64map_slot(&latest, x->addr, &found);
+            if (!v)
                 goto out;
+            if (found && t->lives[*v].free_index == OD_TRACE_NEVER)
+                t->lives[*v].free_index = (uint32_t)i; /* allocated again without a free: replaced */
+            *v = li;
         } else if (x->action == OD_ACT_FREE_REQUESTED || x->action == OD_ACT_FREE_COMPLETED) {
             if (!od_u64map_get(&latest, x->addr, &li)) {
                 /* Freed before the trace allocated it: live since before the trace began. */

@@ -118,8 +118,45 @@ typedef struct {
     uint64_t reserved_bytes;
 } od_trace_cursor;
 
-void od_trace_cursor_init(const od_trace *t, od_trace_cursor *c);
-void od_trace_cursor_step(const od_trace *t, od_trace_cursor *c, size_t i);
+static inline void od_trace_cursor_init(const od_trace *t, od_trace_cursor *c)
+{
+    c->live_requested_bytes = t->start_requested_bytes;
+    c->live_block_bytes = t->start_block_bytes;
+    c->reserved_bytes = t->start_reserved_bytes;
+}
+
+/* Inline: the walks over a million-entry trace call it once per entry. */
+static inline void od_trace_cursor_step(const od_trace *t, od_trace_cursor *c, size_t i)
+{
+    const od_trace_entry *e = &t->entries[i];
+    uint32_t li = t->entry_life[i];
+    const od_lifetime *l = li != UINT32_MAX ? &t->lives[li] : NULL;
+    switch (e->action) {
+    case OD_ACT_ALLOC:
+        if (l) {
+            c->live_requested_bytes += l->requested_bytes;
+            c->live_block_bytes += l->block_bytes;
+        }
+        break;
+    case OD_ACT_FREE_COMPLETED:
+        if (l && l->free_index == i) {
+            c->live_requested_bytes -= l->requested_bytes < c->live_requested_bytes ? l->requested_bytes
+                                                                                    : c->live_requested_bytes;
+            c->live_block_bytes -= l->block_bytes < c->live_block_bytes ? l->block_bytes : c->live_block_bytes;
+        }
+        break;
+    case OD_ACT_SEGMENT_ALLOC:
+    case OD_ACT_SEGMENT_MAP:
+        c->reserved_bytes += e->size;
+        break;
+    case OD_ACT_SEGMENT_FREE:
+    case OD_ACT_SEGMENT_UNMAP:
+        c->reserved_bytes -= e->size < c->reserved_bytes ? e->size : c->reserved_bytes;
+        break;
+    default:
+        break;
+    }
+}
 
 /* The boundaries the repeating-allocation rule finds, ignoring annotations (for callers
  * that distrust them, and tests): *out (caller frees; NULL when none is found) and *n, the marker into marker. 0 when out of memory. */

@@ -43,6 +43,28 @@ int od_u64map_put(od_u64map *m, uint64_t key, uint32_t val)
     return 1;
 }
 
+uint32_t *od_u64map_slot(od_u64map *m, uint64_t key, int *found)
+{
+    if (key == UINT64_MAX) {
+        *found = m->has_max;
+        m->has_max = 1;
+        return &m->max_val;
+    }
+    if ((m->n + 1) * 2 > m->cap && !rehash(m))
+        return NULL;
+    size_t mask = m->cap - 1;
+    size_t j = od_u64map_home(key, m->cap);
+    while (m->slots[j].key && m->slots[j].key != key + 1)
+        j = (j + 1) & mask;
+    *found = m->slots[j].key != 0;
+    if (!*found) {
+        m->n++;
+        m->slots[j].key = key + 1;
+        m->slots[j].val = 0;
+    }
+    return &m->slots[j].val;
+}
+
 void od_u64map_del(od_u64map *m, uint64_t key)
 {
     if (key == UINT64_MAX) {

@@ -21,6 +21,10 @@ typedef struct {
 
 /* Insert or replace; 0 on allocation failure (map unchanged). */
 int od_u64map_put(od_u64map *m, uint64_t key, uint32_t val);
+/* The value slot of key, inserted (value 0) when absent: one probe for get-or-insert.
+ * *found says whether it was there. NULL on allocation failure (map unchanged). The
+ * pointer is valid until the map next changes. */
+uint32_t *od_u64map_slot(od_u64map *m, uint64_t key, int *found);
 /* Remove key if present. */
 void od_u64map_del(od_u64map *m, uint64_t key);
 void od_u64map_free(od_u64map *m);
