@@ -53,8 +53,11 @@ static const char USAGE[] =
     "  --kv-dtype D           bf16, fp16, fp32, fp8, int8 (default: the weights' dtype)\n"
     "  --paged-block N        paged KV cache with N-token blocks (implies --kv-cache paged)\n"
     "Target:\n"
-    "  --gpu NAME             a100-40, a100-80, h100-80 (default), h200, l4, l40s, rtx3090,\n"
-    "                         rtx4090, Apple m1-16 .. m2-ultra-192 (number = RAM in GB)\n"
+    "  --gpu NAME             t4, v100-16, a10g, l4, rtx4090, rtx3090, v100-32, a100-40,\n"
+    "                         l40s, a6000, mi250x, h100-sxm (default; alias h100-80),\n"
+    "                         h100-pcie, a100-80, h100-nvl, h200, b200, mi300x, or the name\n"
+    "                         nvidia-smi prints (\"NVIDIA A100-SXM4-80GB\"); Apple m1-16 ..\n"
+    "                         m2-ultra-192 (number = RAM in GB)\n"
     "  --memory SIZE          any device: usable memory, e.g. 80GiB\n"
     "Output:\n"
     "  --json                 JSON (schema_version 1, sizes in bytes)\n"
@@ -416,7 +419,7 @@ int od_cmd_plan(int argc, char **argv)
     if (gpu_name && memory)
         return od_cli_usage_error(CMD, "give --gpu or --memory, not both");
     if (!memory && gpu_name == NULL)
-        gpu_name = "h100-80";
+        gpu_name = "h100-sxm";
 
     od_model m;
     if (config) {

@@ -1,7 +1,8 @@
 /* gpus.c - the accelerator table. Totals are what PyTorch reports as total memory
- * (the driver keeps a few hundred MiB of the nominal size for itself): the H200 entry
- * and its overheads are measured (tests/data/measured/context_overhead.json), the
- * others are the totals their OOM messages print. */
+ * (torch.cuda.get_device_properties().total_memory: the driver keeps a few hundred MiB
+ * of the nominal size for itself). The H200 entry and its overheads are measured
+ * (tests/data/measured/context_overhead.json); every other total is the "total
+ * capacity" its CUDA/HIP OOM messages print, cited per entry. */
 #include "gpus.h"
 
 #include <ctype.h>
@@ -20,23 +21,157 @@
 #define WS_SM90 (64 * MIB)
 #define WS_OLD ((uint64_t)(2 * 8.125 * MIB))
 
+/* Smallest memory first: od_gpu_by_memory walks the table in this order (test_plan
+ * checks it), so a new entry goes where its memory puts it. */
 static const od_gpu TABLE[] = {
-    {"a100-40", "NVIDIA A100 40GB", 42298834944ULL, 600 * MIB, WS_OLD, 0, 0, 1},
-    {"a100-80", "NVIDIA A100 80GB", GIBF(79.15), 600 * MIB, WS_OLD, 0, 0, 1},
-    {"h100-80", "NVIDIA H100 80GB", GIBF(79.11), CTX_MEASURED, WS_SM90, 0, 0, 1},
-    {"h200", "NVIDIA H200 141GB (measured)", 150109880320ULL, CTX_MEASURED, WS_SM90, 0, 0, 1},
+    /* "GPU 0 has a total capacity of 14.56 GiB" (torch 2.x, Tesla T4; 15360 MiB in
+     * nvidia-smi); no bf16 on Turing */
+    {"t4", "Tesla T4 (16 GB)", GIBF(14.56), 450 * MIB, WS_OLD, 0, 0, 0},
+    /* "15.77 GiB total capacity" (Tesla V100-SXM2-16GB); no bf16 on Volta */
+    {"v100-16", "Tesla V100 16GB", GIBF(15.77), 450 * MIB, WS_OLD, 0, 0, 0},
+    /* "total capacity of 21.99 GiB" (A10/A10G, 23028 MiB in nvidia-smi) */
+    {"a10g", "NVIDIA A10G (24 GB)", GIBF(21.99), 500 * MIB, WS_OLD, 0, 0, 1},
+    /* 23034 MiB in nvidia-smi; "22.05 GiB total capacity" */
     {"l4", "NVIDIA L4 24GB", GIBF(22.05), 500 * MIB, WS_OLD, 0, 0, 1},
-    {"l40s", "NVIDIA L40S 48GB", GIBF(44.42), 550 * MIB, WS_OLD, 0, 0, 1},
-    {"rtx3090", "NVIDIA GeForce RTX 3090 24GB", GIBF(23.69), 450 * MIB, WS_OLD, 0, 0, 1},
+    /* "23.65 GiB total capacity" (24564 MiB in nvidia-smi) */
     {"rtx4090", "NVIDIA GeForce RTX 4090 24GB", GIBF(23.65), 450 * MIB, WS_OLD, 0, 0, 1},
+    /* "23.69 GiB total capacity" */
+    {"rtx3090", "NVIDIA GeForce RTX 3090 24GB", GIBF(23.69), 450 * MIB, WS_OLD, 0, 0, 1},
+    /* "31.75 GiB total capacity" (Tesla V100-SXM2-32GB); no bf16 on Volta */
+    {"v100-32", "Tesla V100 32GB", GIBF(31.75), 450 * MIB, WS_OLD, 0, 0, 0},
+    /* A100-SXM4-40GB / A100-PCIE-40GB: 40960 MiB in nvidia-smi, 39.39 GiB in torch */
+    {"a100-40", "NVIDIA A100 40GB", 42298834944ULL, 600 * MIB, WS_OLD, 0, 0, 1},
+    /* "44.42 GiB total capacity" (46068 MiB in nvidia-smi) */
+    {"l40s", "NVIDIA L40S 48GB", GIBF(44.42), 550 * MIB, WS_OLD, 0, 0, 1},
+    /* "47.54 GiB total capacity" (NVIDIA RTX A6000, 49140 MiB in nvidia-smi) */
+    {"a6000", "NVIDIA RTX A6000 48GB", GIBF(47.54), 550 * MIB, WS_OLD, 0, 0, 1},
+    /* one GCD, which torch sees as one device: "total capacity of 63.98 GiB"; HIP's
+     * context and hipBLASLt workspace taken as CUDA's */
+    {"mi250x", "AMD Instinct MI250X (one of its two GCDs, 64 GB)", GIBF(63.98), 600 * MIB, WS_SM90, 0, 0, 1},
+    /* "total capacity of 79.11 GiB" (NVIDIA H100 80GB HBM3, 81559 MiB in nvidia-smi) */
+    {"h100-sxm", "NVIDIA H100 80GB HBM3 (SXM)", GIBF(79.11), CTX_MEASURED, WS_SM90, 0, 0, 1},
+    /* NVIDIA H100 PCIe: the same 81559 MiB in nvidia-smi as the SXM part */
+    {"h100-pcie", "NVIDIA H100 PCIe 80GB", GIBF(79.11), CTX_MEASURED, WS_SM90, 0, 0, 1},
+    /* "79.15 GiB total capacity" (NVIDIA A100-SXM4-80GB, 81920 MiB in nvidia-smi) */
+    {"a100-80", "NVIDIA A100 80GB", GIBF(79.15), 600 * MIB, WS_OLD, 0, 0, 1},
+    /* "total capacity of 93.00 GiB" (NVIDIA H100 NVL, 94 GB) */
+    {"h100-nvl", "NVIDIA H100 NVL 94GB", GIBF(93.00), CTX_MEASURED, WS_SM90, 0, 0, 1},
+    /* measured: torch.cuda.mem_get_info() total on NVIDIA H200 (143771 MiB in nvidia-smi) */
+    {"h200", "NVIDIA H200 141GB (measured)", 150109880320ULL, CTX_MEASURED, WS_SM90, 0, 0, 1},
+    /* "total capacity of 178.35 GiB" (NVIDIA B200, 183359 MiB in nvidia-smi) */
+    {"b200", "NVIDIA B200 180GB", GIBF(178.35), CTX_MEASURED, WS_SM90, 0, 0, 1},
+    /* "total capacity of 191.98 GiB" (AMD Instinct MI300X, 192 GB HBM3) */
+    {"mi300x", "AMD Instinct MI300X 192GB", GIBF(191.98), 600 * MIB, WS_SM90, 0, 0, 1},
+};
+#define N_TABLE (sizeof TABLE / sizeof TABLE[0])
+
+/* Other names for the entries: older keys, short forms, and the names nvidia-smi,
+ * torch.cuda.get_device_name() and rocm-smi print. Compared after lowercasing and
+ * dropping everything but letters and digits ("NVIDIA A100-SXM4-80GB" = "nvidiaa100sxm480gb"). */
+static const struct { const char *alias, *name; } ALIASES[] = {
+    {"h100-80", "h100-sxm"}, {"h100", "h100-sxm"}, {"h100-80gb", "h100-sxm"}, {"h100-hbm3", "h100-sxm"},
+    {"NVIDIA H100 80GB HBM3", "h100-sxm"}, {"NVIDIA H100 PCIe", "h100-pcie"},
+    {"NVIDIA H100 NVL", "h100-nvl"}, {"h100-94", "h100-nvl"},
+    {"a100", "a100-80"}, {"a100-40gb", "a100-40"}, {"a100-80gb", "a100-80"},
+    {"NVIDIA A100-SXM4-80GB", "a100-80"}, {"NVIDIA A100 80GB PCIe", "a100-80"},
+    {"NVIDIA A100-PCIE-80GB", "a100-80"}, {"NVIDIA A100-SXM4-40GB", "a100-40"},
+    {"NVIDIA A100-PCIE-40GB", "a100-40"},
+    {"h200-141", "h200"}, {"NVIDIA H200", "h200"}, {"NVIDIA H200 NVL", "h200"},
+    {"NVIDIA B200", "b200"},
+    {"3090", "rtx3090"}, {"rtx-3090", "rtx3090"}, {"NVIDIA GeForce RTX 3090", "rtx3090"},
+    {"4090", "rtx4090"}, {"rtx-4090", "rtx4090"}, {"NVIDIA GeForce RTX 4090", "rtx4090"},
+    {"l40s-48", "l40s"}, {"NVIDIA L40S", "l40s"}, {"l4-24", "l4"}, {"NVIDIA L4", "l4"},
+    {"Tesla T4", "t4"}, {"NVIDIA A10G", "a10g"}, {"a10", "a10g"}, {"NVIDIA A10", "a10g"},
+    {"v100", "v100-32"}, {"Tesla V100-SXM2-16GB", "v100-16"}, {"Tesla V100-PCIE-16GB", "v100-16"},
+    {"Tesla V100-SXM2-32GB", "v100-32"}, {"Tesla V100-PCIE-32GB", "v100-32"},
+    {"Tesla V100S-PCIE-32GB", "v100-32"}, {"NVIDIA RTX A6000", "a6000"}, {"rtx-a6000", "a6000"},
+    {"AMD Instinct MI250X", "mi250x"}, {"AMD Instinct MI250X/MI250", "mi250x"},
+    {"AMD Instinct MI300X", "mi300x"},
 };
 
-static const struct { const char *alias, *name; } ALIASES[] = {
-    {"a100", "a100-80"}, {"a100-40gb", "a100-40"}, {"a100-80gb", "a100-80"},
-    {"h100", "h100-80"}, {"h100-80gb", "h100-80"}, {"h200-141", "h200"},
-    {"3090", "rtx3090"}, {"rtx-3090", "rtx3090"}, {"4090", "rtx4090"},
-    {"rtx-4090", "rtx4090"}, {"l40s-48", "l40s"}, {"l4-24", "l4"},
-};
+/* Lowercase letters and digits of s, at most n-1 of them. */
+static void norm(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *s && k + 1 < n; s++)
+        if (isalnum((unsigned char)*s))
+            out[k++] = (char)tolower((unsigned char)*s);
+    out[k] = 0;
+}
+
+static const od_gpu *by_name(const char *name)
+{
+    char want[96], have[96];
+    norm(name, want, sizeof want);
+    if (!want[0])
+        return NULL;
+    for (size_t i = 0; i < N_TABLE; i++) {
+        norm(TABLE[i].name, have, sizeof have);
+        if (!strcmp(want, have))
+            return &TABLE[i];
+    }
+    for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++) {
+        norm(ALIASES[i].alias, have, sizeof have);
+        if (!strcmp(want, have))
+            return by_name(ALIASES[i].name);
+    }
+    return NULL;
+}
+
+/* Levenshtein distance of two short strings (both under 96 bytes). */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[96];
+    if (la >= 96 || lb >= 96)
+        return 96;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The three entries whose key or any alias is nearest to name, as "a, b, c". */
+static void nearest(const char *name, char *buf, size_t n)
+{
+    char want[96], have[96];
+    size_t best[N_TABLE];
+    norm(name, want, sizeof want);
+    for (size_t i = 0; i < N_TABLE; i++) {
+        norm(TABLE[i].name, have, sizeof have);
+        best[i] = distance(want, have);
+    }
+    for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++) {
+        const od_gpu *g = by_name(ALIASES[i].name);
+        norm(ALIASES[i].alias, have, sizeof have);
+        size_t d = distance(want, have), k = (size_t)(g - TABLE);
+        if (d < best[k])
+            best[k] = d;
+    }
+    buf[0] = 0;
+    int used[N_TABLE] = {0};
+    for (int r = 0; r < 3; r++) {
+        size_t pick = N_TABLE;
+        for (size_t i = 0; i < N_TABLE; i++)
+            if (!used[i] && (pick == N_TABLE || best[i] < best[pick]))
+                pick = i;
+        used[pick] = 1;
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%s", r ? ", " : "", TABLE[pick].name);
+    }
+}
 
 const char *od_gpu_unified_note(void)
 {
@@ -74,21 +209,18 @@ static int apple(const char *name, od_gpu *out)
 
 od_status od_gpu_lookup(const char *name, od_gpu *out, od_error *err)
 {
-    const char *want = name;
-    for (size_t i = 0; i < sizeof ALIASES / sizeof ALIASES[0]; i++)
-        if (!strcasecmp(name, ALIASES[i].alias))
-            want = ALIASES[i].name;
-    for (size_t i = 0; i < sizeof TABLE / sizeof TABLE[0]; i++) {
-        if (!strcasecmp(want, TABLE[i].name)) {
-            *out = TABLE[i];
-            return OD_OK;
-        }
+    const od_gpu *g = by_name(name);
+    if (g) {
+        *out = *g;
+        return OD_OK;
     }
     if (apple(name, out))
         return OD_OK;
+    char near[96];
+    nearest(name, near, sizeof near);
     return od_fail(err, OD_ERR_ARG,
-                   "unknown GPU '%s' (known: a100-40, a100-80, h100-80, h200, l4, l40s, rtx3090, "
-                   "rtx4090, Apple as m2-max-96 or apple-64 = RAM in GB; or use --memory)", name);
+                   "unknown GPU '%.60s' (nearest: %s; `oomdoc plan --help` lists all; Apple as "
+                   "m2-max-96 = RAM in GB; or use --memory)", name, near);
 }
 
 void od_gpu_custom(uint64_t memory_bytes, od_gpu *out)
@@ -102,10 +234,8 @@ void od_gpu_custom(uint64_t memory_bytes, od_gpu *out)
     out->bf16 = 1;
 }
 
-/* TABLE's entries, smallest memory first (test_plan checks the order). */
-static const unsigned char BY_MEMORY[] = {4, 7, 6, 0, 5, 2, 1, 3};
-
+/* The table is kept in memory order (see TABLE). */
 const od_gpu *od_gpu_by_memory(size_t i)
 {
-    return i < sizeof BY_MEMORY ? &TABLE[BY_MEMORY[i]] : NULL;
+    return i < N_TABLE ? &TABLE[i] : NULL;
 }

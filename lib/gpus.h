@@ -9,7 +9,7 @@
 #include "od.h"
 
 typedef struct {
-    char name[48];              /* canonical name, e.g. "h100-80" */
+    char name[48];              /* canonical name, e.g. "h100-sxm" */
     char description[96];
     uint64_t memory_bytes;      /* what torch.cuda.mem_get_info() reports as total */
     uint64_t context_bytes;     /* CUDA context + kernels outside the caching allocator */
@@ -19,12 +19,14 @@ typedef struct {
     int bf16;                   /* bfloat16 tensor cores */
 } od_gpu;
 
-/* Look a name up (case-insensitive; aliases like "a100", "4090", "h100" and Apple
- * "m2-max-96" / "apple-64" = RAM in GB). Fills *out and returns OD_OK, or OD_ERR_ARG
- * naming the known names. */
+/* Look a name up: a key ("h100-sxm", "t4", "mi300x"), an alias ("a100", "4090",
+ * "h100-80"), the name nvidia-smi or torch.cuda.get_device_name() prints ("NVIDIA H200",
+ * "NVIDIA A100-SXM4-80GB", "Tesla T4"; case, spaces and dashes ignored), or Apple
+ * "m2-max-96" / "apple-64" = RAM in GB. Fills *out and returns OD_OK, or OD_ERR_ARG
+ * naming the three nearest keys. */
 od_status od_gpu_lookup(const char *name, od_gpu *out, od_error *err);
 
-/* The i-th discrete GPU of the table, smallest memory first; NULL past the last. */
+/* The i-th GPU of the table (all discrete), smallest memory first; NULL past the last. */
 const od_gpu *od_gpu_by_memory(size_t i);
 
 /* A target given only by its memory (--memory): CUDA-like overheads assumed. */

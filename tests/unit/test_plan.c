@@ -177,6 +177,27 @@ static void test_gpus(void **state)
     assert_int_equal(od_gpu_lookup("m1-16", &g, &err), OD_OK);
     assert_true(g.memory_bytes < 11000000000ULL);
     assert_int_equal(od_gpu_lookup("tpu-v5", &g, &err), OD_ERR_ARG);
+    /* the names nvidia-smi and torch.cuda.get_device_name() print */
+    static const struct { const char *smi, *key; } smi[] = {
+        {"NVIDIA H200", "h200"}, {"NVIDIA A100-SXM4-80GB", "a100-80"}, {"Tesla T4", "t4"},
+        {"NVIDIA GeForce RTX 4090", "rtx4090"}, {"NVIDIA H100 80GB HBM3", "h100-sxm"},
+        {"NVIDIA H100 PCIe", "h100-pcie"}, {"NVIDIA H100 NVL", "h100-nvl"},
+        {"Tesla V100-SXM2-16GB", "v100-16"}, {"NVIDIA A10G", "a10g"}, {"NVIDIA L40S", "l40s"},
+        {"NVIDIA RTX A6000", "a6000"}, {"NVIDIA B200", "b200"}, {"AMD Instinct MI300X", "mi300x"},
+        {"AMD Instinct MI250X/MI250", "mi250x"}, {"h100-80", "h100-sxm"}, {"A100_40", "a100-40"},
+    };
+    for (size_t i = 0; i < sizeof smi / sizeof smi[0]; i++) {
+        assert_int_equal(od_gpu_lookup(smi[i].smi, &g, &err), OD_OK);
+        assert_string_equal(g.name, smi[i].key);
+    }
+    /* no bf16 before Ampere */
+    assert_int_equal(od_gpu_lookup("t4", &g, &err), OD_OK);
+    assert_false(g.bf16);
+    /* an unknown name lists the nearest keys */
+    assert_int_equal(od_gpu_lookup("h100-sxn", &g, &err), OD_ERR_ARG);
+    assert_non_null(strstr(err.msg, "nearest: h100-sxm"));
+    assert_int_equal(od_gpu_lookup("mi300", &g, &err), OD_ERR_ARG);
+    assert_non_null(strstr(err.msg, "nearest: mi300x"));
 }
 
 static void test_bad_workloads(void **state)
@@ -211,7 +232,11 @@ static void gpus_by_memory(void **state)
         assert_int_equal(od_gpu_lookup(g->name, &same, &err), OD_OK);
         assert_int_equal(same.memory_bytes, g->memory_bytes);
     }
-    assert_int_equal(n, 8);
+    /* t4, v100-16, a10g, l4, rtx4090, rtx3090, v100-32, a100-40, l40s, a6000, mi250x,
+     * h100-sxm, h100-pcie, a100-80, h100-nvl, h200, b200, mi300x */
+    assert_int_equal(n, 18);
+    assert_string_equal(od_gpu_by_memory(0)->name, "t4");
+    assert_string_equal(od_gpu_by_memory(17)->name, "mi300x");
 }
 
 int main(void)
