@@ -302,8 +302,13 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
     od_u64map latest = {0}; /* address -> its latest lifetime */
     od_status rc = OD_ERR_NOMEM;
     if (n) {
-        t->entry_life = malloc(n * sizeof *t->entry_life);
-        if (!t->entry_life)
+        size_t cap_el = 0, allocs = 0;
+        if (!od_grow((void **)&t->entry_life, &cap_el, n, sizeof *t->entry_life))
+            goto out;
+        /* One lifetime per alloc, and a few from before the trace: sized once, not doubled. */
+        for (size_t i = 0; i < n; i++)
+            allocs += e[i].action == OD_ACT_ALLOC;
+        if (!od_grow((void **)&t->lives, &b.cap, allocs + 64, sizeof *t->lives))
             goto out;
     }
     for (size_t i = 0; i < n; i++) {
