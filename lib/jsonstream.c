@@ -425,7 +425,15 @@ od_status od_js_number_read(od_js *js, od_js_number *n, od_error *err)
         return fail_at(js, err, OD_ERR_FORMAT, start, "malformed number");
     n->value = strtod(tmp, NULL);
     n->is_int = !frac && !expo && !ovf && ipart <= (uint64_t)INT64_MAX;
-    n->i = n->is_int ? (neg ? -(int64_t)ipart : (int64_t)ipart) : (int64_t)n->value;
+    /* Beyond int64's range (1e999 is +inf) the cast would be undefined: saturate. */
+    if (n->is_int)
+        n->i = neg ? -(int64_t)ipart : (int64_t)ipart;
+    else if (n->value >= 9223372036854775807.0)
+        n->i = INT64_MAX;
+    else if (n->value <= -9223372036854775808.0)
+        n->i = INT64_MIN;
+    else
+        n->i = isnan(n->value) ? 0 : (int64_t)n->value;
     n->milli_ok = 0;
     if (!expo && !ovf && ipart <= (uint64_t)(INT64_MAX / 1000 - 1)) {
         while (nfr < 3) {

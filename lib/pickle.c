@@ -931,7 +931,8 @@ static od_status make_seq(vm *m, size_t base, int kind)
     cont *c = &m->t->conts[PAYLOAD(v)];
     if (n > UINT32_MAX)
         return fail(m, OD_ERR_LIMIT, "%s too large", "tuple");
-    if (!cont_extend(m->t, c, 0, m->stack + base, n))
+    /* MARK then TUPLE on a stack never grown: m->stack is NULL, and NULL + 0 is undefined. */
+    if (n && !cont_extend(m->t, c, 0, m->stack + base, n))
         return nomem(m);
     c->count = (uint32_t)n;
     m->sp = base;

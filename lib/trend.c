@@ -345,7 +345,8 @@ od_status od_series_parse(const char *text, size_t len, od_series **out, od_erro
         return od_fail_at(err, OD_ERR_FORMAT, 0,
                           "expected a memory column (allocated, reserved, used or peak, optionally with _bytes)");
     }
-    qsort(t.rows, t.n, sizeof *t.rows, cmp_row);
+    if (t.n > 1) /* a header-only series has no rows, and qsort(NULL, 0) is undefined */
+        qsort(t.rows, t.n, sizeof *t.rows, cmp_row);
     od_series *s = calloc(1, sizeof *s);
     if (!s) {
         free(t.rows);
