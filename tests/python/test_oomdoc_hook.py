@@ -1,5 +1,6 @@
-"""Tests of python/oomdoc_hook.py with the stand-in torch of tests/python/standin: the calls
-it makes, the files it writes and their formats. Memory figures are the real ones of
+"""Tests of python/oomdoc_hook.py (now a shim over the oomdoc package's capture code) with
+the stand-in torch of tests/python/standin: the calls it makes, the files it writes and
+their formats. Memory figures are the real ones of
 tests/data/snapshots/leak_eval_no_grad.json's step_log (allocated, reserved), and the
 snapshot torch "writes" is the real OOM snapshot tests/data/snapshots/snap_train_oom.pickle.
 Run from the repository root."""
@@ -121,7 +122,7 @@ class Hook(unittest.TestCase):
         self.assertEqual(os.listdir(self.tmp.name), [])
 
     def test_torch_2_0_history_signature(self):
-        torch.legacy_history_signature = True
+        torch.use_version("2.0")
         with redirect_stderr(io.StringIO()):
             with oomdoc_hook.record(self.name, max_entries=5000):
                 pass

@@ -1,8 +1,14 @@
-"""A stand-in for the parts of `torch` that oomdoc_hook calls, for tests on machines
-without PyTorch or a GPU. Signatures follow torch 2.x (torch/cuda/memory.py); the memory
-figures are whatever the test scripts (`script_steps`), and every call is logged in
-`calls`. `_dump_snapshot` writes a real snapshot pickle from the fixtures
-(`snapshot_source`), as torch would write one."""
+"""A stand-in for the parts of `torch` that oomdoc's capture code calls, for tests on
+machines without PyTorch or a GPU. `use_version("2.1" | "2.0" | "1.13")` installs that
+release's signatures (torch/cuda/memory.py of each): 2.1+ _record_memory_history(enabled,
+context, stacks, max_entries, device) and _dump_snapshot; 2.0 (enabled, record_context,
+trace_alloc_max_entries, trace_alloc_record_context, device) and no _dump_snapshot;
+1.13 (enabled, device) and no _dump_snapshot nor OOM observer. The memory figures are
+whatever the test scripts (`script_steps`), and every call is logged in `calls`.
+`_dump_snapshot` writes a real snapshot pickle from the fixtures (`snapshot_source`), as
+torch would write one; `_snapshot()` returns that pickle's dict."""
+import inspect
+import pickle
 import shutil
 import sys
 import types
@@ -10,22 +16,19 @@ import types
 calls = []
 observers = []
 cuda_available = True
-legacy_history_signature = False  # torch 2.0: _record_memory_history(enabled, ..., trace_alloc_max_entries)
-has_oom_observer = True
 snapshot_source = None
 _steps = []  # (allocated, reserved, peak) per step, consumed by the getters
 _pos = 0
 
 
-def reset():
-    global cuda_available, legacy_history_signature, has_oom_observer, _steps, _pos
+def reset(version="2.1"):
+    global cuda_available, dump_fails, _steps, _pos
     calls.clear()
     observers.clear()
     cuda_available = True
-    legacy_history_signature = False
-    has_oom_observer = True
+    dump_fails = False
     _steps, _pos = [], 0
-    _C._cuda_attach_out_of_memory_observer = _attach
+    use_version(version)
 
 
 def script_steps(rows):
@@ -92,25 +95,76 @@ cuda.reset_peak_memory_stats = _reset_peak_memory_stats
 memory = types.ModuleType("torch.cuda.memory")
 
 
-def _record_memory_history(*args, **kwargs):
-    if legacy_history_signature:
-        allowed = {"record_context", "trace_alloc_max_entries", "trace_alloc_record_context",
-                   "device", "record_context_cpp"}
-    else:
-        allowed = {"enabled", "context", "stacks", "max_entries", "device"}
-    bad = set(kwargs) - allowed
-    if bad:
-        raise TypeError("_record_memory_history() got an unexpected keyword argument %r" % sorted(bad)[0])
-    calls.append(("record_memory_history", args, kwargs))
+def _sig_2_1(enabled="all", context="all", stacks="all", max_entries=2 ** 63 - 1, device=None):
+    pass
+
+
+def _sig_2_0(enabled, record_context=True, trace_alloc_max_entries=1,
+             trace_alloc_record_context=False, device=None):
+    pass
+
+
+def _sig_1_13(enabled, device=None):
+    pass
+
+
+def _history(template):
+    """_record_memory_history with template's signature: binds as torch would (TypeError
+    on a keyword that release lacks) and logs the call as it was made."""
+    sig = inspect.signature(template)
+
+    def fn(*args, **kwargs):
+        sig.bind(*args, **kwargs)
+        calls.append(("record_memory_history", args, kwargs))
+    fn.__signature__ = sig
+    return fn
 
 
 def _dump_snapshot(filename="dump_snapshot.pickle"):
     calls.append(("dump_snapshot", filename, _pos))
+    if dump_fails:
+        raise RuntimeError("dump failed (stand-in)")
     shutil.copyfile(snapshot_source, filename)
 
 
-memory._record_memory_history = _record_memory_history
-memory._dump_snapshot = _dump_snapshot
+def _snapshot(device=None):
+    calls.append(("snapshot", device, _pos))
+    if dump_fails:
+        raise RuntimeError("snapshot failed (stand-in)")
+    with open(snapshot_source, "rb") as f:
+        return pickle.load(f)
+
+
+memory._snapshot = _snapshot
+dump_fails = False
+__version__ = "2.5.1"
+
+
+def use_version(v):
+    """Install torch release v's capture API (see the module's docstring)."""
+    global __version__
+    for name in ("_record_memory_history", "_dump_snapshot"):
+        if hasattr(memory, name):
+            delattr(memory, name)
+    if hasattr(_C, "_cuda_attach_out_of_memory_observer"):
+        del _C._cuda_attach_out_of_memory_observer
+    if v == "2.1":
+        memory._record_memory_history = _history(_sig_2_1)
+        memory._dump_snapshot = _dump_snapshot
+        _C._cuda_attach_out_of_memory_observer = _attach
+        __version__ = "2.5.1"
+    elif v == "2.0":
+        memory._record_memory_history = _history(_sig_2_0)
+        _C._cuda_attach_out_of_memory_observer = _attach
+        __version__ = "2.0.1"
+    elif v == "1.13":
+        memory._record_memory_history = _history(_sig_1_13)
+        __version__ = "1.13.1"
+    else:
+        raise ValueError(v)
+
+
+use_version("2.1")
 cuda.memory = memory
 sys.modules["torch.cuda"] = cuda
 sys.modules["torch.cuda.memory"] = memory
