@@ -166,16 +166,6 @@ static int cmp_catsite(const void *pa, const void *pb)
     return strcmp(a->site, b->site);
 }
 
-typedef struct {
-    char path[256];
-    uint64_t bytes;
-} modrow;
-
-static int cmp_modrow(const void *pa, const void *pb)
-{
-    return strcmp(((const modrow *)pa)->path, ((const modrow *)pb)->path);
-}
-
 /* The stacks and the module paths holding the most bytes (per-stack tallies given). */
 /* Tallies are per (stack, category): slot stack * OD_CAT_COUNT + category. */
 static int top_stacks_and_modules(const od_snapshot *s, od_categories *c, const uint64_t *sbytes,
@@ -183,7 +173,7 @@ static int top_stacks_and_modules(const od_snapshot *s, od_categories *c, const 
 {
     size_t n = s->n_stacks ? s->n_stacks : 1, slots = (size_t)s->n_stacks * OD_CAT_COUNT;
     uint8_t *taken = calloc(slots ? slots : 1, 1);
-    modrow *rows = malloc(n * sizeof *rows);
+    od_named_bytes *rows = malloc(n * sizeof *rows);
     if (!taken || !rows) {
         free(taken);
         free(rows);
@@ -210,31 +200,15 @@ static int top_stacks_and_modules(const od_snapshot *s, od_categories *c, const 
             b += sbytes[k * OD_CAT_COUNT + (size_t)cat];
         if (!b)
             continue;
-        od_stack_module_path(s, (uint32_t)k, rows[m].path, sizeof rows[m].path);
-        if (!rows[m].path[0])
+        od_stack_module_path(s, (uint32_t)k, rows[m].name, sizeof rows[m].name);
+        if (!rows[m].name[0])
             continue;
         rows[m++].bytes = b;
     }
-    if (m)
-        qsort(rows, m, sizeof *rows, cmp_modrow);
-    size_t u = 0;
-    for (size_t i = 0; i < m; i++) {
-        if (u && strcmp(rows[u - 1].path, rows[i].path) == 0)
-            rows[u - 1].bytes += rows[i].bytes;
-        else
-            rows[u++] = rows[i];
-    }
-    while (c->n_top_modules < OD_TOP_STACKS) {
-        size_t best = SIZE_MAX;
-        for (size_t i = 0; i < u; i++)
-            if (rows[i].bytes && (best == SIZE_MAX || rows[i].bytes > rows[best].bytes))
-                best = i;
-        if (best == SIZE_MAX)
-            break;
-        size_t i = c->n_top_modules++;
-        snprintf(c->top_modules[i].path, sizeof c->top_modules[i].path, "%s", rows[best].path);
-        c->top_modules[i].bytes = rows[best].bytes;
-        rows[best].bytes = 0;
+    c->n_top_modules = od_named_bytes_top(rows, m, OD_TOP_STACKS);
+    for (size_t i = 0; i < c->n_top_modules; i++) {
+        snprintf(c->top_modules[i].path, sizeof c->top_modules[i].path, "%s", rows[i].name);
+        c->top_modules[i].bytes = rows[i].bytes;
     }
     free(taken);
     free(rows);

@@ -220,16 +220,6 @@ static void stack_where_name(const od_snapshot *s, uint32_t stack, char *buf, si
     od_frame_format(s, wf, buf, size);
 }
 
-typedef struct {
-    char site[256];
-    uint64_t bytes;
-} site_bytes;
-
-static int cmp_site_bytes_name(const void *pa, const void *pb)
-{
-    return strcmp(((const site_bytes *)pa)->site, ((const site_bytes *)pb)->site);
-}
-
 /* What held the memory when the last OOM happened: the two lines (innermost frames outside
  * torch) holding the most block bytes then, beside the failing request's own line. */
 static void held_at_oom(od_snapshot_findings *f)
@@ -242,7 +232,7 @@ static void held_at_oom(od_snapshot_findings *f)
     size_t at = ds->ooms[ds->n_ooms - 1].index;
     snprintf(f->oom_site, sizeof f->oom_site, "%s", ds->ooms[ds->n_ooms - 1].where);
     uint64_t *per = calloc(s->n_stacks + 1, sizeof *per); /* slot n_stacks: no frames */
-    site_bytes *rows = NULL;
+    od_named_bytes *rows = NULL;
     if (!per)
         return;
     for (size_t i = 0; i < t->n_lives; i++) {
@@ -260,29 +250,15 @@ static void held_at_oom(od_snapshot_findings *f)
         if (!per[k])
             continue;
         if (k == s->n_stacks)
-            snprintf(rows[n].site, sizeof rows[n].site, "%s", OD_SITE_NO_FRAMES);
+            snprintf(rows[n].name, sizeof rows[n].name, "%s", OD_SITE_NO_FRAMES);
         else
-            stack_where_name(s, (uint32_t)k, rows[n].site, sizeof rows[n].site);
+            stack_where_name(s, (uint32_t)k, rows[n].name, sizeof rows[n].name);
         rows[n++].bytes = per[k];
     }
-    qsort(rows, n, sizeof *rows, cmp_site_bytes_name);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (m && strcmp(rows[m - 1].site, rows[i].site) == 0)
-            rows[m - 1].bytes += rows[i].bytes;
-        else
-            rows[m++] = rows[i];
-    }
-    for (int r = 0; r < 2; r++) {
-        size_t best = SIZE_MAX;
-        for (size_t i = 0; i < m; i++)
-            if (rows[i].bytes && (best == SIZE_MAX || rows[i].bytes > rows[best].bytes))
-                best = i;
-        if (best == SIZE_MAX)
-            break;
-        snprintf(f->held_site[r], sizeof f->held_site[r], "%s", rows[best].site);
-        f->held_bytes[r] = rows[best].bytes;
-        rows[best].bytes = 0;
+    size_t top = od_named_bytes_top(rows, n, 2);
+    for (size_t r = 0; r < top; r++) {
+        snprintf(f->held_site[r], sizeof f->held_site[r], "%s", rows[r].name);
+        f->held_bytes[r] = rows[r].bytes;
     }
     free(rows);
     free(per);

@@ -2,6 +2,7 @@
 #include "sites.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int has_package_dir(const char *f)
@@ -102,4 +103,35 @@ char *od_stack_module_path(const od_snapshot *snap, uint32_t stack, char *buf, s
         o += (size_t)w;
     }
     return buf;
+}
+
+static int cmp_named_name(const void *pa, const void *pb)
+{
+    return strcmp(((const od_named_bytes *)pa)->name, ((const od_named_bytes *)pb)->name);
+}
+
+static int cmp_named_bytes(const void *pa, const void *pb)
+{
+    const od_named_bytes *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+size_t od_named_bytes_top(od_named_bytes *rows, size_t n, size_t k)
+{
+    if (!n)
+        return 0;
+    qsort(rows, n, sizeof *rows, cmp_named_name);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && strcmp(rows[m - 1].name, rows[i].name) == 0)
+            rows[m - 1].bytes += rows[i].bytes;
+        else
+            rows[m++] = rows[i];
+    }
+    qsort(rows, m, sizeof *rows, cmp_named_bytes);
+    while (m && !rows[m - 1].bytes)
+        m--;
+    return m < k ? m : k;
 }

@@ -41,6 +41,17 @@ int od_stack_is_init(const od_snapshot *snap, uint32_t stack);
  * Returns buf. */
 char *od_stack_module_path(const od_snapshot *snap, uint32_t stack, char *buf, size_t size);
 
+/* Bytes by a name (a site, a module path): rows sharing a name are one entry. */
+typedef struct {
+    char name[256];
+    uint64_t bytes;
+} od_named_bytes;
+
+/* Merge the rows of equal names (summing their bytes) and put the k largest first,
+ * largest first (ties: by name). Returns how many of them there are (at most k); rows is
+ * reordered. */
+size_t od_named_bytes_top(od_named_bytes *rows, size_t n, size_t k);
+
 /* Format frame i as "file:line:function" into buf; returns buf. */
 char *od_frame_format(const od_snapshot *snap, int64_t frame, char *buf, size_t size);
 
