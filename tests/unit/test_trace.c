@@ -160,6 +160,11 @@ static void accumulate_then_free_is_no_leak(void **state)
     assert_int_equal(it->survivors[0].bytes_per_iteration, 8 * MiB);
     assert_true(it->survivors[0].released_index != SIZE_MAX);
     assert_true(d->snapshots[0].side_stream_free_bytes > 0); /* the side stream's own cache */
+    /* Its peak falls after backward: every parameter's gradient (made without frames,
+     * sized like it, alive until the step) is a gradient, and no more than that. */
+    const od_categories *c = d->snapshots[0].categories;
+    assert_true(c->bytes[OD_CAT_GRADIENTS] > 0);
+    assert_int_equal(c->bytes[OD_CAT_GRADIENTS], c->bytes[OD_CAT_PARAMETERS]);
     od_diagnosis_free(d);
     od_snapshot_free(s);
 
