@@ -388,19 +388,19 @@ int od_cmd_profile(int argc, char **argv)
         }
         od_error err;
         od_error_clear(&err);
-        FILE *f = tl ? fopen(svg, "w") : NULL;
+        /* Written beside the target and renamed over it: a failure leaves the old file. */
+        od_safe_file sf = {0};
         if (!tl) {
             od_fail(&err, OD_ERR_FORMAT, "--svg: no input has a memory timeline (a trace or export_memory_timeline)");
             rc = od_cli_report_error(NULL, &err);
-        } else if (!f) {
-            od_fail(&err, OD_ERR_IO, "cannot write %s", svg);
-            rc = od_cli_report_error(NULL, &err);
-        } else {
-            od_status st = od_profile_svg_write(f, tl, tr, 0, NULL, 1, &err);
-            if (fclose(f) != 0 && !st)
-                st = od_fail(&err, OD_ERR_IO, "cannot write %s", svg);
-            if (st)
+        } else if (!(rc = od_cli_safe_open(&sf, svg))) {
+            od_status st = od_profile_svg_write(sf.f, tl, tr, 0, NULL, 1, &err);
+            if (st) {
                 rc = od_cli_report_error(svg, &err);
+                od_cli_safe_abort(&sf);
+            } else {
+                rc = od_cli_safe_commit(&sf);
+            }
         }
     }
     if (!rc && json) {

@@ -432,23 +432,26 @@ int od_cmd_report(int argc, char **argv)
     if (diagnose(items, n, plan ? &plan->estimate : NULL, pa.config, &dv))
         in.diagnosis = &dv.out;
 
+    /* -o FILE: written beside FILE and renamed over it, so a failed or killed run leaves
+     * the old page whole. */
     FILE *out = stdout;
+    od_safe_file sf = {0};
     if (output && strcmp(output, "-") != 0) {
-        out = fopen(output, "w");
-        if (!out) {
-            od_error err;
-            od_fail(&err, OD_ERR_IO, "cannot write: %s", strerror(errno));
-            code = od_cli_report_error(output, &err);
+        if ((code = od_cli_safe_open(&sf, output))) {
+            diag_free(&dv);
             goto out;
         }
+        out = sf.f;
     }
     od_error err;
     od_error_clear(&err);
     od_status st = od_report_write(&in, out, &err);
-    if (out != stdout && fclose(out) != 0 && st == OD_OK)
-        st = od_fail(&err, OD_ERR_IO, "writing the report failed");
-    if (st != OD_OK)
+    if (st != OD_OK) {
         code = od_cli_report_error(output ? output : "report", &err);
+        od_cli_safe_abort(&sf);
+    } else if (out != stdout) {
+        code = od_cli_safe_commit(&sf);
+    }
     diag_free(&dv);
 out:
     free(plan);

@@ -173,6 +173,7 @@ typedef struct {
     od_watch wt;
     int lost;
     FILE *out;         /* the series (NULL: not written) */
+    od_safe_file out_file; /* until the series replaces the old file */
     char out_path[512];
     int jsonl, write_failed;
 } watch_state;
@@ -980,15 +981,11 @@ int od_cmd_watch(int argc, char **argv)
             *o = 0;
             size_t l = strlen(w->out_path);
             w->jsonl = l >= 6 && strcmp(w->out_path + l - 6, ".jsonl") == 0;
-            int fd = open(w->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            w->out = fd >= 0 ? fdopen(fd, "w") : NULL;
-            if (!w->out) {
-                fprintf(stderr, "oomdoc: %s: cannot write: %s\n", w->out_path, strerror(errno));
-                if (fd >= 0)
-                    close(fd);
-                rc = OD_EXIT_INPUT;
+            /* A temporary beside the target, renamed over it once the header is in
+             * (below): a link planted at the name is replaced, never written through. */
+            if ((rc = od_cli_safe_open(&w->out_file, w->out_path)))
                 goto done;
-            }
+            w->out = w->out_file.f;
         }
         if (json && w->out == stdout) {
             rc = od_cli_usage_error("watch", "--json writes the summary to stdout: give the series a file with --out");
@@ -1007,8 +1004,14 @@ int od_cmd_watch(int argc, char **argv)
     for (size_t d = 0; d < n; d++) {
         if (ws[d]->out && !ws[d]->jsonl)
             fprintf(ws[d]->out, pid_opt ? "time_s,used_bytes,process_used_bytes\n" : "time_s,used_bytes\n");
-        if (ws[d]->out)
+        if (ws[d]->out_file.f) {
+            if ((rc = od_cli_safe_publish(&ws[d]->out_file))) {
+                ws[d]->out = NULL;
+                goto done;
+            }
+        } else if (ws[d]->out) {
             fflush(ws[d]->out);
+        }
     }
 
     install_signals();
@@ -1132,7 +1135,9 @@ done:
         watch_state *w = ws[d];
         if (!w)
             continue;
-        if (w->out && w->out != stdout)
+        if (w->out_file.f)
+            od_cli_safe_abort(&w->out_file); /* never published: the old file stays */
+        else if (w->out && w->out != stdout)
             fclose(w->out);
         od_watch_free(&w->wt);
         free(w);

@@ -2,6 +2,7 @@
 #include "output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@ int od_cli_report_error(const char *file, const od_error *err)
 {
     fputs("oomdoc: ", stderr);
     if (file)
-        fprintf(stderr, "%s: ", strcmp(file, "-") == 0 ? "<stdin>" : file);
+        fprintf(stderr, "%s: ", strcmp(file, "-") == 0 ? "<stdin>" : od_cli_name(file));
     if (err->has_offset)
         fprintf(stderr, "byte %llu: ", (unsigned long long)err->offset);
     fprintf(stderr, "%s\n", err->msg[0] ? err->msg : od_status_name(err->status));
@@ -113,16 +114,31 @@ FILE *od_cli_open(const char *path, int *exit_code)
 {
     if (strcmp(path, "-") == 0)
         return stdin;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "oomdoc: %s: cannot open: %s\n", path, strerror(errno));
+    /* O_NONBLOCK: opening a FIFO that has no writer must not wait for one. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const char *what = NULL;
+    if (fd < 0) {
+        fprintf(stderr, "oomdoc: %s: cannot open: %s\n", od_cli_name(path), strerror(errno));
         *exit_code = OD_EXIT_INPUT;
         return NULL;
     }
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        fprintf(stderr, "oomdoc: %s: is a directory, expected a file\n", path);
+    if (fstat(fd, &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            what = "is a directory, expected a file";
+        else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+            what = "is a device, expected a file (to read a stream, give - and redirect it to stdin)";
+        else if (S_ISSOCK(st.st_mode))
+            what = "is a socket, expected a file";
+    }
+    /* Reads block again: a pipe's writer that is gone (or never came) reads as the end
+     * of the input, one that is there is waited for as on stdin. */
+    if (!what && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        what = "cannot be read";
+    FILE *f = what ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        fprintf(stderr, "oomdoc: %s: %s\n", od_cli_name(path), what ? what : strerror(errno));
         *exit_code = OD_EXIT_INPUT;
         return NULL;
     }
@@ -152,5 +168,154 @@ int od_cli_parse_int_opt(const char *cmd, const char *opt, const char *text,
     if (errno || end == text || *end || v < min || v > max)
         return od_cli_usage_error(cmd, "%s: '%s' is not an integer in %ld..%ld", opt, text, min, max);
     *out = v;
+    return 0;
+}
+
+const char *od_cli_name(const char *name)
+{
+    static _Thread_local char bufs[4][1024];
+    static _Thread_local unsigned next;
+    char *b = bufs[next++ % 4];
+    size_t k = 0, cap = sizeof bufs[0];
+    if (!name)
+        return "(null)";
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        char esc[8];
+        int n;
+        unsigned c = *p;
+        if (c == '\n')
+            n = snprintf(esc, sizeof esc, "\\n");
+        else if (c == '\t')
+            n = snprintf(esc, sizeof esc, "\\t");
+        else if (c == '\r')
+            n = snprintf(esc, sizeof esc, "\\r");
+        else if (c == 0x1b)
+            n = snprintf(esc, sizeof esc, "\\e");
+        else if (c == '\\')
+            n = snprintf(esc, sizeof esc, "\\\\");
+        else if (c < 0x20 || c == 0x7f)
+            n = snprintf(esc, sizeof esc, "\\x%02x", c);
+        else
+            esc[0] = (char)c, esc[1] = 0, n = 1;
+        if (k + (size_t)n + 4 > cap) {
+            memcpy(b + k, "...", 4);
+            return b;
+        }
+        memcpy(b + k, esc, (size_t)n);
+        k += (size_t)n;
+    }
+    b[k] = 0;
+    return b;
+}
+
+int od_cli_safe_open(od_safe_file *sf, const char *path)
+{
+    memset(sf, 0, sizeof *sf);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dlen = slash ? (size_t)(slash - path) + 1 : 0;
+    struct stat st;
+    int e = 0;
+    if (!*base) {
+        e = EISDIR;
+        goto fail;
+    }
+    /* A directory there would make rename fail late: say so now. */
+    if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        e = EISDIR;
+        goto fail;
+    }
+    sf->path = strdup(path);
+    sf->tmp = malloc(dlen + strlen(base) + 16);
+    if (!sf->path || !sf->tmp) {
+        e = ENOMEM;
+        goto fail;
+    }
+    memcpy(sf->tmp, path, dlen);
+    snprintf(sf->tmp + dlen, strlen(base) + 16, ".%s.XXXXXX", base);
+    int fd = mkstemp(sf->tmp); /* O_CREAT | O_EXCL, mode 0600 */
+    if (fd < 0) {
+        e = errno;
+        free(sf->tmp);
+        sf->tmp = NULL;
+        goto fail;
+    }
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    /* The mode an ordinary create would give, or the replaced file's own. */
+    mode_t mask = umask(022);
+    umask(mask);
+    mode_t mode = 0666 & ~mask;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+        mode = st.st_mode & 07777;
+    fchmod(fd, mode);
+    sf->f = fdopen(fd, "w");
+    if (!sf->f) {
+        e = errno;
+        close(fd);
+        goto fail;
+    }
+    return 0;
+fail:
+    fprintf(stderr, "oomdoc: %s: cannot write: %s\n", od_cli_name(path), strerror(e));
+    od_cli_safe_abort(sf);
+    return OD_EXIT_INPUT;
+}
+
+void od_cli_safe_abort(od_safe_file *sf)
+{
+    if (sf->f)
+        fclose(sf->f);
+    if (sf->tmp)
+        unlink(sf->tmp);
+    free(sf->tmp);
+    free(sf->path);
+    memset(sf, 0, sizeof *sf);
+}
+
+int od_cli_safe_commit(od_safe_file *sf)
+{
+    int e = 0;
+    if (fflush(sf->f) != 0 || ferror(sf->f))
+        e = errno ? errno : EIO;
+    else if (fsync(fileno(sf->f)) != 0 && errno != EINVAL)
+        e = errno;
+    int cr = fclose(sf->f);
+    sf->f = NULL;
+    if (!e && cr != 0)
+        e = errno;
+    if (!e && rename(sf->tmp, sf->path) != 0)
+        e = errno;
+    if (e) {
+        fprintf(stderr, "oomdoc: %s: cannot write: %s (the old file is left as it was)\n",
+                od_cli_name(sf->path), strerror(e));
+        od_cli_safe_abort(sf);
+        return OD_EXIT_INPUT;
+    }
+    /* The rename itself reaches the disk with the directory. */
+    const char *slash = strrchr(sf->path, '/');
+    if (slash)
+        sf->path[slash - sf->path + (slash == sf->path)] = 0;
+    int dfd = open(slash ? sf->path : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    free(sf->tmp);
+    free(sf->path);
+    memset(sf, 0, sizeof *sf);
+    return 0;
+}
+
+int od_cli_safe_publish(od_safe_file *sf)
+{
+    if (fflush(sf->f) != 0 || rename(sf->tmp, sf->path) != 0) {
+        fprintf(stderr, "oomdoc: %s: cannot write: %s (the old file is left as it was)\n",
+                od_cli_name(sf->path), strerror(errno));
+        od_cli_safe_abort(sf);
+        return OD_EXIT_INPUT;
+    }
+    free(sf->tmp);
+    free(sf->path);
+    sf->tmp = sf->path = NULL;
     return 0;
 }

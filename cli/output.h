@@ -55,6 +55,38 @@ void od_cli_progress_done(void);
 FILE *od_cli_open(const char *path, int *exit_code);
 void od_cli_close(FILE *f);
 
+/* A file written whole or not at all (report -o, profile --svg, watch --out): the bytes
+ * go to a temporary file created beside the target (O_CREAT | O_EXCL: a name or link
+ * planted there is never followed), which od_cli_safe_commit flushes, fsyncs and renames
+ * over the target. Until then - an error, a kill, a full disk - the old file is intact;
+ * a symbolic link at the target is replaced, never written through. */
+typedef struct {
+    FILE *f;      /* write here */
+    char *path;   /* the target */
+    char *tmp;    /* the temporary beside it */
+} od_safe_file;
+
+/* Create the temporary for path ("-" is refused by the caller). 0 on success; otherwise
+ * prints "oomdoc: PATH: cannot write: why" and returns OD_EXIT_INPUT (*sf left empty). */
+int od_cli_safe_open(od_safe_file *sf, const char *path);
+/* Flush, fsync, close and rename the temporary over the target (then fsync the
+ * directory). 0 on success; otherwise prints the error, removes the temporary (the old
+ * file stays as it was) and returns OD_EXIT_INPUT. Frees sf's strings either way. */
+int od_cli_safe_commit(od_safe_file *sf);
+/* Rename the temporary over the target now and go on writing sf->f, for a file read
+ * while it grows (watch --out: the old file is replaced only once the new one exists).
+ * 0 on success: sf->f is the caller's to fclose, sf's strings are freed. Otherwise like
+ * od_cli_safe_commit's failure. */
+int od_cli_safe_publish(od_safe_file *sf);
+/* Drop the temporary: the target is left untouched. An empty sf is fine. */
+void od_cli_safe_abort(od_safe_file *sf);
+
+/* name as it may be printed inside a one-line message: control bytes, DEL and
+ * backslash are escaped (\n, \t, \r, \e, \\, \xHH), other bytes kept. Returns a buffer
+ * of the thread's own, valid until the 4th next call (so one message may show up to four
+ * names); a name too long for it ends in "...". NULL gives "(null)". */
+const char *od_cli_name(const char *name);
+
 /* Parse a size option (plain bytes, KiB/MiB/GiB, KB/MB/GB); prints a usage error and
  * returns OD_EXIT_USAGE on a bad value, 0 on success. */
 int od_cli_parse_size_opt(const char *cmd, const char *opt, const char *text, uint64_t *out);

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../lib/input.h"
 #include "output.h"
@@ -11,6 +12,11 @@ od_file_kind od_cli_sniff_kind(const char *path, unsigned *flags)
 {
     *flags = 0;
     if (strcmp(path, "-") == 0)
+        return OD_FILE_UNDECIDED;
+    /* Only a regular file is sniffed: a FIFO's bytes would be gone for the real read, and
+     * opening one without a writer would wait. */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return OD_FILE_UNDECIDED;
     FILE *f = fopen(path, "rb");
     if (!f)

@@ -1,0 +1,167 @@
+"""safe_io.py OOMDOC - what oomdoc does with the files around it.
+
+Writes (report -o, profile --svg, watch --out) go to a temporary file beside the target
+and are renamed over it: a link planted at the target is replaced, never written through;
+a write that fails (a file size limit) or a run killed at any moment leaves the old file
+whole; no temporary is left behind by a failure. Inputs that are not regular files: a FIFO
+without a writer does not block, a device is refused. Names with a newline or a terminal
+escape are escaped in the one-line error. Every child process is bounded in time."""
+import os
+import resource
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+OOMDOC = os.path.abspath(sys.argv[1])
+FAKE = os.path.join(os.path.dirname(OOMDOC), "tests", "fakenvml", "libnvidia-ml.so.1")
+SNAP = "tests/data/snapshots/leak_eval_no_grad.pickle"
+BIG = "tests/data/snapshots/snap_train_long.pickle.gz"  # a report that takes a while
+TIMELINE = "tests/data/profiler/torch_memory_timeline.json"
+OLD = b"<html>the old page, which must survive</html>\n"
+
+
+def small_fsize():
+    # A write past 4 KiB fails with EFBIG (SIGXFSZ ignored: it would kill instead).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+
+class SafeIO(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def run_oomdoc(self, args, timeout=60, **kw):
+        return subprocess.run([OOMDOC] + args, capture_output=True, timeout=timeout, **kw)
+
+    def leftovers(self, keep):
+        return sorted(set(os.listdir(self.dir)) - set(keep))
+
+    def test_report_replaces_a_planted_link_not_its_target(self):
+        victim, out = self.path("victim"), self.path("report.html")
+        with open(victim, "wb") as f:
+            f.write(OLD)
+        os.symlink(victim, out)
+        r = self.run_oomdoc(["report", "-o", out, SNAP])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(victim, "rb") as f:
+            self.assertEqual(f.read(), OLD)
+        st = os.lstat(out)
+        self.assertTrue(stat.S_ISREG(st.st_mode))
+        with open(out, "rb") as f:
+            self.assertTrue(f.read().rstrip().endswith(b"</html>"))
+        self.assertEqual(self.leftovers(["victim", "report.html"]), [])
+
+    def test_report_keeps_the_mode_of_the_file_it_replaces(self):
+        out = self.path("report.html")
+        with open(out, "wb") as f:
+            f.write(OLD)
+        os.chmod(out, 0o640)
+        r = self.run_oomdoc(["report", "-o", out, SNAP])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(out).st_mode), 0o640)
+
+    def test_failed_write_leaves_the_old_file(self):
+        out = self.path("report.html")
+        with open(out, "wb") as f:
+            f.write(OLD)
+        r = self.run_oomdoc(["report", "-o", out, SNAP], preexec_fn=small_fsize)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn(b"report.html: ", r.stderr)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(), OLD)
+        self.assertEqual(self.leftovers(["report.html"]), [])
+
+    def test_kill_during_report_leaves_a_whole_file(self):
+        # SIGKILL at moments spread over the run: the page is the old one or the whole
+        # new one, never a part (a killed run may leave its temporary, never a half page).
+        out = self.path("report.html")
+        t0 = time.monotonic()
+        full = self.run_oomdoc(["report", "-o", self.path("ref.html"), BIG])
+        length = time.monotonic() - t0
+        self.assertEqual(full.returncode, 0, full.stderr)
+        with open(self.path("ref.html"), "rb") as f:
+            new = f.read()
+        kept = 0
+        for i in range(12):
+            with open(out, "wb") as f:
+                f.write(OLD)
+            p = subprocess.Popen([OOMDOC, "report", "-o", out, BIG], stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+            time.sleep(length * i / 10.0)
+            p.kill()
+            p.wait(timeout=30)
+            with open(out, "rb") as f:
+                got = f.read()
+            self.assertIn(got, (OLD, new), "kill after %.3f s left %d bytes" % (length * i / 10.0, len(got)))
+            kept += got == OLD
+        print("safe_io: 12 kills over a %.2f s report: the old page whole %d times, the new one whole %d times"
+              % (length, kept, 12 - kept), file=sys.stderr)
+
+    def test_profile_svg_and_watch_out_replace_links(self):
+        victim = self.path("victim")
+        with open(victim, "wb") as f:
+            f.write(OLD)
+        svg = self.path("t.svg")
+        os.symlink(victim, svg)
+        r = self.run_oomdoc(["profile", "--svg", svg, TIMELINE])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.islink(svg))
+        csv = self.path("w.csv")
+        os.symlink(victim, csv)
+        env = dict(os.environ, OOMDOC_FAKENVML_SCRIPT="tests/golden/gpus_h200.script")
+        r = self.run_oomdoc(["watch", "--nvml-lib", FAKE, "--duration", "200ms", "--out", csv], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.islink(csv))
+        with open(csv) as f:
+            self.assertEqual(f.readline(), "time_s,used_bytes\n")
+        with open(victim, "rb") as f:
+            self.assertEqual(f.read(), OLD)
+        # A usage error after --out was named leaves the old series alone.
+        with open(self.path("old.csv"), "wb") as f:
+            f.write(OLD)
+        r = self.run_oomdoc(["watch", "--nvml-lib", FAKE, "--device", "7", "--out", self.path("old.csv")], env=env)
+        self.assertNotEqual(r.returncode, 0)
+        with open(self.path("old.csv"), "rb") as f:
+            self.assertEqual(f.read(), OLD)
+
+    def test_fifo_without_writer_does_not_block(self):
+        fifo = self.path("steps.csv")
+        os.mkfifo(fifo)
+        # Read as an empty input (nothing to report, or "empty input"), at once.
+        for cmd, code in ((["trend", fifo], 3), (["snapshot", fifo], 3), (["doctor", fifo], 1), (["triage", fifo], 1)):
+            r = self.run_oomdoc(cmd, timeout=10)  # a TimeoutExpired fails the test
+            self.assertEqual(r.returncode, code, (cmd, r.stderr))
+
+    def test_device_is_refused(self):
+        r = self.run_oomdoc(["trend", "/dev/zero"], timeout=10)
+        self.assertEqual(r.returncode, 3)
+        self.assertIn(b"/dev/zero: is a device", r.stderr)
+
+    def test_names_are_escaped(self):
+        name = self.path("bad\nname\x1b[31m.csv")
+        r = self.run_oomdoc(["trend", name])
+        self.assertEqual(r.returncode, 3)
+        self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
+        self.assertNotIn(b"\x1b", r.stderr)
+        self.assertIn(b"bad\\nname\\e[31m.csv: cannot open", r.stderr)
+        with open(name, "w") as f:
+            f.write("not a series\n")
+        r = self.run_oomdoc(["trend", name])
+        self.assertEqual(r.returncode, 3)
+        self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
+        self.assertNotIn(b"\x1b", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v"])
