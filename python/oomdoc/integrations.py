@@ -10,8 +10,9 @@ TrainerCallback, Lightning's Callback), so isinstance checks pass; otherwise it 
 duck-typed: every other on_* hook is a no-op.
 
 transformers has no exception hook: the snapshot is written by torch's out-of-memory
-observer at the failed allocation (torch 2.0+), or, on older torch, when the error
-reaches sys.excepthook. Lightning calls on_exception."""
+observer at the failed allocation (torch 2.0+), and in any case when the error reaches
+sys.excepthook (the script dies of it), which also turns recording off. Lightning calls
+on_exception."""
 import sys
 
 from . import capture
@@ -49,7 +50,7 @@ class _Base:
         self._record = capture.record(*self.record_args)
         self.recorder = self._record.__enter__()
         self.recorder.on_dump = self._after_dump
-        if self.recorder.enabled and not self.recorder.observer_armed:
+        if self.recorder.enabled:  # an OOM that ends the script: dump (if not yet), stop
             self._prev_hook = sys.excepthook
             sys.excepthook = self._excepthook
 
@@ -78,7 +79,6 @@ class _Base:
         from . import api
         inputs = [path]
         if self.recorder.step_count:
-            self.recorder.steps.file and self.recorder.steps.file.flush()
             inputs.append(self.recorder.steps_path)
         out = self.out or sys.stderr
         try:
