@@ -7,6 +7,8 @@ have_header() { [ -f "/usr/include/$1" ] || [ -f "/usr/include/x86_64-linux-gnu/
 have_header jansson.h || need="$need libjansson-dev"
 have_header zlib.h || need="$need zlib1g-dev"
 command -v cc >/dev/null 2>&1 || need="$need gcc"
+# make test's clang-san build (and make fuzz) compile with clang
+case "${CC:-cc}" in clang*) command -v "$CC" >/dev/null 2>&1 || need="$need clang" ;; esac
 if [ "$1" = test ]; then
     have_header cmocka.h || need="$need libcmocka-dev"
     command -v python3 >/dev/null 2>&1 || need="$need python3"
