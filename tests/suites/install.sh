@@ -1,0 +1,93 @@
+#!/bin/sh
+# install.sh OOMDOC - `make install` into a temporary DESTDIR, as a user would, then:
+#   * every expected file is there (binary, liboomdoc.so.N with its soname, liboomdoc.a,
+#     public headers only, oomdoc.pc, man pages, bash completion, the Python package);
+#   * a C program built with `pkg-config --cflags --libs oomdoc` against the installed
+#     headers and library prints od_version() and loads a fixture snapshot;
+#   * the installed binary runs doctor on a fixture without LD_LIBRARY_PATH;
+#   * the installed Python package finds the installed library and prints the verdict;
+#   * `make uninstall` leaves no file behind (__pycache__ included).
+# It uses the plain build (build/rel) whatever OOMDOC is: make's variables of an outer
+# run (the sanitizer build's) are not passed down.
+set -u
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+dest=$tmp/dest
+fail=0
+ko() { echo "FAIL install: $*"; fail=1; }
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"; }
+
+mk install DESTDIR="$dest" PREFIX=/usr/local >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; ko "make install"; exit 1; }
+p=$dest/usr/local
+ver=$(sed -n 's/^#define OD_VERSION "\(.*\)"/\1/p' lib/od.h)
+major=${ver%%.*}
+for f in bin/oomdoc lib/liboomdoc.so.$ver lib/liboomdoc.a lib/pkgconfig/oomdoc.pc \
+         include/oomdoc/oomdoc.h include/oomdoc/od.h include/oomdoc/snapshot.h \
+         share/man/man1/oomdoc.1 share/man/man1/oomdoc-doctor.1 \
+         share/bash-completion/completions/oomdoc; do
+    [ -f "$p/$f" ] || ko "missing $f"
+done
+[ "$(readlink "$p/lib/liboomdoc.so.$major")" = "liboomdoc.so.$ver" ] || ko "liboomdoc.so.$major link"
+[ "$(readlink "$p/lib/liboomdoc.so")" = "liboomdoc.so.$major" ] || ko "liboomdoc.so link"
+readelf -d "$p/lib/liboomdoc.so.$ver" | grep -q "SONAME.*\[liboomdoc.so.$major\]" || ko "soname"
+[ -z "$(ls "$p/include/oomdoc" | grep -v -x -e oomdoc.h -e od.h -e input.h -e snapshot.h -e allocconf.h)" ] ||
+    ko "internal headers installed: $(ls "$p/include/oomdoc")"
+pyinit=$(find "$dest" -path '*/oomdoc/__init__.py')
+[ -n "$pyinit" ] || ko "python package not installed"
+pydir=$(dirname "$(dirname "$pyinit")")
+
+# A C program against the installed library, found through pkg-config only.
+cat >"$tmp/prog.c" <<'C'
+#include <oomdoc/oomdoc.h>
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+    printf("oomdoc %s\n", od_version());
+    FILE *f = fopen(argv[1], "rb");
+    od_input *in = NULL;
+    od_snapshot *snap = NULL;
+    od_error err;
+    if (!f || od_input_open_file(f, &in, &err) != OD_OK || od_snapshot_load(in, &snap, &err) != OD_OK) {
+        fprintf(stderr, "prog: %s: %s\n", argv[1], f ? err.msg : "cannot open");
+        return 1;
+    }
+    printf("segments %zu blocks %zu torch %d\n", snap->n_segments, snap->n_blocks, snap->torch_major);
+    od_snapshot_free(snap);
+    od_input_close(in);
+    fclose(f);
+    return 0;
+}
+C
+export PKG_CONFIG_PATH="$p/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$dest"
+flags=$(pkg-config --cflags --libs oomdoc) || ko "pkg-config"
+echo "install: cc prog.c $flags"
+cc -std=c11 -Wall -Werror -o "$tmp/prog" "$tmp/prog.c" $flags || ko "building against the install"
+out=$(LD_LIBRARY_PATH="$p/lib" "$tmp/prog" examples/snap_train_oom.pickle) || ko "prog exit $?"
+echo "$out"
+echo "$out" | grep -q -x "oomdoc $ver" || ko "od_version"
+echo "$out" | grep -q "^segments [1-9]" || ko "snapshot through the public API"
+LD_LIBRARY_PATH="$p/lib" ldd "$tmp/prog" | grep -q "liboomdoc.so.$major => $p/lib/" || ko "prog not linked to the installed .so"
+
+# The installed binary: statically linked against liboomdoc.a, so no library path needed.
+ldd "$p/bin/oomdoc" | grep -q liboomdoc && ko "binary needs liboomdoc.so"
+env -u LD_LIBRARY_PATH "$p/bin/oomdoc" --version | grep -q -x "oomdoc $ver" || ko "binary --version"
+env -u LD_LIBRARY_PATH "$p/bin/oomdoc" doctor examples/snap_train_oom.pickle >"$tmp/doctor.txt" || ko "installed doctor exit $?"
+grep -q "cap_limit" "$tmp/doctor.txt" || ko "installed doctor verdict"
+
+# The installed Python package, outside the source tree, with nothing pointing at a build.
+here=$(pwd)
+v=$(cd "$tmp" && env -u OOMDOC_LIBRARY -u OOMDOC_BINARY -u OOMDOC_BACKEND -u PYTHONDONTWRITEBYTECODE PYTHONPATH="$pydir" python3 -c "
+import oomdoc
+kind, path = oomdoc.backend()
+assert kind == 'ctypes' and path.startswith('$dest'), (kind, path)
+print(oomdoc.doctor('$here/examples/snap_train_oom.pickle')['verdict'])") || ko "installed python package"
+echo "install: python3 -c \"import oomdoc; print(oomdoc.doctor(...)['verdict'])\" from the install: $v"
+[ "$v" = cap_limit ] || ko "installed python verdict '$v'"
+[ -d "$pydir/oomdoc/__pycache__" ] || ko "expected a __pycache__ to remove"
+
+mk uninstall DESTDIR="$dest" PREFIX=/usr/local >"$tmp/uninstall.log" 2>&1 || { cat "$tmp/uninstall.log"; ko "make uninstall"; }
+left=$(find "$dest" ! -type d)
+[ -z "$left" ] || ko "left after uninstall: $left"
+n=$(find "$dest" -type d | wc -l)
+[ "$fail" = 0 ] && echo "install: installed, built against, ran, uninstalled: 0 files left ($n empty directories)"
+exit $fail
