@@ -17,9 +17,11 @@ static void usage(void)
 {
     printf("Usage: oomdoc triage [FILE|-] [--json]\n\n"
            "Find out-of-memory reports in a log (tracebacks and all) and classify each one:\n"
-           "fragmentation, cap_limit, other_processes, capacity or unknown, with the figures\n"
-           "that justify it. Reads PyTorch CUDA/ROCm/MPS messages of every release,\n"
-           "TensorFlow and JAX/XLA RESOURCE_EXHAUSTED reports, torch.cuda.memory_summary()\n"
+           "fragmentation, cap_limit, other_processes, capacity, host_memory or unknown, with\n"
+           "the figures that justify it. Reads PyTorch CUDA/ROCm/MPS/XLA messages of every\n"
+           "release (cudaMallocAsync too), TensorFlow and JAX/XLA (GPU, TPU compile time),\n"
+           "vLLM, cuBLAS/cuDNN/NCCL statuses, ONNX Runtime's arena, host RAM (the OOM\n"
+           "killer, exit code -9, DefaultCPUAllocator, shared memory), torch.cuda.memory_summary()\n"
            "tables, memory_stats() dicts saved as JSON, and nvidia-smi output (default\n"
            "table, -q -d MEMORY, --query-gpu CSV). Gzipped input is read transparently.\n"
            "Without FILE, or with -, reads standard input.\n\n"
@@ -44,6 +46,8 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
 {
     char b[32], reason[512];
     printf("%sOOM report %zu of %zu%s: %s", od_c_bold, i + 1, n, od_c_reset, od_framework_name(r->framework));
+    if (r->library[0])
+        printf(" (%s)", r->library);
     if (r->have & OD_HAVE_DEVICE)
         printf(", GPU %d", r->device);
     printf(" (line %llu)", (unsigned long long)r->line);
@@ -61,7 +65,11 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     row("per-process cap (allowed)", r->have & OD_HAVE_ALLOWED, r->allowed_bytes);
     row("allocated by the framework", r->have & OD_HAVE_ALLOCATED, r->allocated_bytes);
     row("reserved but unallocated", r->have & OD_HAVE_RESERVED_UNALLOC, r->reserved_unallocated_bytes);
-    row("this process in total", r->have & OD_HAVE_PROCESS, r->process_bytes);
+    row(r->framework == OD_FW_HOST ? "process RSS" : r->self_from_other ? "this process (as Process N)" : "this process in total",
+        r->have & OD_HAVE_PROCESS, r->process_bytes);
+    if (r->kind == OD_KIND_VLLM_KV_LEN && r->max_model_len)
+        printf("  %-28s %llu tokens, KV cache %llu tokens\n", "max_model_len",
+               (unsigned long long)r->max_model_len, (unsigned long long)r->kv_cache_tokens);
     for (size_t k = 0; k < r->n_other; k++) {
         char label[48];
         snprintf(label, sizeof label, "other process %llu", (unsigned long long)r->other[k].pid);
@@ -73,7 +81,10 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     printf("  verdict: %s%s%s\n", col, od_oom_verdict_name(r->verdict), od_c_reset);
     od_cli_oom_reason(r, reason, sizeof reason);
     printf("    %s\n", reason);
-    if (r->verdict == OD_OOM_CAPACITY && r->n_other == 0 && (r->have & OD_HAVE_CAPACITY) &&
+    const char *meaning = od_advice_meaning(r);
+    if (meaning)
+        printf("  means: %s\n", meaning);
+    if (r->verdict == OD_OOM_CAPACITY && r->have_headroom && !r->near_full && r->kind == OD_KIND_ALLOCATOR && r->n_other == 0 && (r->have & OD_HAVE_CAPACITY) &&
         (r->have & OD_HAVE_FREE) && (r->have & OD_HAVE_ALLOCATED) && !(r->have & OD_HAVE_ALLOWED)) {
         uint64_t used = r->allocated_bytes + r->reserved_unallocated_bytes + r->free_bytes;
         if (r->capacity_bytes > used)
@@ -106,6 +117,10 @@ static void print_summary(const od_mem_summary *m)
     if (m->have_counts)
         printf("  %-28s %llu OOMs, %llu cudaMalloc retries\n", "events", (unsigned long long)m->ooms,
                (unsigned long long)m->retries);
+    if (m->verdict != OD_OOM_UNKNOWN)
+        printf("  verdict: %s (non-releasable memory is most of what is reserved but unallocated, and OOMs "
+               "were counted)\n",
+               od_oom_verdict_name(m->verdict));
 }
 
 static void print_stats(const od_mem_stats *m)
@@ -123,6 +138,10 @@ static void print_stats(const od_mem_stats *m)
     if (m->have & OD_MS_LARGEST_FREE) printf("  %-28s %s\n", "largest free block", od_format_iec(m->largest_free_block_bytes, a, sizeof a));
     if (m->have & OD_MS_OOMS) printf("  %-28s %llu\n", "OOMs", (unsigned long long)m->ooms);
     if (m->have & OD_MS_RETRIES) printf("  %-28s %llu\n", "allocation retries", (unsigned long long)m->retries);
+    if (m->verdict != OD_OOM_UNKNOWN)
+        printf("  verdict: %s (inactive split memory is most of what is reserved but unallocated, and OOMs "
+               "were counted)\n",
+               od_oom_verdict_name(m->verdict));
 }
 
 static void print_smi(const od_triage *t)
@@ -145,6 +164,8 @@ static void print_smi(const od_triage *t)
         printf("  process %llu on GPU %d (%s): %s\n", (unsigned long long)p->pid, p->gpu, p->name,
                od_format_iec(p->bytes, a, sizeof a));
     }
+    if (t->smi_verdict == OD_OOM_OTHER_PROCESSES)
+        printf("  verdict: other_processes (more than one process holds memory on one GPU)\n");
 }
 
 static json_t *json_doc(const od_triage *t, const char *path)
@@ -170,6 +191,7 @@ static json_t *json_doc(const od_triage *t, const char *path)
         json_object_set_new(o, "ooms", m->have_counts ? json_integer((json_int_t)m->ooms) : json_null());
         json_object_set_new(o, "cuda_malloc_retries", m->have_counts ? json_integer((json_int_t)m->retries) : json_null());
         json_object_set_new(o, "figures_truncated", json_true());
+        json_object_set_new(o, "verdict", json_string(od_oom_verdict_name(m->verdict)));
         json_array_append_new(sums, o);
     }
     json_object_set_new(doc, "memory_summaries", sums);
@@ -188,6 +210,7 @@ static json_t *json_doc(const od_triage *t, const char *path)
         MS(OD_MS_OOMS, "ooms", m->ooms);
         MS(OD_MS_RETRIES, "alloc_retries", m->retries);
 #undef MS
+        json_object_set_new(o, "verdict", json_string(od_oom_verdict_name(m->verdict)));
         json_object_set_new(doc, "memory_stats", o);
     } else {
         json_object_set_new(doc, "memory_stats", json_null());
@@ -219,6 +242,7 @@ static json_t *json_doc(const od_triage *t, const char *path)
     json_object_set_new(smi, "format", t->smi_format ? json_string(t->smi_format) : json_null());
     json_object_set_new(smi, "gpus", gpus);
     json_object_set_new(smi, "processes", procs);
+    json_object_set_new(smi, "verdict", json_string(od_oom_verdict_name(t->smi_verdict)));
     json_object_set_new(doc, "nvidia_smi", smi);
     return doc;
 }

@@ -78,7 +78,9 @@ const char *od_cli_request_note(const od_oom_report *r)
 
 void od_cli_oom_reason(const od_oom_report *r, char *buf, size_t size)
 {
-    od_oom_reason(r, buf, size);
+    /* Reports whose verdict comes from their wording have their reason in triage. */
+    if (!od_triage_reason(r, buf, size))
+        od_oom_reason(r, buf, size);
 }
 
 static json_t *opt_bytes(const od_oom_report *r, unsigned bit, uint64_t v)
@@ -90,6 +92,8 @@ json_t *od_cli_oom_json(const od_oom_report *r)
 {
     json_t *o = json_object();
     json_object_set_new(o, "framework", json_string(od_framework_name(r->framework)));
+    json_object_set_new(o, "library", r->library[0] ? json_string(r->library) : json_null());
+    json_object_set_new(o, "wording", json_string(od_oom_kind_name(r->kind)));
     json_object_set_new(o, "line", json_integer((json_int_t)r->line));
     json_object_set_new(o, "byte_offset", json_integer((json_int_t)r->offset));
     json_object_set_new(o, "device", (r->have & OD_HAVE_DEVICE) ? json_integer(r->device) : json_null());
@@ -110,6 +114,10 @@ json_t *od_cli_oom_json(const od_oom_report *r)
         json_array_append_new(others, p);
     }
     json_object_set_new(o, "other_processes", others);
+    if (r->kind == OD_KIND_VLLM_KV_LEN) {
+        json_object_set_new(o, "max_model_len", json_integer((json_int_t)r->max_model_len));
+        json_object_set_new(o, "kv_cache_tokens", json_integer((json_int_t)r->kv_cache_tokens));
+    }
     json_object_set_new(o, "figures_rounded", json_boolean(r->rounded));
     json_object_set_new(o, "requested_is_segment_size", json_boolean(r->request_is_segment));
     if (r->dtype[0])
@@ -123,6 +131,10 @@ json_t *od_cli_oom_json(const od_oom_report *r)
     json_object_set_new(v, "missing_bytes", r->have_headroom ? json_integer((json_int_t)r->missing_bytes) : json_null());
     json_object_set_new(v, "other_processes_bytes", json_integer((json_int_t)r->others_bytes));
     json_object_set_new(v, "reason", json_string(reason));
+    const char *meaning = od_advice_meaning(r);
+    json_object_set_new(v, "meaning", meaning ? json_string(meaning) : json_null());
+    json_object_set_new(v, "size_bug", json_boolean(r->size_bug || r->size_corrupt));
+    json_object_set_new(v, "near_full", json_boolean(r->near_full));
     json_object_set_new(o, "verdict", v);
     od_advice h[8];
     size_t nh = od_advice_for_report(r, h, 8);

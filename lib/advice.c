@@ -68,6 +68,41 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
                                "names the code site whose allocations survive each step", "oomdoc doctor <snapshot.pickle>"},
     [OD_ADV_EMPTY_CACHE] = {"call torch.cuda.empty_cache() before the large request (e.g. after evaluation)",
                             "cached segments no live block uses return to the device", NULL},
+    [OD_ADV_SIZE_BUG] = {"check the shape and dtype of the failing allocation first: it is larger than the whole "
+                         "device, so no setting makes it fit (a wrong dimension, a batch of the whole data set, a "
+                         "quadratic attention matrix)",
+                         "a shape or size bug is fixed at its source", NULL},
+    [OD_ADV_SIZE_CORRUPT] = {"treat the size as corrupted (an overflowed or uninitialized length, a bad input shape): "
+                             "no device has this much memory",
+                             "the real size comes from the code that computed it", NULL},
+    [OD_ADV_DRIVER_SMI] = {"run nvidia-smi while the job runs: it shows every process's memory, which a memory "
+                           "snapshot does not",
+                           "tells whether another process, the CUDA context or an extension holds the memory",
+                           "oomdoc gpus"},
+    [OD_ADV_LIB_HEADROOM] = {"leave the library room outside the framework's pool: torch.cuda.empty_cache() before "
+                             "the call, tf.config.experimental.set_memory_growth(gpu, True) for TF, "
+                             "XLA_PYTHON_CLIENT_PREALLOCATE=false for JAX",
+                             "the handle and workspace allocations find free device memory", NULL},
+    [OD_ADV_NCCL_BUFFERS] = {"shrink NCCL's own buffers (NCCL_BUFFSIZE=4194304, fewer channels with "
+                             "NCCL_MAX_NCHANNELS) or call torch.cuda.empty_cache() before the first collective",
+                             "NCCL's allocations outside the framework's pool fit", NULL},
+    [OD_ADV_HOST_RAM] = {"lower host RAM use: fewer DataLoader workers (num_workers) and a smaller prefetch_factor, "
+                         "load weights with mmap or low_cpu_mem_usage=True, less CPU offload; or add RAM or swap",
+                         "the process stays under the machine's (or the container's) memory limit", NULL},
+    [OD_ADV_HOST_SHM] = {"give the container more shared memory (docker run --shm-size=16g, or --ipc=host); or "
+                         "DataLoader(num_workers=0)",
+                         "workers' batches fit in /dev/shm (Docker's default is 64 MB)", NULL},
+    [OD_ADV_VLLM_RAISE] = {"raise gpu_memory_utilization (e.g. 0.95), or lower max_model_len (and max_num_seqs)",
+                           "more of the device goes to KV cache blocks, or each sequence needs fewer", NULL},
+    [OD_ADV_VLLM_LOWER] = {"set gpu_memory_utilization below the free fraction printed, or free the GPU of other "
+                           "processes first",
+                           "vLLM asks only for memory that is free at startup", "oomdoc gpus"},
+    [OD_ADV_ORT_ARENA] = {"bound ONNX Runtime's arena: CUDAExecutionProvider options gpu_mem_limit and "
+                          "arena_extend_strategy=kSameAsRequested",
+                          "the arena grows by what is asked, not by doubling", NULL},
+    [OD_ADV_XLA_REMAT] = {"reduce the per-device batch, rematerialize activations (jax.checkpoint / remat), or "
+                          "shard parameters and optimizer state over more devices",
+                          "the compiled program's memory drops below the memory space", NULL},
 };
 
 const od_advice_text *od_advice_get(od_advice a)
@@ -77,9 +112,49 @@ const od_advice_text *od_advice_get(od_advice a)
 
 size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
 {
-    od_advice h[8];
+    od_advice h[10];
     size_t n = 0;
     int torch = r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM;
+    if (r->size_corrupt)
+        h[n++] = OD_ADV_SIZE_CORRUPT;
+    else if (r->size_bug)
+        h[n++] = OD_ADV_SIZE_BUG;
+    switch (r->kind) {
+    case OD_KIND_HOST_SHM:
+        h[n++] = OD_ADV_HOST_SHM;
+        h[n++] = OD_ADV_HOST_RAM;
+        goto done;
+    case OD_KIND_HOST_RAM:
+    case OD_KIND_HOST_KILLED:
+        h[n++] = OD_ADV_HOST_RAM;
+        goto done;
+    case OD_KIND_VLLM_CACHE:
+    case OD_KIND_VLLM_KV_LEN:
+        h[n++] = OD_ADV_VLLM_RAISE;
+        goto done;
+    case OD_KIND_VLLM_STARTUP:
+        h[n++] = OD_ADV_VLLM_LOWER;
+        h[n++] = OD_ADV_STOP_OTHERS;
+        goto done;
+    case OD_KIND_XLA_COMPILE:
+        h[n++] = OD_ADV_XLA_REMAT;
+        goto done;
+    case OD_KIND_LIBRARY:
+        h[n++] = r->framework == OD_FW_NCCL ? OD_ADV_NCCL_BUFFERS : OD_ADV_LIB_HEADROOM;
+        h[n++] = OD_ADV_DRIVER_SMI;
+        goto done;
+    case OD_KIND_DRIVER:
+        if (r->verdict == OD_OOM_UNKNOWN) {
+            h[n++] = OD_ADV_DRIVER_SMI;
+            h[n++] = OD_ADV_STOP_OTHERS;
+            goto done;
+        }
+        break;
+    default:
+        break;
+    }
+    if (r->framework == OD_FW_ONNXRUNTIME)
+        h[n++] = OD_ADV_ORT_ARENA;
     switch (r->verdict) {
     case OD_OOM_FRAGMENTATION:
         if (torch) {
@@ -113,13 +188,76 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
         else if (torch || r->framework == OD_FW_PYTORCH_MPS)
             h[n++] = OD_ADV_TORCH_SNAPSHOT;
         break;
+    case OD_OOM_HOST_MEMORY:
+        h[n++] = OD_ADV_HOST_RAM;
+        break;
     }
     if (r->framework == OD_FW_JAX)
         h[n++] = OD_ADV_JAX_PREALLOC;
     else if (r->framework == OD_FW_TENSORFLOW && r->verdict != OD_OOM_FRAGMENTATION)
         h[n++] = OD_ADV_TF_GROWTH;
+done:;
     size_t k = n < max ? n : max;
     for (size_t i = 0; i < k; i++)
         out[i] = h[i];
     return k;
+}
+
+const char *od_advice_meaning(const od_oom_report *r)
+{
+    switch (r->kind) {
+    case OD_KIND_DRIVER:
+        if (r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM)
+            return "the CUDA driver's own error, outside the caching allocator: memory was refused to CUDA context "
+                   "creation, an extension's own cudaMalloc, or because another process or exclusive-process mode "
+                   "holds the GPU; a memory snapshot will not show it, nvidia-smi will";
+        return "a CUDA allocation made by the framework's own code (not its pool) failed: the device was full when "
+               "it asked";
+    case OD_KIND_LIBRARY:
+        if (r->framework == OD_FW_NCCL)
+            return "NCCL allocates its buffers with cudaMalloc outside the framework's pool, so a pool that caches "
+                   "the device starves it: empty_cache() before the collective, or smaller NCCL buffers";
+        return "cuBLAS/cuDNN allocate handles and workspaces outside the framework's pool, so a pool that caches "
+               "the device starves them: empty_cache(), TF memory growth or JAX preallocation off leave them room";
+    case OD_KIND_HOST_RAM:
+        return "host RAM, not GPU memory, ran out: the CPU allocator was refused";
+    case OD_KIND_HOST_KILLED:
+        return "SIGKILL (signal 9, exit code -9) with no Python error is the kernel's OOM killer: host RAM ran out, "
+               "not GPU memory (dmesg shows \"Out of memory: Killed process\")";
+    case OD_KIND_HOST_SHM:
+        return "shared memory (/dev/shm) ran out, not GPU memory: DataLoader workers pass batches through it, and "
+               "Docker gives a container 64 MB unless --shm-size or --ipc=host";
+    case OD_KIND_VLLM_CACHE:
+    case OD_KIND_VLLM_KV_LEN:
+        return "vLLM sizes its KV cache from what gpu_memory_utilization leaves after weights and activations: this "
+               "wants a higher gpu_memory_utilization (or a shorter max_model_len), not a lower one";
+    case OD_KIND_VLLM_STARTUP:
+        return "vLLM claims gpu_memory_utilization x total at startup and less than that was free: here the "
+               "setting must go down (or the GPU be freed), unlike the cache-block error";
+    case OD_KIND_XLA_COMPILE:
+        return "XLA computed at compile time that the program cannot fit: nothing ran, and no allocator setting "
+               "helps; the program must need less";
+    case OD_KIND_XLA_RESERVE:
+        return r->verdict == OD_OOM_FRAGMENTATION
+                   ? "enough memory was free but not as one range at the bottom of the device: fragmentation of "
+                     "the TPU's memory"
+                   : NULL;
+    default:
+        break;
+    }
+    if (r->self_from_other)
+        return "the \"Process N\" figure is this process seen under another PID (a container): it is not another "
+               "process";
+    if (r->spill)
+        return "allocated memory above the device's capacity: on Windows/WSL the driver spills into shared system "
+               "memory (slowly) before failing";
+    if (r->near_full)
+        return "defragmenting would serve this one request, but the framework already holds >= 90% of the device: "
+               "the next request fails the same way";
+    if (r->msg_hint_expandable && (r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM) &&
+        (r->have & OD_HAVE_RESERVED_UNALLOC) && (r->have & OD_HAVE_REQUESTED) &&
+        r->reserved_unallocated_bytes < r->requested_bytes && r->verdict != OD_OOM_FRAGMENTATION)
+        return "the message's own expandable_segments hint does not apply: little is reserved but unallocated, so "
+               "there is no fragmentation to avoid";
+    return NULL;
 }

@@ -34,6 +34,17 @@ typedef enum {
     OD_ADV_CI_SNAPSHOT,
     OD_ADV_RECORD_HISTORY,
     OD_ADV_EMPTY_CACHE,
+    OD_ADV_SIZE_BUG,          /* the request exceeds the whole device */
+    OD_ADV_SIZE_CORRUPT,      /* an absurd request: a corrupted size */
+    OD_ADV_DRIVER_SMI,        /* driver-level OOM: nvidia-smi shows who holds the memory */
+    OD_ADV_LIB_HEADROOM,      /* cuBLAS / cuDNN: leave room outside the framework's pool */
+    OD_ADV_NCCL_BUFFERS,      /* NCCL's buffers */
+    OD_ADV_HOST_RAM,          /* host RAM: workers, loading, offload */
+    OD_ADV_HOST_SHM,          /* /dev/shm: --shm-size, --ipc=host */
+    OD_ADV_VLLM_RAISE,        /* raise gpu_memory_utilization or shorten max_model_len */
+    OD_ADV_VLLM_LOWER,        /* lower gpu_memory_utilization below what is free */
+    OD_ADV_ORT_ARENA,         /* ONNX Runtime's arena settings */
+    OD_ADV_XLA_REMAT,         /* XLA compile-time OOM: remat, sharding */
     OD_ADV_COUNT
 } od_advice;
 
@@ -50,5 +61,10 @@ const od_advice_text *od_advice_get(od_advice a);
 /* What to try for a triage report, best first: up to max remedies into out; returns how
  * many. Depends on the framework (each has its own knobs) and the verdict. */
 size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max);
+
+/* What the report means, in one sentence, where the message itself misleads (the driver's
+ * "CUDA error: out of memory", a library's status, vLLM's cache-block error, the message's
+ * own expandable_segments hint when little is cached, ...); NULL when it says what it is. */
+const char *od_advice_meaning(const od_oom_report *r);
 
 #endif

@@ -4,9 +4,11 @@
  * words printed around it rather than by its position, which is what lets one scanner
  * read all the PyTorch wordings (they reorder and rename fields between releases). */
 #include "triage.h"
+#include "units.h"
 
 #include <ctype.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -84,8 +86,9 @@ static const char *parse_uint(const char *p, const char *end, uint64_t *out)
  * so inside these texts every K/M/G/T means a power of 1024. */
 static const struct { const char *name; uint64_t mult; } units[] = {
     {"bytes", 1}, {"KiB", 1ULL << 10}, {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30},
-    {"TiB", 1ULL << 40}, {"PiB", 1ULL << 50}, {"KB", 1ULL << 10}, {"kB", 1ULL << 10},
-    {"MB", 1ULL << 20}, {"GB", 1ULL << 30}, {"TB", 1ULL << 40}, {"B", 1},
+    {"TiB", 1ULL << 40}, {"PiB", 1ULL << 50}, {"EiB", 1ULL << 60}, {"KB", 1ULL << 10},
+    {"kB", 1ULL << 10}, {"MB", 1ULL << 20}, {"GB", 1ULL << 30}, {"TB", 1ULL << 40},
+    {"PB", 1ULL << 50}, {"EB", 1ULL << 60}, {"B", 1},
 };
 
 typedef struct {
@@ -157,6 +160,48 @@ static int next_size(const char *p, const char *end, const char *line, size_tok 
     return 0;
 }
 
+/* XLA's compact sizes "21.95G", "530.00M", "0B", "384.0K" (1024-based, no space, no
+ * "iB") exactly at p. */
+static int parse_xla_size(const char *p, const char *end, size_tok *t)
+{
+    const char *s = p;
+    uint64_t mant = 0, scale = 1;
+    int digits = 0;
+    if (p >= end || !isdigit((unsigned char)*p))
+        return 0;
+    while (p < end && isdigit((unsigned char)*p)) {
+        if (++digits > 19)
+            return 0;
+        mant = mant * 10 + (uint64_t)(*p++ - '0');
+    }
+    int frac = 0;
+    if (p + 1 < end && *p == '.' && isdigit((unsigned char)p[1])) {
+        p++;
+        while (p < end && isdigit((unsigned char)*p)) {
+            if (++digits > 19 || frac >= 9)
+                return 0;
+            mant = mant * 10 + (uint64_t)(*p++ - '0');
+            scale *= 10;
+            frac++;
+        }
+    }
+    if (p >= end)
+        return 0;
+    static const char letters[] = "BKMGTP";
+    const char *l = strchr(letters, *p);
+    if (!l || *p == '\0' || (p + 1 < end && isalnum((unsigned char)p[1])))
+        return 0;
+    unsigned __int128 v = (unsigned __int128)mant << (10 * (l - letters));
+    v = (v + scale / 2) / scale;
+    if (v > (unsigned __int128)(UINT64_MAX / 2))
+        return 0;
+    t->start = s;
+    t->end = p + 1;
+    t->bytes = (uint64_t)v;
+    t->rounded = frac > 0;
+    return 1;
+}
+
 /* ---------- names ---------- */
 
 const char *od_framework_name(od_framework f)
@@ -167,6 +212,15 @@ const char *od_framework_name(od_framework f)
     case OD_FW_PYTORCH_MPS: return "pytorch-mps";
     case OD_FW_TENSORFLOW: return "tensorflow";
     case OD_FW_JAX: return "jax";
+    case OD_FW_PYTORCH_XLA: return "pytorch-xla";
+    case OD_FW_VLLM: return "vllm";
+    case OD_FW_DEEPSPEED: return "deepspeed";
+    case OD_FW_NCCL: return "nccl";
+    case OD_FW_CUBLAS: return "cublas";
+    case OD_FW_CUDNN: return "cudnn";
+    case OD_FW_HOST: return "host";
+    case OD_FW_ONNXRUNTIME: return "onnxruntime";
+    case OD_FW_OTHER: return "other";
     }
     return "unknown";
 }
@@ -179,8 +233,27 @@ const char *od_oom_verdict_name(od_oom_verdict v)
     case OD_OOM_CAP_LIMIT: return "cap_limit";
     case OD_OOM_OTHER_PROCESSES: return "other_processes";
     case OD_OOM_CAPACITY: return "capacity";
+    case OD_OOM_HOST_MEMORY: return "host_memory";
     }
     return "unknown";
+}
+
+const char *od_oom_kind_name(od_oom_kind k)
+{
+    switch (k) {
+    case OD_KIND_ALLOCATOR: return "allocator";
+    case OD_KIND_DRIVER: return "driver";
+    case OD_KIND_LIBRARY: return "library";
+    case OD_KIND_HOST_RAM: return "host_ram";
+    case OD_KIND_HOST_KILLED: return "oom_killer";
+    case OD_KIND_HOST_SHM: return "shared_memory";
+    case OD_KIND_VLLM_CACHE: return "vllm_cache_blocks";
+    case OD_KIND_VLLM_KV_LEN: return "vllm_max_model_len";
+    case OD_KIND_VLLM_STARTUP: return "vllm_startup_free";
+    case OD_KIND_XLA_COMPILE: return "xla_compile";
+    case OD_KIND_XLA_RESERVE: return "xla_reserve";
+    }
+    return "allocator";
 }
 
 unsigned od_tf_dtype_size(const char *name, size_t len)
@@ -201,19 +274,76 @@ unsigned od_tf_dtype_size(const char *name, size_t len)
 
 /* ---------- the verdict ---------- */
 
+/* 1 PiB: no single tensor request on any device is this large; the size was corrupted
+ * (an overflowed shape, an uninitialized length). */
+#define ABSURD_BYTES (1ULL << 50)
+
 void od_triage_classify(od_oom_report *r)
 {
     r->verdict = OD_OOM_UNKNOWN;
     r->have_headroom = 0;
     r->headroom_bytes = r->available_bytes = r->missing_bytes = 0;
     r->others_bytes = 0;
+    r->near_full = r->size_bug = r->size_corrupt = 0;
     for (size_t i = 0; i < r->n_other; i++)
         r->others_bytes += r->other[i].bytes;
-    int cap = (r->have & OD_HAVE_ALLOWED) != 0;
-    int mps = r->framework == OD_FW_PYTORCH_MPS;
-    if (!(r->have & OD_HAVE_REQUESTED) || !(r->have & OD_HAVE_ALLOCATED) ||
-        !(cap || (r->have & OD_HAVE_CAPACITY)))
+    int req = (r->have & OD_HAVE_REQUESTED) != 0;
+    if (req && r->requested_bytes >= ABSURD_BYTES)
+        r->size_corrupt = 1;
+    else if (req && (r->have & OD_HAVE_CAPACITY) && r->requested_bytes > r->capacity_bytes &&
+             r->kind != OD_KIND_XLA_COMPILE && r->kind != OD_KIND_VLLM_STARTUP &&
+             r->framework != OD_FW_HOST)
+        r->size_bug = 1;
+    switch (r->kind) {
+    case OD_KIND_HOST_RAM:
+    case OD_KIND_HOST_KILLED:
+    case OD_KIND_HOST_SHM:
+        r->verdict = OD_OOM_HOST_MEMORY;
         return;
+    case OD_KIND_VLLM_CACHE:
+    case OD_KIND_VLLM_KV_LEN:
+    case OD_KIND_VLLM_STARTUP:
+        /* gpu_memory_utilization is the cap vLLM sizes itself to. */
+        if (r->kind == OD_KIND_VLLM_STARTUP && req && (r->have & OD_HAVE_FREE)) {
+            r->have_headroom = 1;
+            r->headroom_bytes = r->available_bytes = r->free_bytes;
+            r->missing_bytes = r->requested_bytes > r->free_bytes ? r->requested_bytes - r->free_bytes : 0;
+        }
+        r->verdict = OD_OOM_CAP_LIMIT;
+        return;
+    case OD_KIND_XLA_RESERVE:
+        if (req && (r->have & OD_HAVE_FREE)) {
+            r->have_headroom = 1;
+            r->headroom_bytes = r->available_bytes = r->free_bytes;
+            if (r->requested_bytes <= r->free_bytes) {
+                r->verdict = OD_OOM_FRAGMENTATION; /* free, but not contiguous at the bottom */
+                return;
+            }
+            r->missing_bytes = r->requested_bytes - r->free_bytes;
+        }
+        r->verdict = req ? OD_OOM_CAPACITY : OD_OOM_UNKNOWN;
+        return;
+    case OD_KIND_XLA_COMPILE:
+        if (req && (r->have & OD_HAVE_CAPACITY)) {
+            r->have_headroom = 1;
+            r->headroom_bytes = r->available_bytes = r->capacity_bytes;
+            r->missing_bytes = r->requested_bytes > r->capacity_bytes ? r->requested_bytes - r->capacity_bytes : 0;
+        }
+        r->verdict = req ? OD_OOM_CAPACITY : OD_OOM_UNKNOWN;
+        return;
+    default:
+        break;
+    }
+    /* "N allowed" equal to (or above) the device is no cap: no fraction was set. */
+    int cap = (r->have & OD_HAVE_ALLOWED) != 0 &&
+              !((r->have & OD_HAVE_CAPACITY) && r->allowed_bytes >= r->capacity_bytes);
+    int mps = r->framework == OD_FW_PYTORCH_MPS;
+    if (!req)
+        return;
+    if (!(r->have & OD_HAVE_ALLOCATED) || !(cap || (r->have & OD_HAVE_CAPACITY))) {
+        r->verdict = OD_OOM_CAPACITY; /* only the request: nothing says the memory existed */
+        return;
+    }
     /* Reserved-but-unallocated is absent where the allocator has no separate cache
      * figure (TF/XLA's BFC pool, MPS): it counts as zero there. */
     uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
@@ -229,6 +359,15 @@ void od_triage_classify(od_oom_report *r)
     r->headroom_bytes = headroom;
     r->available_bytes = ru + headroom;
     if (r->requested_bytes <= r->available_bytes) {
+        /* The memory existed, but the framework already holds >= 90% of the limit and the
+         * stranded cache is small next to the request: defragmenting buys one allocation,
+         * the work still does not fit. */
+        if ((unsigned __int128)r->allocated_bytes * 10 >= (unsigned __int128)limit * 9 &&
+            ru < 2 * r->requested_bytes) {
+            r->near_full = 1;
+            r->verdict = OD_OOM_CAPACITY;
+            return;
+        }
         r->verdict = OD_OOM_FRAGMENTATION;
         return;
     }
@@ -247,6 +386,91 @@ void od_triage_classify(od_oom_report *r)
     r->verdict = OD_OOM_CAPACITY;
 }
 
+int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
+{
+    char a[32], b[32], c[32];
+    switch (r->kind) {
+    case OD_KIND_HOST_RAM:
+        if (r->have & OD_HAVE_REQUESTED)
+            snprintf(buf, size, "the CPU allocator could not get %s of host RAM: the machine's memory, not the GPU's, ran out",
+                     od_format_iec(r->requested_bytes, a, sizeof a));
+        else
+            snprintf(buf, size, "the CPU allocator could not get host RAM: the machine's memory, not the GPU's, ran out");
+        return 1;
+    case OD_KIND_HOST_KILLED:
+        if (r->have & OD_HAVE_PROCESS)
+            snprintf(buf, size, "the kernel's OOM killer ended a process holding %s of RAM (SIGKILL): host memory ran out",
+                     od_format_iec(r->process_bytes, a, sizeof a));
+        else
+            snprintf(buf, size, "a process was killed with SIGKILL (signal 9, exit code -9), which is what the kernel's "
+                                "OOM killer does when host RAM runs out");
+        return 1;
+    case OD_KIND_HOST_SHM:
+        snprintf(buf, size, "shared memory (/dev/shm) ran out: what goes through it (DataLoader batches, NCCL's "
+                            "intra-node buffers) did not fit");
+        return 1;
+    case OD_KIND_VLLM_CACHE:
+        snprintf(buf, size, "after the weights and the profiling run, nothing was left under gpu_memory_utilization for "
+                            "the KV cache blocks: the utilization cap binds");
+        return 1;
+    case OD_KIND_VLLM_KV_LEN:
+        if (r->max_model_len && r->kv_cache_tokens)
+            snprintf(buf, size, "the KV cache left under gpu_memory_utilization holds %llu tokens, fewer than one "
+                                "sequence of max_model_len %llu: the utilization cap binds",
+                     (unsigned long long)r->kv_cache_tokens, (unsigned long long)r->max_model_len);
+        else
+            snprintf(buf, size, "the KV cache left under gpu_memory_utilization holds fewer tokens than one sequence of "
+                                "max_model_len: the utilization cap binds");
+        return 1;
+    case OD_KIND_VLLM_STARTUP:
+        if (!r->have_headroom)
+            return 0;
+        snprintf(buf, size, "gpu_memory_utilization asks for %s of the device, but only %s was free at startup: "
+                            "%s short, held by other processes or a previous engine",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->free_bytes, b, sizeof b),
+                 od_format_iec(r->missing_bytes, c, sizeof c));
+        return 1;
+    case OD_KIND_XLA_COMPILE:
+        if (!r->have_headroom)
+            return 0;
+        snprintf(buf, size, "the compiled program needs %s of a %s memory space: %s over before anything ran",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->capacity_bytes, b, sizeof b),
+                 od_format_iec(r->missing_bytes, c, sizeof c));
+        return 1;
+    case OD_KIND_XLA_RESERVE:
+        if (!r->have_headroom)
+            return 0;
+        if (r->verdict == OD_OOM_FRAGMENTATION)
+            snprintf(buf, size, "%s requested <= %s free, but not in one contiguous range: the memory existed, "
+                                "fragmented",
+                     od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->free_bytes, b, sizeof b));
+        else
+            snprintf(buf, size, "%s requested > %s free on the device: %s missing",
+                     od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->free_bytes, b, sizeof b),
+                     od_format_iec(r->missing_bytes, c, sizeof c));
+        return 1;
+    default:
+        break;
+    }
+    if (r->verdict == OD_OOM_CAPACITY && !r->have_headroom) {
+        snprintf(buf, size, "%s requested and no pool figures printed: an allocation failed for want of memory, "
+                            "so the work did not fit what was left",
+                 od_format_iec(r->requested_bytes, a, sizeof a));
+        return 1;
+    }
+    if (r->near_full) {
+        uint64_t limit = (r->have & OD_HAVE_ALLOWED) && r->allowed_bytes < r->capacity_bytes ? r->allowed_bytes
+                                                                                              : r->capacity_bytes;
+        char lim[32];
+        snprintf(buf, size, "%s requested <= %s available, so fragmentation is the proximate cause; but %s of %s "
+                            "is already allocated (>= 90%%): the work does not fit",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->available_bytes, b, sizeof b),
+                 od_format_iec(r->allocated_bytes, c, sizeof c), od_format_iec(limit, lim, sizeof lim));
+        return 1;
+    }
+    return 0;
+}
+
 /* ---------- the scanner ---------- */
 
 typedef struct {
@@ -256,6 +480,10 @@ typedef struct {
     size_t cap_reports, cap_summaries, cap_gpus, cap_procs;
     int nomem;
     int jax_input;          /* the input mentions JAX/XLA: BFC lines are XLA's */
+    int xla_torch_input;    /* the input is PyTorch/XLA's (torch_xla, XRT, PJRT) */
+    int tf_input;           /* the input mentions TensorFlow */
+    size_t last_idx;        /* the report the previous wording line made or joined */
+    uint64_t last_lineno;   /* its line; 0 when none */
     od_oom_report *open_bfc; /* TF/XLA report still collecting lines (index below) */
     size_t open_idx;
     int open_has_exc;
@@ -320,14 +548,16 @@ static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *
     parse_device(r, msg, end);
     for (const char *p = msg; next_size(p, end, msg, &t); p = t.end) {
         const char *a = t.end;
-        if (ends(msg, t.start, "Tried to allocate "))
+        if (ends(msg, t.start, "Tried to allocate ") || ends(msg, t.start, "Tried to allocate more than "))
             set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
         else if (ends(msg, t.start, "total capacity of ") || ends(msg, t.start, "total capacty of ") ||
                  starts(a, end, " total capacity"))
             set(r, OD_HAVE_CAPACITY, &r->capacity_bytes, &t);
         else if (starts(a, end, " already allocated") || starts(a, end, " is allocated by PyTorch"))
             set(r, OD_HAVE_ALLOCATED, &r->allocated_bytes, &t);
-        else if (starts(a, end, " is reserved by PyTorch but unallocated"))
+        else if (starts(a, end, " is reserved by PyTorch but unallocated") ||
+                 starts(a, end, " cached)") || starts(a, end, " cached;"))
+            /* before 1.4, "N cached" is already reserved - allocated */
             set(r, OD_HAVE_RESERVED_UNALLOC, &r->reserved_unallocated_bytes, &t);
         else if (starts(a, end, " reserved in total by PyTorch")) {
             if (!have_reserved_total) {
@@ -366,6 +596,73 @@ static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *
     }
     /* The caching allocator prints the size it tried to reserve, not the tensor's. */
     r->request_is_segment = (r->have & OD_HAVE_REQUESTED) != 0;
+    r->msg_hint_expandable = find(msg, end, "expandable_segments") != NULL;
+    if (find(msg, end, "CUDA error: out of memory") && !(r->have & OD_HAVE_REQUESTED))
+        r->kind = OD_KIND_DRIVER;
+    /* In a container the process sees itself under another PID: without a "this process"
+     * line, a "Process N" holding the pool plus at most 2 GiB of context and libraries
+     * is this process. */
+    if (!(r->have & OD_HAVE_PROCESS) && r->n_other > 0 && (r->have & OD_HAVE_ALLOCATED)) {
+        uint64_t pool = r->allocated_bytes + ((r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0);
+        size_t best = r->n_other;
+        for (size_t i = 0; i < r->n_other; i++) {
+            uint64_t b = r->other[i].bytes;
+            if (b + (pool >> 8) >= pool && b <= pool + (2ULL << 30) &&
+                (best == r->n_other || b < r->other[best].bytes))
+                best = i;
+        }
+        if (best < r->n_other) {
+            r->process_bytes = r->other[best].bytes;
+            r->have |= OD_HAVE_PROCESS;
+            r->self_from_other = 1;
+            memmove(&r->other[best], &r->other[best + 1], (r->n_other - best - 1) * sizeof r->other[0]);
+            r->n_other--;
+        }
+    }
+    /* Windows/WSL: the driver spills into shared system memory before failing. */
+    if ((r->have & OD_HAVE_ALLOCATED) && (r->have & OD_HAVE_CAPACITY) && r->allocated_bytes > r->capacity_bytes)
+        r->spill = 1;
+}
+
+/* cudaMallocAsync's wording: "Allocation on device 0 would exceed allowed memory. (out of
+ * memory)" then "Currently allocated : X", "Requested : X", "Device limit : X", "Free
+ * (according to CUDA): X", "PyTorch limit (set by user-supplied memory fraction)" and its
+ * figure on the next line (2^64 bytes, unparsable, when no fraction is set). */
+static void parse_torch_async(od_oom_report *r, const char *p, const char *end)
+{
+    int want_limit = 0;
+    parse_device(r, p, end);
+    const char *d = find(p, end, "on device ");
+    uint64_t dev;
+    if (d && parse_uint(d + 10, end, &dev) && dev < 4096) {
+        r->device = (int)dev;
+        r->have |= OD_HAVE_DEVICE;
+    }
+    for (int n = 0; n < 8 && p < end; n++) {
+        const char *e = memchr(p, '\n', (size_t)(end - p));
+        if (!e)
+            e = end;
+        const char *colon = find(p, e, ":");
+        size_tok t;
+        int have = colon && next_size(colon, e, p, &t);
+        if (want_limit && have) {
+            set(r, OD_HAVE_ALLOWED, &r->allowed_bytes, &t);
+            want_limit = 0;
+        } else if (find(p, e, "PyTorch limit")) {
+            if (have)
+                set(r, OD_HAVE_ALLOWED, &r->allowed_bytes, &t);
+            else
+                want_limit = 1;
+        } else if (have && find(p, e, "Currently allocated"))
+            set(r, OD_HAVE_ALLOCATED, &r->allocated_bytes, &t);
+        else if (have && find(p, e, "Requested"))
+            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+        else if (have && find(p, e, "Device limit"))
+            set(r, OD_HAVE_CAPACITY, &r->capacity_bytes, &t);
+        else if (have && find(p, e, "Free (according to CUDA)"))
+            set(r, OD_HAVE_FREE, &r->free_bytes, &t);
+        p = e < end ? e + 1 : end;
+    }
 }
 
 static void parse_mps(od_oom_report *r, const char *msg, const char *end)
@@ -463,7 +760,15 @@ static int tf_request(const char *p, const char *end, uint64_t *bytes, int *roun
 static int mentions_jax(const char *p, const char *end)
 {
     return find(p, end, "jax") || find(p, end, "Jax") || find(p, end, "JAX") ||
-           find(p, end, "XlaRuntimeError") || find(p, end, "XLA_PYTHON");
+           find(p, end, "XlaRuntimeError") || find(p, end, "XLA_PYTHON") || find(p, end, "xla_extension") ||
+           find(p, end, "BufferAssignment") || find(p, end, "xla/python/") || find(p, end, "external/xla/");
+}
+
+static int mentions_torch_xla(const char *p, const char *end)
+{
+    return find(p, end, "torch_xla") || find(p, end, "pytorch/xla") || find(p, end, "xla_client/") ||
+           find(p, end, "XRTExecute") || find(p, end, "PJRT_DEVICE") || find(p, end, "xm.mark_step") ||
+           find(p, end, "xla_device");
 }
 
 static void close_bfc(scan *s)
@@ -486,7 +791,8 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
               find(line, le, "RESOURCE_EXHAUSTED");
     od_oom_report *r = open_report(s);
     if (bfc) {
-        r = new_report(s, s->jax_input ? OD_FW_JAX : OD_FW_TENSORFLOW, line, lineno);
+        r = new_report(s, s->xla_torch_input ? OD_FW_PYTORCH_XLA : s->jax_input ? OD_FW_JAX : OD_FW_TENSORFLOW,
+                       line, lineno);
         if (!r)
             return 1;
         r->xla = 1;
@@ -507,7 +813,8 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
         uint64_t shape_bytes = tf_shape_bytes(line, le, dtype, sizeof dtype);
         /* A second exception line joins the open event only to add the tensor shape. */
         if (!r || (s->open_has_exc && !(shape_bytes && !r->dtype[0]))) {
-            od_framework fw = mentions_jax(line, le) ||
+            od_framework fw = s->xla_torch_input ? OD_FW_PYTORCH_XLA
+                              : mentions_jax(line, le) ||
                                       (s->jax_input && !find(line, le, "OOM when allocating tensor"))
                                   ? OD_FW_JAX : OD_FW_TENSORFLOW;
             r = new_report(s, fw, line, lineno);
@@ -518,7 +825,7 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
         }
         if (shape_bytes)
             memcpy(r->dtype, dtype, sizeof dtype);
-        if (mentions_jax(line, le))
+        if (mentions_jax(line, le) && !s->xla_torch_input)
             r->framework = OD_FW_JAX;
         s->open_has_exc = 1;
         if (shape_bytes) {
@@ -551,6 +858,321 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
             r->allocated_bytes = v;
             r->have |= OD_HAVE_ALLOCATED;
         }
+    }
+    return 0;
+}
+
+/* ---------- libraries, the host, vLLM, XLA, ONNX Runtime ---------- */
+
+/* The framework that printed a CUDA error from its own code, judged by the input. */
+static od_framework context_framework(const scan *s, const char *line, const char *le)
+{
+    if (s->xla_torch_input || mentions_torch_xla(line, le))
+        return OD_FW_PYTORCH_XLA;
+    if (s->jax_input || mentions_jax(line, le))
+        return OD_FW_JAX;
+    if (s->tf_input)
+        return OD_FW_TENSORFLOW;
+    return OD_FW_PYTORCH_CUDA;
+}
+
+/* The report made by a recent line (within 3 lines) of the same framework and kind, so a
+ * follow-up line ("Failed to CUDA calloc N bytes") adds to it; NULL when none. */
+static od_oom_report *recent(scan *s, od_framework fw, od_oom_kind kind, uint64_t lineno)
+{
+    if (!s->last_lineno || lineno > s->last_lineno + 3 || s->last_idx >= s->t->n_reports)
+        return NULL;
+    od_oom_report *r = &s->t->reports[s->last_idx];
+    return r->framework == fw && r->kind == kind ? r : NULL;
+}
+
+static od_oom_report *make(scan *s, od_framework fw, od_oom_kind kind, const char *lib, const char *line,
+                           uint64_t lineno)
+{
+    od_oom_report *r = new_report(s, fw, line, lineno);
+    if (!r)
+        return NULL;
+    r->kind = kind;
+    if (lib) {
+        size_t n = strlen(lib) < sizeof r->library - 1 ? strlen(lib) : sizeof r->library - 1;
+        memcpy(r->library, lib, n);
+        r->library[n] = '\0';
+    }
+    s->last_idx = s->t->n_reports - 1;
+    s->last_lineno = lineno;
+    return r;
+}
+
+/* "N bytes" right after the phrase pat in [line, le): the request. */
+static void request_after(od_oom_report *r, const char *line, const char *le, const char *pat)
+{
+    const char *k = find(line, le, pat);
+    size_tok t;
+    if (k && next_size(k + strlen(pat), le, line, &t) && t.start <= skip_sp(k + strlen(pat), le) + 1)
+        set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+}
+
+/* A line that reports an out-of-memory outside the framework allocators' own OOM message.
+ * Returns 1 when it made or extended a report. */
+static int scan_other_line(scan *s, const char *line, const char *le, const char *end, uint64_t lineno)
+{
+    const char *k;
+    od_oom_report *r;
+    size_tok t;
+    uint64_t v;
+    /* NCCL's own status; its calloc line follows the CUDA failure. */
+    if (find(line, le, "Cuda failure 'out of memory'")) {
+        if (recent(s, OD_FW_NCCL, OD_KIND_LIBRARY, lineno))
+            return 1;
+        return make(s, OD_FW_NCCL, OD_KIND_LIBRARY, NULL, line, lineno) != NULL;
+    }
+    if ((k = find(line, le, "Failed to CUDA calloc "))) {
+        r = recent(s, OD_FW_NCCL, OD_KIND_LIBRARY, lineno);
+        if (!r && !(r = make(s, OD_FW_NCCL, OD_KIND_LIBRARY, NULL, line, lineno)))
+            return 1;
+        request_after(r, line, le, "Failed to CUDA calloc ");
+        s->last_lineno = lineno;
+        return 1;
+    }
+    if ((k = find(line, le, "/dev/shm")) && find(line, le, "NCCL WARN") &&
+        (find(line, le, "failed to extend") || find(line, le, "Error while creating shared memory"))) {
+        r = recent(s, OD_FW_HOST, OD_KIND_HOST_SHM, lineno);
+        if (!r && !(r = make(s, OD_FW_HOST, OD_KIND_HOST_SHM, "nccl", line, lineno)))
+            return 1;
+        if ((k = find(k, le, " to ")) && next_size(k + 4, le, line, &t))
+            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+        else if ((k = find(line, le, "(size ")) && parse_uint(k + 6, le, &v)) {
+            r->requested_bytes = v;
+            r->have |= OD_HAVE_REQUESTED;
+        }
+        s->last_lineno = lineno;
+        return 1;
+    }
+    if (find(line, le, "CUBLAS_STATUS_ALLOC_FAILED") || find(line, le, "CUBLAS_STATUS_NOT_INITIALIZED")) {
+        if (recent(s, OD_FW_CUBLAS, OD_KIND_LIBRARY, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        return make(s, OD_FW_CUBLAS, OD_KIND_LIBRARY, NULL, line, lineno) != NULL;
+    }
+    if (find(line, le, "CUDNN_STATUS_ALLOC_FAILED") || find(line, le, "CUDNN_STATUS_NOT_INITIALIZED") ||
+        (find(line, le, "cuDNN") && find(line, le, "workspace") && find(line, le, "memory"))) {
+        if (recent(s, OD_FW_CUDNN, OD_KIND_LIBRARY, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        return make(s, OD_FW_CUDNN, OD_KIND_LIBRARY, NULL, line, lineno) != NULL;
+    }
+    /* The host. */
+    if ((k = find(line, le, "DefaultCPUAllocator:")) || (k = find(line, le, "Unable to allocate ")) ||
+        ((k = find(line, le, "MemoryError")) && k == skip_sp(line, le))) {
+        if (find(line, le, "Unable to allocate ") && !find(line, le, "for an array"))
+            return 0;
+        r = make(s, OD_FW_HOST, OD_KIND_HOST_RAM, find(line, le, "DefaultCPUAllocator") ? "pytorch" :
+                 find(line, le, "for an array") ? "numpy" : NULL, line, lineno);
+        if (!r)
+            return 1;
+        request_after(r, line, le, "you tried to allocate ");
+        request_after(r, line, le, "Unable to allocate ");
+        return 1;
+    }
+    if (find(line, le, "insufficient shared memory") || (find(line, le, "killed by signal: Bus error")) ||
+        find(line, le, "out of shared memory")) {
+        if (recent(s, OD_FW_HOST, OD_KIND_HOST_SHM, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        return make(s, OD_FW_HOST, OD_KIND_HOST_SHM, "shm", line, lineno) != NULL;
+    }
+    if ((k = find(line, le, "Out of memory: Kill")) || (k = find(line, le, "out of memory: Kill"))) {
+        r = make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "oom-killer", line, lineno);
+        uint64_t kb;
+        if (r && (k = find(line, le, "anon-rss:")) && parse_uint(k + 9, le, &kb) && kb < (1ULL << 50)) {
+            r->process_bytes = kb << 10;
+            r->have |= OD_HAVE_PROCESS;
+        }
+        return 1;
+    }
+    if (find(line, le, "is killed by signal: Killed")) {
+        if (recent(s, OD_FW_HOST, OD_KIND_HOST_KILLED, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        return make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "dataloader", line, lineno) != NULL;
+    }
+    if ((k = find(line, le, "exitcode")) && (k = find(k, le, "-9")) && !isdigit((unsigned char)k[2])) {
+        return make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "torchrun", line, lineno) != NULL;
+    }
+    if ((k = find(line, le, "return code = -9")) && !isdigit((unsigned char)k[16])) {
+        return make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "deepspeed", line, lineno) != NULL;
+    }
+    if (find(line, le, "Signal 9 (SIGKILL) received")) {
+        if (recent(s, OD_FW_HOST, OD_KIND_HOST_KILLED, lineno))
+            return 1;
+        return make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "torchrun", line, lineno) != NULL;
+    }
+    /* vLLM. */
+    if (find(line, le, "No available memory for the cache blocks")) {
+        if (recent(s, OD_FW_VLLM, OD_KIND_VLLM_CACHE, lineno)) {
+            s->last_lineno = lineno; /* the source line echoed in the traceback, then the error */
+            return 1;
+        }
+        return make(s, OD_FW_VLLM, OD_KIND_VLLM_CACHE, NULL, line, lineno) != NULL;
+    }
+    if ((k = find(line, le, "max seq len (")) && find(line, le, "stored in KV cache (")) {
+        r = make(s, OD_FW_VLLM, OD_KIND_VLLM_KV_LEN, NULL, line, lineno);
+        if (r) {
+            parse_uint(k + 13, le, &r->max_model_len);
+            const char *c = find(line, le, "stored in KV cache (");
+            parse_uint(c + 20, le, &r->kv_cache_tokens);
+        }
+        return 1;
+    }
+    if ((k = find(line, le, "Free memory on device")) &&
+        (find(line, le, "less than desired GPU memory utilization") || find(line, le, "Desired GPU memory utilization"))) {
+        if (!find(line, le, "less than"))
+            return 0; /* the informational startup line of a run that passed */
+        r = make(s, OD_FW_VLLM, OD_KIND_VLLM_STARTUP, NULL, line, lineno);
+        if (!r)
+            return 1;
+        /* "(19.77/22.05 GiB)": free / total, the unit written once after the total. */
+        const char *o = find(k, le, "(");
+        const char *sl = o ? find(o, le, "/") : NULL;
+        size_tok tot;
+        if (sl && next_size(sl + 1, le, line, &tot)) {
+            r->capacity_bytes = tot.bytes;
+            r->have |= OD_HAVE_CAPACITY;
+            r->rounded |= tot.rounded;
+            char num[48];
+            size_t n = (size_t)(sl - (o + 1));
+            size_t ul = (size_t)(tot.end - tot.start);
+            const char *u = tot.start;
+            while (u < tot.end && (isdigit((unsigned char)*u) || *u == '.'))
+                u++;
+            u = skip_sp(u, tot.end);
+            if (n + (size_t)(tot.end - u) + 2 < sizeof num && ul < sizeof num) {
+                memcpy(num, o + 1, n);
+                num[n] = ' ';
+                memcpy(num + n + 1, u, (size_t)(tot.end - u));
+                num[n + 1 + (size_t)(tot.end - u)] = '\0';
+                size_tok fr;
+                const char *ne = num + strlen(num);
+                if (parse_size(skip_sp(num, ne), ne, &fr))
+                    set(r, OD_HAVE_FREE, &r->free_bytes, &fr);
+            }
+        }
+        const char *ut = find(line, le, "utilization (");
+        size_tok want;
+        if (ut && next_size(ut + 13, le, line, &want)) {
+            /* the figure after the ratio: utilization x total, as vLLM printed it */
+            const char *comma = find(ut, le, ",");
+            if (comma && comma < want.start)
+                set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &want);
+        }
+        return 1;
+    }
+    /* XLA at compile time: "Ran out of memory in memory space hbm. Used 21.95G of 15.48G hbm." */
+    if ((k = find(line, le, "Ran out of memory in memory space")) && (k = find(k, le, "Used "))) {
+        od_framework fw = s->xla_torch_input || mentions_torch_xla(line, le) ? OD_FW_PYTORCH_XLA
+                          : s->jax_input || mentions_jax(line, le)           ? OD_FW_JAX
+                                                                             : OD_FW_TENSORFLOW;
+        r = make(s, fw, OD_KIND_XLA_COMPILE, NULL, line, lineno);
+        size_tok used, lim;
+        const char *of;
+        if (r && parse_xla_size(k + 5, le, &used) && (of = find(used.end, le, " of ")) &&
+            parse_xla_size(of + 4, le, &lim)) {
+            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &used);
+            set(r, OD_HAVE_CAPACITY, &r->capacity_bytes, &lim);
+        }
+        return 1;
+    }
+    /* PyTorch/XLA on TPU: "Attempting to reserve 6.48G at the bottom of memory. That was not
+     * possible. There are 6.78G free, 0B reserved, and 3.33G reservable." */
+    if ((k = find(line, le, "Attempting to reserve ")) && find(line, le, " free")) {
+        od_framework fw = s->jax_input && !s->xla_torch_input ? OD_FW_JAX : OD_FW_PYTORCH_XLA;
+        od_oom_report tmp;
+        memset(&tmp, 0, sizeof tmp);
+        size_tok want, fr;
+        const char *th = find(k, le, "There are ");
+        if (!parse_xla_size(k + 22, le, &want) || !th || !parse_xla_size(th + 10, le, &fr))
+            return 0;
+        /* the same event is logged several times: fold into the last one */
+        if (s->last_lineno && s->last_idx < s->t->n_reports) {
+            od_oom_report *p = &s->t->reports[s->last_idx];
+            if (p->kind == OD_KIND_XLA_RESERVE && p->requested_bytes == want.bytes && p->free_bytes == fr.bytes) {
+                s->last_lineno = lineno;
+                return 1;
+            }
+        }
+        r = make(s, fw, OD_KIND_XLA_RESERVE, NULL, line, lineno);
+        if (r) {
+            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &want);
+            set(r, OD_HAVE_FREE, &r->free_bytes, &fr);
+        }
+        return 1;
+    }
+    /* ONNX Runtime's BFC arena. */
+    if ((k = find(line, le, "Failed to allocate memory for requested buffer of size "))) {
+        r = make(s, OD_FW_ONNXRUNTIME, OD_KIND_ALLOCATOR, NULL, line, lineno);
+        if (r && parse_uint(k + 55, le, &v)) {
+            r->requested_bytes = v;
+            r->have |= OD_HAVE_REQUESTED;
+        }
+        return 1;
+    }
+    if ((k = find(line, le, "Available memory of ")) && find(line, le, "is smaller than requested bytes of ")) {
+        r = make(s, OD_FW_ONNXRUNTIME, OD_KIND_ALLOCATOR, NULL, line, lineno);
+        const char *q = find(line, le, "is smaller than requested bytes of ");
+        if (r && parse_uint(k + 20, le, &v)) {
+            r->free_bytes = v;
+            r->have |= OD_HAVE_FREE;
+        }
+        if (r && parse_uint(q + 35, le, &v)) {
+            r->requested_bytes = v;
+            r->have |= OD_HAVE_REQUESTED;
+        }
+        return 1;
+    }
+    /* A CUDA driver error printed by a framework's own code. */
+    if (find(line, le, "CUDA_ERROR_OUT_OF_MEMORY") || find(line, le, "cudaErrorMemoryAllocation")) {
+        od_framework fw = find(line, le, "onnxruntime") ? OD_FW_ONNXRUNTIME : context_framework(s, line, le);
+        /* "failed to allocate X (N bytes) from device" is the stream executor's (TF, XLA). */
+        if (fw == OD_FW_PYTORCH_CUDA && find(line, le, "from device"))
+            fw = OD_FW_TENSORFLOW;
+        od_oom_kind kind = OD_KIND_DRIVER;
+        if (find(line, le, " on host")) {
+            fw = OD_FW_HOST; /* pinned host memory: "failed to alloc N bytes on host" */
+            kind = OD_KIND_HOST_RAM;
+        }
+        r = recent(s, fw, kind, lineno);
+        if (r) {
+            s->last_lineno = lineno; /* TF retries with smaller sizes: one event */
+            return 1;
+        }
+        r = make(s, fw, kind, kind == OD_KIND_HOST_RAM ? "pinned" : NULL, line, lineno);
+        if (r && kind == OD_KIND_HOST_RAM && (k = find(line, le, "failed to alloc ")) && parse_uint(k + 16, le, &v)) {
+            r->requested_bytes = v;
+            r->have |= OD_HAVE_REQUESTED;
+        } else if (r && (k = find(line, le, "failed to allocate "))) {
+            const char *q = find(k, le, "(");
+            if (q && parse_uint(q + 1, le, &v) && starts(skip_sp(parse_uint(q + 1, le, &v), le), le, "bytes")) {
+                r->requested_bytes = v;
+                r->have |= OD_HAVE_REQUESTED;
+            } else if (next_size(k + 19, le, line, &t)) {
+                set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+            }
+        }
+        return 1;
+    }
+    /* Caffe / MXNet: "Check failed: error == cudaSuccess (2 vs. 0)  out of memory". */
+    if (find(line, le, "Check failed: error == cudaSuccess") && find(line, le, "out of memory"))
+        return make(s, OD_FW_OTHER, OD_KIND_DRIVER, "caffe", line, lineno) != NULL;
+    /* PyTorch's cudaMallocAsync backend. */
+    if (find(line, le, "would exceed allowed memory") && find(line, le, "out of memory")) {
+        r = make(s, OD_FW_PYTORCH_CUDA, OD_KIND_ALLOCATOR, "cudaMallocAsync", line, lineno);
+        if (r)
+            parse_torch_async(r, line, end);
+        return 1;
     }
     return 0;
 }
@@ -1015,9 +1637,18 @@ static const char *join_message(const char *a, const char *le, const char *end, 
     return buf + n;
 }
 
+/* Is the stranded (non-releasable, inactive split) memory most of the cache held but not
+ * allocated? Then the OOMs counted beside it were fragmentation. */
+static int stranded_like(uint64_t stranded, uint64_t reserved_unalloc)
+{
+    return reserved_unalloc > 0 && (unsigned __int128)stranded * 4 >= (unsigned __int128)reserved_unalloc * 3;
+}
+
 static int same_report(const od_oom_report *a, const od_oom_report *b)
 {
-    if (a->framework != b->framework || a->have != b->have || a->n_other != b->n_other)
+    if (a->framework != b->framework || a->kind != b->kind || a->have != b->have || a->n_other != b->n_other ||
+        strcmp(a->library, b->library) != 0 || a->max_model_len != b->max_model_len ||
+        a->kv_cache_tokens != b->kv_cache_tokens)
         return 0;
     if (a->requested_bytes != b->requested_bytes || a->capacity_bytes != b->capacity_bytes ||
         a->free_bytes != b->free_bytes || a->allowed_bytes != b->allowed_bytes ||
@@ -1050,7 +1681,11 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
     scan s = {.buf = buf, .len = len, .t = t};
     const char *end = buf + len;
     s.jax_input = find(buf, end, "jax") || find(buf, end, "JAX") || find(buf, end, "gpu_hlo_schedule") ||
-                  find(buf, end, "XLA_PYTHON") || find(buf, end, "XlaRuntimeError");
+                  find(buf, end, "XLA_PYTHON") || find(buf, end, "XlaRuntimeError") ||
+                  find(buf, end, "xla_extension") || find(buf, end, "BufferAssignment") ||
+                  find(buf, end, "xla/python/") || find(buf, end, "external/xla/");
+    s.xla_torch_input = mentions_torch_xla(buf, end);
+    s.tf_input = find(buf, end, "tensorflow") || find(buf, end, "TensorFlow") || find(buf, end, "keras");
 
     scan_stats_json(&s);
 
@@ -1084,6 +1719,8 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
                 t->n_reports--;
                 t->reports[t->n_reports - 1].occurrences++;
             }
+        } else if (scan_other_line(&s, line, le, end, lineno)) {
+            close_bfc(&s);
         } else if (scan_tf_line(&s, line, le, lineno)) {
             /* handled */
         } else if (find(line, le, "PyTorch CUDA memory summary, device ID ")) {
@@ -1120,15 +1757,32 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
         line = next;
         lineno++;
     }
+    for (size_t i = 0; i < t->n_summaries; i++) {
+        od_mem_summary *m = &t->summaries[i];
+        uint64_t ru = m->reserved_bytes > m->allocated_bytes ? m->reserved_bytes - m->allocated_bytes : 0;
+        m->verdict = m->have_counts && m->ooms > 0 && stranded_like(m->non_releasable_bytes, ru)
+                         ? OD_OOM_FRAGMENTATION : OD_OOM_UNKNOWN;
+    }
+    if (t->stats) {
+        od_mem_stats *m = t->stats;
+        unsigned need = OD_MS_ALLOCATED | OD_MS_RESERVED | OD_MS_INACTIVE | OD_MS_OOMS;
+        m->verdict = (m->have & need) == need && m->ooms > 0 && m->reserved_bytes > m->allocated_bytes &&
+                             stranded_like(m->inactive_split_bytes, m->reserved_bytes - m->allocated_bytes)
+                         ? OD_OOM_FRAGMENTATION : OD_OOM_UNKNOWN;
+    }
+    t->smi_verdict = OD_OOM_UNKNOWN;
+    for (size_t i = 0; i < t->n_procs; i++)
+        for (size_t j = i + 1; j < t->n_procs; j++)
+            if (t->procs[i].gpu == t->procs[j].gpu && t->procs[i].pid != t->procs[j].pid && t->procs[i].bytes &&
+                t->procs[j].bytes)
+                t->smi_verdict = OD_OOM_OTHER_PROCESSES;
     /* TF/XLA reports gather their figures over several lines: classify at the end, and
      * fold repeats (TF prints the same exception more than once). */
     size_t w = 0;
     for (size_t i = 0; i < t->n_reports; i++) {
         od_oom_report *r = &t->reports[i];
-        if (r->framework == OD_FW_TENSORFLOW || r->framework == OD_FW_JAX)
-            od_triage_classify(r);
-        if (w > 0 && (r->framework == OD_FW_TENSORFLOW || r->framework == OD_FW_JAX) &&
-            same_report(r, &t->reports[w - 1])) {
+        od_triage_classify(r);
+        if (w > 0 && same_report(r, &t->reports[w - 1])) {
             t->reports[w - 1].occurrences += r->occurrences;
             free(r->other);
             continue;

@@ -22,15 +22,43 @@ typedef enum {
     OD_FW_PYTORCH_ROCM,
     OD_FW_PYTORCH_MPS,
     OD_FW_TENSORFLOW,
-    OD_FW_JAX
+    OD_FW_JAX,
+    /* Added later; kept at the end so existing code keeps its values. */
+    OD_FW_PYTORCH_XLA,
+    OD_FW_VLLM,
+    OD_FW_DEEPSPEED,
+    OD_FW_NCCL,       /* the text carries NCCL's own status ("Cuda failure 'out of memory'") */
+    OD_FW_CUBLAS,     /* CUBLAS_STATUS_* */
+    OD_FW_CUDNN,      /* CUDNN_STATUS_*, cuDNN workspace */
+    OD_FW_HOST,       /* CPU RAM: DefaultCPUAllocator, the OOM killer, exit code -9, shared memory */
+    OD_FW_ONNXRUNTIME,
+    OD_FW_OTHER       /* Caffe, MXNet, ... */
 } od_framework;
+
+/* Which wording a report was read from, when it is not a plain framework OOM message;
+ * the verdict rule and the explanation depend on it. */
+typedef enum {
+    OD_KIND_ALLOCATOR,       /* a framework allocator's OOM message (the default) */
+    OD_KIND_DRIVER,          /* "CUDA error: out of memory": outside the caching allocator */
+    OD_KIND_LIBRARY,         /* cuBLAS / cuDNN / NCCL failed to allocate outside the pool */
+    OD_KIND_HOST_RAM,        /* DefaultCPUAllocator, Windows "not enough memory" */
+    OD_KIND_HOST_KILLED,     /* the OOM killer: signal Killed, exit code -9, dmesg */
+    OD_KIND_HOST_SHM,        /* shared memory (/dev/shm) exhausted: bus error */
+    OD_KIND_VLLM_CACHE,      /* "No available memory for the cache blocks" */
+    OD_KIND_VLLM_KV_LEN,     /* "max seq len ... larger than ... KV cache" */
+    OD_KIND_VLLM_STARTUP,    /* "Free memory on device ... less than desired GPU memory utilization" */
+    OD_KIND_XLA_COMPILE,     /* XLA TPU compile time: "Used X of Y hbm" */
+    OD_KIND_XLA_RESERVE      /* PyTorch/XLA "Attempting to reserve X ... There are Y free" */
+} od_oom_kind;
 
 typedef enum {
     OD_OOM_UNKNOWN,        /* the message lacks the figures to decide */
     OD_OOM_FRAGMENTATION,  /* the memory existed, but no block was contiguous */
     OD_OOM_CAP_LIMIT,      /* a per-process cap was hit while the device had room */
     OD_OOM_OTHER_PROCESSES,/* other processes hold at least the missing amount */
-    OD_OOM_CAPACITY        /* the work does not fit */
+    OD_OOM_CAPACITY,       /* the work does not fit */
+    OD_OOM_HOST_MEMORY     /* CPU RAM, the OOM killer or shared memory, not the GPU (kept last:
+                              existing switches keep their values) */
 } od_oom_verdict;
 
 /* Which figures a report carries (bits of od_oom_report.have). */
@@ -52,6 +80,8 @@ typedef struct {
 
 typedef struct {
     od_framework framework;
+    od_oom_kind kind;
+    char library[24];       /* surrounding context ("deepspeed", "torchrun", "shm", ...), or "" */
     uint64_t offset;        /* byte offset of the report's first line in the input */
     uint64_t line;          /* 1-based line number of that line */
     unsigned have;          /* OD_HAVE_* bits: which of the figures below were printed */
@@ -70,6 +100,11 @@ typedef struct {
     int xla;                /* TF/XLA BFC-style report (environment hints differ) */
     char dtype[24];         /* TF: the tensor's dtype, "" when not printed */
     unsigned occurrences;   /* how many times this same report appeared in a row */
+    int self_from_other;    /* a "Process N has X" line was this process (containers) */
+    int spill;              /* allocated above capacity: Windows/WSL shared system memory */
+    int msg_hint_expandable;/* the message itself suggests expandable_segments */
+    uint64_t max_model_len, kv_cache_tokens; /* vLLM: the model's max seq len, the KV cache's
+                                                token capacity (OD_KIND_VLLM_KV_LEN) */
 
     /* The verdict and the numbers behind it (valid when the needed figures exist). */
     od_oom_verdict verdict;
@@ -78,6 +113,11 @@ typedef struct {
     uint64_t available_bytes;  /* reserved_unallocated + headroom */
     uint64_t missing_bytes;    /* requested - available, when positive */
     uint64_t others_bytes;     /* sum of other processes' memory */
+    int near_full;             /* capacity although the free memory would hold the request: the
+                                  framework's allocation is >= 90% of the limit (fragmentation is
+                                  only the proximate cause) */
+    int size_bug;              /* the request alone exceeds the whole device */
+    int size_corrupt;          /* the request is absurd (>= 1 PiB): a corrupted size */
 } od_oom_report;
 
 /* A torch.cuda.memory_summary() table. Figures are truncated to the printed unit. */
@@ -89,6 +129,8 @@ typedef struct {
     uint64_t non_releasable_bytes; /* inactive split blocks: stranded by fragmentation */
     uint64_t ooms, retries;
     int have_counts;
+    od_oom_verdict verdict;  /* fragmentation when non-releasable ~ reserved-unallocated and
+                                OOMs were counted; else unknown */
 } od_mem_summary;
 
 /* A memory_stats() dict dumped as JSON: PyTorch (torch.cuda.memory_stats) or JAX
@@ -103,6 +145,7 @@ typedef struct {
     unsigned have;
     uint64_t allocated_bytes, allocated_peak_bytes, reserved_bytes, reserved_peak_bytes;
     uint64_t inactive_split_bytes, ooms, retries, limit_bytes, largest_free_block_bytes;
+    od_oom_verdict verdict;  /* as for od_mem_summary (JAX: largest free block < what is free) */
 } od_mem_stats;
 
 /* One GPU as nvidia-smi shows it. */
@@ -132,6 +175,8 @@ typedef struct {
     od_smi_process *procs;
     size_t n_procs;
     const char *smi_format; /* "table", "query", "csv" or NULL */
+    od_oom_verdict smi_verdict; /* other_processes when the process table shows more than one
+                                   process on a GPU that is nearly full; else unknown */
 } od_triage;
 
 /* Scan text[0..len) (need not be NUL-terminated) for everything above. Finding nothing
@@ -146,6 +191,13 @@ void od_triage_classify(od_oom_report *r);
 /* Stable lower-case names used in JSON ("pytorch-cuda", "fragmentation", ...). */
 const char *od_framework_name(od_framework f);
 const char *od_oom_verdict_name(od_oom_verdict v);
+const char *od_oom_kind_name(od_oom_kind k);
+
+/* The reason sentence for reports whose verdict comes from their wording rather than from
+ * the pool arithmetic (host memory, vLLM, XLA, a report with only a request, the 90% rule).
+ * Writes into buf and returns 1; returns 0 (buf untouched) for the others, whose reason
+ * od_oom_reason gives. */
+int od_triage_reason(const od_oom_report *r, char *buf, size_t size);
 
 /* Size of one element of a TensorFlow dtype as its messages print it ("float", "half",
  * "bfloat16", "int64", ...); 0 when unknown. */
