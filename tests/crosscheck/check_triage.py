@@ -11,9 +11,9 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 OOMDOC = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "oomdoc")
-VERDICTS = ("fragmentation", "cap_limit", "other_processes", "capacity", "unknown")
+VERDICTS = ("fragmentation", "cap_limit", "other_processes", "capacity", "host_memory", "unknown")
 UNIT = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40,
-        "KB": 2**10, "MB": 2**20, "GB": 2**30}
+        "KB": 2**10, "MB": 2**20, "GB": 2**30, "K": 2**10, "M": 2**20, "G": 2**30, "EB": 2**60}
 failures = 0
 
 
@@ -39,15 +39,55 @@ def size(num, unit):
     return (int(whole + frac) * UNIT[unit] + scale // 2) // scale
 
 
-# 1. every message file gets the verdict its README gives
+# Figures re-read from the message text with their own patterns; each must be within 0.5%.
+FIGURES = [
+    ("requested_bytes", r"Tried to allocate (?:more than )?([\d.]+) ?(\w+)"),
+    ("requested_bytes", r"you tried to allocate (\d+) (bytes)"),
+    ("requested_bytes", r"CUDA calloc (\d+) (bytes)"),
+    ("requested_bytes", r"requested buffer of size (\d+)()"),
+    ("requested_bytes", r"trying to allocate (\d+) (bytes)"),
+    ("requested_bytes", r"\((\d+) (bytes)\) from device"),
+    ("requested_bytes", r"Used ([\d.]+)([KMG]) of"),
+    ("capacity_bytes", r"Used [\d.]+[KMG] of ([\d.]+)([KMG])"),
+    ("requested_bytes", r"reserve ([\d.]+)([KMG]) at the bottom"),
+    ("free_bytes", r"There are ([\d.]+)([KMG]) free"),
+    ("capacity_bytes", r"\(GPU \d+; ([\d.]+) (\w+) total capacity"),
+    ("allocated_bytes", r"([\d.]+) (\w+) already allocated"),
+    ("free_bytes", r"([\d.]+) (\w+) free;"),
+    ("reserved_unallocated_bytes", r"([\d.]+) (\w+) cached\)"),
+    ("capacity_bytes", r"\([\d.]+/([\d.]+) (GiB)\) on startup"),
+    ("free_bytes", r"\(([\d.]+)/[\d.]+ (GiB)\) on startup"),
+    ("requested_bytes", r"utilization \([\d.]+, ([\d.]+) (GiB)\)"),
+]
+
+
+def check_figures(name, r):
+    text = open(os.path.join(ROOT, "tests/data/messages", name)).read()
+    for key, pat in FIGURES:
+        m = re.search(pat, text)
+        if not m:
+            continue
+        want = float(m.group(1)) * UNIT.get(m.group(2) or "B", 1)
+        got = r.get(key)
+        if got is None or abs(got - want) > 0.005 * want:
+            fail("%s: %s = %s, the text says %s" % (name, key, got, want))
+    if "reserved in total by PyTorch" in text:
+        m = re.search(r"([\d.]+) (\w+) reserved in total", text)
+        a = re.search(r"([\d.]+) (\w+) already allocated", text)
+        want = float(m.group(1)) * UNIT[m.group(2)] - float(a.group(1)) * UNIT[a.group(2)]
+        got = r.get("reserved_unallocated_bytes")
+        if got is None or abs(got - want) > 0.005 * max(want, 2**20):
+            fail("%s: reserved_unallocated_bytes = %s, the text says %s" % (name, got, want))
+
+
+# 1. every message file gets the verdict and framework its README gives
 readme = open(os.path.join(ROOT, "tests/data/messages/README.md")).read()
 rows = re.findall(r"^\| (\S+\.txt) \|[^|]*\|([^|]*)\|", readme, re.M)
-if len(rows) < 8:
+if len(rows) < 48:
     fail("README table: found %d rows" % len(rows))
 for name, conclude in rows:
     allowed = {v for v in VERDICTS if re.search(r"\b%s\b" % v, conclude)}
-    if not allowed and "requested" in conclude:
-        allowed = {"unknown"}  # jax: only the request is printed
+    fw = re.search(r"framework (\S+)", conclude)
     doc = triage(os.path.join("tests/data/messages", name))
     if not doc:
         continue
@@ -55,6 +95,9 @@ for name, conclude in rows:
         fail("%s: %d reports" % (name, len(doc["reports"])))
         continue
     got = doc["reports"][0]["verdict"]["name"]
+    if fw and doc["reports"][0]["framework"] != fw.group(1):
+        fail("%s: framework %s, README says %s" % (name, doc["reports"][0]["framework"], fw.group(1)))
+    check_figures(name, doc["reports"][0])
     if got not in allowed:
         fail("%s: verdict %s, README says %s" % (name, got, "/".join(sorted(allowed))))
     else:

@@ -149,7 +149,7 @@ static void tensorflow_shape(void **state)
     assert_int_equal(r->requested_bytes, 128ULL * 768 * 64 * 64 * 4);
     assert_string_equal(r->dtype, "float");
     assert_false(r->rounded);
-    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY); /* only the request is printed */
     od_triage_free(t);
 }
 
@@ -159,7 +159,7 @@ static void jax_resource_exhausted(void **state)
     const od_oom_report *r = only_report(t);
     assert_int_equal(r->framework, OD_FW_JAX);
     assert_int_equal(r->requested_bytes, 8589934592ULL);
-    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
     od_advice h[8];
     size_t n = od_advice_for_report(r, h, 8);
     int mentions = 0;
@@ -387,7 +387,7 @@ static void classify_by_hand(void **state)
     assert_int_equal(r.verdict, OD_OOM_CAP_LIMIT);
     r.have &= ~(unsigned)OD_HAVE_ALLOCATED;
     od_triage_classify(&r);
-    assert_int_equal(r.verdict, OD_OOM_UNKNOWN);
+    assert_int_equal(r.verdict, OD_OOM_CAPACITY); /* a report with only the request */
     /* a cap, but the device is full too: not the cap's fault */
     r.have |= OD_HAVE_ALLOCATED | OD_HAVE_FREE;
     r.free_bytes = 50 * MiB;
@@ -397,6 +397,120 @@ static void classify_by_hand(void **state)
     assert_string_equal(od_framework_name(OD_FW_PYTORCH_ROCM), "pytorch-rocm");
     assert_int_equal(od_tf_dtype_size("bfloat16", 8), 2);
     assert_int_equal(od_tf_dtype_size("nosuch", 6), 0);
+}
+
+
+static od_triage *parse_text(const char *text)
+{
+    od_triage *t = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(text, strlen(text), &t, &err), OD_OK);
+    return t;
+}
+
+/* The 90% rule: fragmentation on a nearly full device is capacity unless the stranded cache
+ * dwarfs the request. */
+static void near_full_rule(void **state)
+{
+    od_oom_report r;
+    memset(&r, 0, sizeof r);
+    r.framework = OD_FW_PYTORCH_CUDA;
+    r.have = OD_HAVE_REQUESTED | OD_HAVE_ALLOCATED | OD_HAVE_CAPACITY | OD_HAVE_RESERVED_UNALLOC | OD_HAVE_FREE;
+    r.capacity_bytes = 80 * GiB;
+    r.allocated_bytes = 75 * GiB; /* 94% */
+    r.requested_bytes = 1 * GiB;
+    r.reserved_unallocated_bytes = 1536 * MiB; /* < 2 x request */
+    r.free_bytes = 100 * MiB;
+    od_triage_classify(&r);
+    assert_int_equal(r.verdict, OD_OOM_CAPACITY);
+    assert_true(r.near_full);
+    r.allocated_bytes = 65 * GiB;
+    r.reserved_unallocated_bytes = 10 * GiB; /* 10 GiB stranded against 1 GiB: fragmentation */
+    od_triage_classify(&r);
+    assert_int_equal(r.verdict, OD_OOM_FRAGMENTATION);
+    assert_false(r.near_full);
+    /* "N allowed" equal to the capacity is no cap */
+    r.have |= OD_HAVE_ALLOWED;
+    r.allowed_bytes = r.capacity_bytes;
+    r.reserved_unallocated_bytes = 0;
+    r.allocated_bytes = 70 * GiB;
+    r.requested_bytes = 20 * GiB;
+    od_triage_classify(&r);
+    assert_int_equal(r.verdict, OD_OOM_CAPACITY);
+    assert_true(r.size_bug == 0);
+    r.requested_bytes = 90 * GiB;
+    od_triage_classify(&r);
+    assert_true(r.size_bug);
+}
+
+/* In a container the process appears as "Process N": it is this process, not another. */
+static void self_as_other_process(void **state)
+{
+    od_triage *t = parse_text(
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "79.15 GiB of which 1.25 GiB is free. Process 3177 has 77.89 GiB memory in use. Of the allocated memory "
+        "76.20 GiB is allocated by PyTorch, and 1.10 GiB is reserved by PyTorch but unallocated. If reserved but "
+        "unallocated memory is large try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid "
+        "fragmentation.  See documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)\n");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->n_other, 0);
+    assert_true(r->self_from_other);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+}
+
+/* cudaMallocAsync's wording; its "PyTorch limit" without a fraction is 2^64 bytes, ignored. */
+static void malloc_async_wording(void **state)
+{
+    od_triage *t = parse_text("torch.OutOfMemoryError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+                              "Currently allocated     : 7.56 GiB\n"
+                              "Requested               : 1.00 GiB\n"
+                              "Device limit            : 7.79 GiB\n"
+                              "Free (according to CUDA): 19.06 MiB\n"
+                              "PyTorch limit (set by user-supplied memory fraction)\n"
+                              "                        : 17179869184.00 GiB\n");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_PYTORCH_CUDA);
+    assert_true((r->have & OD_HAVE_ALLOWED) == 0);
+    assert_int_equal(r->allocated_bytes, (uint64_t)(7.56 * GiB + 0.5));
+    assert_int_equal(r->capacity_bytes, (uint64_t)(7.79 * GiB + 0.5));
+    assert_int_equal(r->requested_bytes, 1 * GiB);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+}
+
+/* Host memory, libraries, vLLM and XLA wordings get their frameworks and verdicts. */
+static void other_wordings(void **state)
+{
+    static const struct { const char *file; od_framework fw; od_oom_verdict v; uint64_t req; } c[] = {
+        {"tests/data/messages/host_dataloader_killed.txt", OD_FW_HOST, OD_OOM_HOST_MEMORY, 0},
+        {"tests/data/messages/host_cpu_alloc_mask2former.txt", OD_FW_HOST, OD_OOM_HOST_MEMORY, 3077222400ULL},
+        {"tests/data/messages/nccl_calloc_narval.txt", OD_FW_NCCL, OD_OOM_CAPACITY, 6291456ULL},
+        {"tests/data/messages/cublas_create_qwen.txt", OD_FW_CUBLAS, OD_OOM_UNKNOWN, 0},
+        {"tests/data/messages/cudnn_cntk.txt", OD_FW_CUDNN, OD_OOM_UNKNOWN, 0},
+        {"tests/data/messages/vllm_cache_blocks_docker.txt", OD_FW_VLLM, OD_OOM_CAP_LIMIT, 0},
+        {"tests/data/messages/vllm_startup_free.txt", OD_FW_VLLM, OD_OOM_CAP_LIMIT, 21303037788ULL},
+        {"tests/data/messages/xla_tpu_lwm.txt", OD_FW_JAX, OD_OOM_CAPACITY, 23568633037ULL},
+        {"tests/data/messages/torch_xla_reserve_resnet.txt", OD_FW_PYTORCH_XLA, OD_OOM_FRAGMENTATION, 6957847020ULL},
+        {"tests/data/messages/jax_gpu_bufferassignment.txt", OD_FW_JAX, OD_OOM_CAPACITY, 6291456ULL},
+        {"tests/data/messages/ort_arena_corrupt.txt", OD_FW_ONNXRUNTIME, OD_OOM_CAPACITY, 4585490524328388608ULL},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        od_triage *t = parse_file(c[i].file);
+        const od_oom_report *r = only_report(t);
+        assert_int_equal(r->framework, c[i].fw);
+        assert_int_equal(r->verdict, c[i].v);
+        if (c[i].req)
+            assert_int_equal(r->requested_bytes, c[i].req);
+        od_triage_free(t);
+    }
+    od_triage *t = parse_file("tests/data/messages/ort_arena_corrupt.txt");
+    assert_true(t->reports[0].size_corrupt);
+    od_advice h[8];
+    assert_true(od_advice_for_report(&t->reports[0], h, 8) > 0);
+    assert_int_equal(h[0], OD_ADV_SIZE_CORRUPT);
+    od_triage_free(t);
 }
 
 int main(void)
@@ -412,6 +526,10 @@ int main(void)
         cmocka_unit_test(nvidia_smi),          cmocka_unit_test(smi_processes),
         cmocka_unit_test(nothing_found),       cmocka_unit_test(repeats_fold),
         cmocka_unit_test(absurd_and_garbage),  cmocka_unit_test(classify_by_hand),
+        cmocka_unit_test(near_full_rule),
+        cmocka_unit_test(self_as_other_process),
+        cmocka_unit_test(malloc_async_wording),
+        cmocka_unit_test(other_wordings),
         cmocka_unit_test(wrapped_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/cublas_create_qwen.txt # QwenLM/Qwen3#873

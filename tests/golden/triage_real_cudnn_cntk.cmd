@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/cudnn_cntk.txt # microsoft/CNTK#220

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/cudnn_keras_handle.txt # kbardool/Keras-frcnn#97

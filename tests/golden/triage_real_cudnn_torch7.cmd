@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/cudnn_torch7.txt # torch/torch7#780

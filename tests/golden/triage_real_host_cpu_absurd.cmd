@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/host_cpu_absurd.txt # pytorch/pytorch#20618

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/host_dataloader_killed.txt # pytorch/pytorch#8976

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/host_deepspeed_rc9.txt # deepspeedai/DeepSpeed#3232

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/host_torchrun_colossal.txt # hpcaitech/ColossalAI#3514

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/host_torchrun_llama.txt # meta-llama/llama#856

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/nccl_shm_extend.txt # NVIDIA/nccl-tests#166

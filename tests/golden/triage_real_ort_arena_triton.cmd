@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/ort_arena_triton.txt # microsoft/onnxruntime#20038

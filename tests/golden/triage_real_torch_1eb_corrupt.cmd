@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch_1eb_corrupt.txt # NVIDIA/nccl#1284

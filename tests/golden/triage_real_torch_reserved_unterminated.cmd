@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch_reserved_unterminated.txt # singhsourabh/Resume-NER#4

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/vllm_startup_free.txt # pytorch/pytorch#175666
