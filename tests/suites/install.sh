@@ -85,6 +85,38 @@ echo "install: python3 -c \"import oomdoc; print(oomdoc.doctor(...)['verdict'])\
 [ "$v" = cap_limit ] || ko "installed python verdict '$v'"
 [ -d "$pydir/oomdoc/__pycache__" ] || ko "expected a __pycache__ to remove"
 
+# The installed bash completion, for `oomdoc` on PATH and for `./oomdoc` in the tree:
+# every option it offers is one the subcommand accepts, --gpu and --precision values too.
+comp=$p/share/bash-completion/completions/oomdoc
+bad=$(PATH="$p/bin:$PATH" bash -c '
+. "$1"
+t() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); _oomdoc; echo "${COMPREPLY[*]}"; }
+for prog in oomdoc ./oomdoc; do
+    cmds=$(t $prog "")
+    for c in doctor triage snapshot plan replay trend diff report profile watch gpus; do
+        case " $cmds " in *" $c "*) ;; *) echo "$prog: no subcommand $c"; continue ;; esac
+        opts=$(t $prog $c --)
+        [ -n "$opts" ] || echo "$prog $c: no options offered"
+        for o in $opts; do
+            v=; [ -n "$(_oomdoc_help $prog $c takes $o)" ] && v=1  # a value, so no "missing value"
+            timeout 5 $prog $c $o $v </dev/null 2>&1 >/dev/null | grep -q -i -e "unknown option" -e "unrecognized option" &&
+                echo "$prog $c: offers $o, which $c rejects"
+        done
+    done
+    gpus=$(t $prog plan --gpu "")
+    [ $(echo $gpus | wc -w) -ge 8 ] || echo "$prog: --gpu names: $gpus"
+    for g in $gpus; do
+        $prog plan --config examples/configs/llama-160m.json --gpu $g >/dev/null 2>&1 || echo "$prog: --gpu $g rejected"
+    done
+    [ "$(t $prog doctor --gpu h20)" = h200 ] || echo "$prog doctor --gpu h20"
+    for v in $(t $prog plan --precision ""); do
+        $prog plan --config examples/configs/llama-160m.json --precision $v >/dev/null 2>&1 || echo "$prog: --precision $v rejected"
+    done
+    [ "$(t $prog plan --precision "")" = "fp32 amp-bf16 amp-fp16 bf16" ] || echo "$prog: --precision values"
+done' sh "$comp" 2>&1)
+[ -z "$bad" ] || ko "completion: $bad"
+[ -z "$bad" ] && echo "install: completion: every offered option accepted, --gpu/--precision values accepted"
+
 mk uninstall DESTDIR="$dest" PREFIX=/usr/local >"$tmp/uninstall.log" 2>&1 || { cat "$tmp/uninstall.log"; ko "make uninstall"; }
 left=$(find "$dest" ! -type d)
 [ -z "$left" ] || ko "left after uninstall: $left"
