@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../lib/input.h"
 #include "../lib/units.h"
 
 const char *od_c_bold = "", *od_c_red = "", *od_c_yellow = "", *od_c_green = "",
@@ -87,18 +89,78 @@ int od_cli_print_json(json_t *doc)
 }
 
 static int progress_shown;
+int od_cli_quiet;
 
 void od_cli_progress(const char *what, double fraction)
 {
-    if (!isatty(fileno(stderr)))
+    if (od_cli_quiet || !isatty(fileno(stderr)))
         return;
     if (fraction < 0)
         fraction = 0;
     if (fraction > 1)
         fraction = 1;
-    fprintf(stderr, "\r%s %3d%%", what, (int)(fraction * 100.0));
+    fprintf(stderr, "\r%s %3d%%\033[K", what, (int)(fraction * 100.0));
     fflush(stderr);
     progress_shown = 1;
+}
+
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The read being shown (the CLI reads one input at a time). */
+static struct {
+    double t0, last_s;
+    uint64_t total_bytes; /* 0: unknown (a pipe) */
+    char name[128];
+    const char *what;
+} reading;
+
+static void on_input_progress(void *ctx, uint64_t consumed_bytes, int done)
+{
+    (void)ctx;
+    if (done) {
+        od_cli_progress_done();
+        return;
+    }
+    double now = mono_s(), elapsed = now - reading.t0;
+    if (elapsed < 1.0 || now - reading.last_s < 0.1)
+        return;
+    reading.last_s = now;
+    char a[32], b[32], left[48] = "";
+    od_format_iec(consumed_bytes, a, sizeof a);
+    if (reading.total_bytes && consumed_bytes && consumed_bytes <= reading.total_bytes) {
+        double frac = (double)consumed_bytes / (double)reading.total_bytes;
+        double eta = elapsed * (1 - frac) / frac;
+        snprintf(left, sizeof left, " (%d%%), about %.0f s left", (int)(frac * 100), eta);
+        fprintf(stderr, "\roomdoc: %s %s: %s of %s%s\033[K", reading.what, reading.name, a,
+                od_format_iec(reading.total_bytes, b, sizeof b), left);
+    } else {
+        fprintf(stderr, "\roomdoc: %s %s: %s\033[K", reading.what, reading.name, a);
+    }
+    fflush(stderr);
+    progress_shown = 1;
+}
+
+uint64_t od_cli_file_size(FILE *f)
+{
+    struct stat st;
+    return f && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+}
+
+void od_cli_progress_input(struct od_input *in, const char *path, const char *what, uint64_t total_bytes)
+{
+    if (!in || od_cli_quiet || !isatty(fileno(stderr)))
+        return;
+    reading.total_bytes = total_bytes;
+    reading.t0 = mono_s();
+    reading.last_s = 0;
+    reading.what = what;
+    snprintf(reading.name, sizeof reading.name, "%s", strcmp(path, "-") == 0 ? "<stdin>" : od_cli_name(path));
+    od_input_set_progress(in, on_input_progress, NULL);
 }
 
 void od_cli_progress_done(void)

@@ -46,9 +46,21 @@ extern const char *od_c_bold, *od_c_red, *od_c_yellow, *od_c_green, *od_c_dim, *
  * Steals the reference. Returns 0, or OD_EXIT_INTERNAL if writing failed. */
 int od_cli_print_json(json_t *doc);
 
-/* Progress on long work: a line on stderr, rewritten in place, only on a terminal. */
+/* Progress on long work: a line on stderr, rewritten in place, only on a terminal and
+ * not with od_cli_quiet set. */
 void od_cli_progress(const char *what, double fraction);
 void od_cli_progress_done(void);
+extern int od_cli_quiet;
+
+/* Show the progress of reading in (named path; what: the phase, "reading" or "parsing";
+ * total_bytes: the source's size, 0 when unknown) once the read has lasted about a
+ * second: bytes read of the total, the share and the time left, one line rewritten in
+ * place and cleared when the read ends. Silent unless stderr is a terminal; nothing
+ * with od_cli_quiet. */
+struct od_input;
+void od_cli_progress_input(struct od_input *in, const char *path, const char *what, uint64_t total_bytes);
+/* The size of the regular file f is open on; 0 for a pipe, a terminal or an error. */
+uint64_t od_cli_file_size(FILE *f);
 
 /* Open FILE for reading ("-" is stdin). On failure prints the error line and returns
  * NULL with *exit_code set. Close with od_cli_close. */

@@ -54,6 +54,8 @@ od_profile *od_cli_load_profile(const char *path, const char *text, size_t len, 
         if (!f)
             return NULL;
         st = od_input_open_file(f, &src, &err);
+        if (!st)
+            od_cli_progress_input(src, path, "reading", od_cli_file_size(f));
     }
     if (!st)
         st = od_profile_load(src, &p, &err);

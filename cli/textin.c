@@ -25,6 +25,7 @@ char *od_cli_read_all(const char *path, size_t *len, int *exit_code)
         od_cli_close(f);
         return NULL;
     }
+    od_cli_progress_input(in, path, "reading", od_cli_file_size(f));
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap + 1);
     for (;;) {

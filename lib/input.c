@@ -19,6 +19,7 @@ typedef struct {
     unsigned char *data;
     size_t len;
     int last;                   /* the stream ends after this slot (EOF or error) */
+    uint64_t raw_end;           /* source bytes consumed once this slot was filled */
 } slot;
 
 /* The background reader: the thread fills slots[tail...], the reader drains slots[head]. */
@@ -30,6 +31,7 @@ typedef struct {
     int head, count, stop, done;
     int held;                   /* slots[head] is lent out by od_input_borrow */
     size_t pos;                 /* read position in slots[head] */
+    uint64_t raw_at;            /* raw_end of the slot last lent */
 } async_reader;
 
 struct od_input {
@@ -49,7 +51,13 @@ struct od_input {
     async_reader *async;        /* NULL: read synchronously */
     unsigned char *lend;        /* od_input_borrow's buffer for synchronous gzip/file input */
     size_t chunk_limit;         /* od_input_limit_chunks */
+    od_input_progress_fn progress;
+    void *progress_ctx;
+    uint64_t progress_next;     /* report again from here */
+    int progress_done;
 };
+
+#define PROGRESS_STEP (1u << 20)
 
 static size_t read_sync(od_input *in, void *buf, size_t n);
 
@@ -123,6 +131,7 @@ static void *reader_main(void *arg)
             sl->len += got;
         }
         sl->last = sl->len < SLOT_SIZE;
+        sl->raw_end = in->raw_offset;
         pthread_mutex_lock(&a->mu);
         a->count++;
         pthread_cond_broadcast(&a->cv);
@@ -318,6 +327,7 @@ static size_t lend_async(async_reader *a, size_t max, const unsigned char **data
         size_t k = sl->len - a->pos;
         if (k > max)
             k = max;
+        a->raw_at = sl->raw_end;
         *data = sl->data + a->pos;
         a->pos += k;
         a->held = 1;
@@ -343,7 +353,37 @@ static size_t read_async(od_input *in, unsigned char *buf, size_t n)
 
 #define LEND_SIZE (256u * 1024u)
 
+/* Tell the progress callback, every PROGRESS_STEP source bytes and once at the end. */
+static size_t progressed(od_input *in, size_t got)
+{
+    if (!in->progress || in->progress_done)
+        return got;
+    uint64_t at = in->async ? in->async->raw_at : in->raw_offset;
+    if (got == 0) {
+        in->progress_done = 1;
+        in->progress(in->progress_ctx, at, 1);
+    } else if (at >= in->progress_next) {
+        in->progress_next = at + PROGRESS_STEP;
+        in->progress(in->progress_ctx, at, 0);
+    }
+    return got;
+}
+
+void od_input_set_progress(od_input *in, od_input_progress_fn fn, void *ctx)
+{
+    in->progress = fn;
+    in->progress_ctx = ctx;
+    in->progress_next = PROGRESS_STEP;
+}
+
+static size_t borrow(od_input *in, const unsigned char **data);
+
 size_t od_input_borrow(od_input *in, const unsigned char **data)
+{
+    return progressed(in, borrow(in, data));
+}
+
+static size_t borrow(od_input *in, const unsigned char **data)
 {
     size_t lim = in->chunk_limit ? in->chunk_limit : SIZE_MAX;
     if (in->async)
@@ -379,8 +419,8 @@ size_t od_input_read(od_input *in, void *buf, size_t n)
     if (n == 0)
         return 0;
     if (in->async)
-        return read_async(in, buf, n);
-    return read_sync(in, buf, n);
+        return progressed(in, read_async(in, buf, n));
+    return progressed(in, read_sync(in, buf, n));
 }
 
 od_status od_input_error(const od_input *in, od_error *err)

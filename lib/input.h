@@ -6,6 +6,7 @@
 #ifndef OD_INPUT_H
 #define OD_INPUT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "od.h"
@@ -31,6 +32,13 @@ size_t od_input_borrow(od_input *in, const unsigned char **data);
 void od_input_limit_chunks(od_input *in, size_t max);
 /* OD_OK, or the error that stopped reading (err filled). */
 od_status od_input_error(const od_input *in, od_error *err);
+/* Progress of a long read: fn(ctx, consumed_bytes, done) is called on the caller's thread,
+ * from od_input_read and od_input_borrow, each time about another MiB of the source has
+ * been consumed (compressed bytes for gzip, so that they count against the file's size),
+ * and once with done = 1 when the stream ends or fails. fn NULL: no calls. */
+typedef void (*od_input_progress_fn)(void *ctx, uint64_t consumed_bytes, int done);
+void od_input_set_progress(od_input *in, od_input_progress_fn fn, void *ctx);
+
 /* 1 when the stream is gzip-compressed. */
 int od_input_is_gzip(const od_input *in);
 

@@ -5,14 +5,17 @@ and are renamed over it: a link planted at the target is replaced, never written
 a write that fails (a file size limit) or a run killed at any moment leaves the old file
 whole; no temporary is left behind by a failure. Inputs that are not regular files: a FIFO
 without a writer does not block, a device is refused. Names with a newline or a terminal
-escape are escaped in the one-line error. Every child process is bounded in time."""
+escape are escaped in the one-line error. A read that lasts shows its progress on a
+terminal's stderr, and nowhere else. Every child process is bounded in time."""
 import os
+import pty
 import resource
 import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -161,6 +164,53 @@ class SafeIO(unittest.TestCase):
         self.assertEqual(r.returncode, 3)
         self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
         self.assertNotIn(b"\x1b", r.stderr)
+
+    def slow_diff(self, stderr_pty):
+        # A snapshot fed through stdin over about 2 s: the read lasts past a second.
+        data = open("tests/data/snapshots/noleak_eval.pickle", "rb").read()
+        master, slave = pty.openpty() if stderr_pty else os.pipe()
+        p = subprocess.Popen([OOMDOC, "diff", "-", "tests/data/snapshots/noleak_eval.pickle"],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=slave,
+                             env=dict(os.environ, TERM="xterm"))
+        os.close(slave)
+        got = []
+
+        def drain():
+            b = b""
+            while True:
+                try:
+                    c = os.read(master, 65536)
+                except OSError:
+                    break
+                if not c:
+                    break
+                b += c
+            got.append(b)
+
+        t = threading.Thread(target=drain)
+        t.start()
+        try:
+            step = len(data) // 20 + 1
+            for i in range(0, len(data), step):
+                p.stdin.write(data[i:i + step])
+                p.stdin.flush()
+                time.sleep(0.1)
+            p.stdin.close()
+            p.wait(timeout=30)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            t.join(timeout=10)
+            os.close(master)
+        self.assertEqual(p.returncode, 0)
+        return got[0]
+
+    def test_progress_on_a_terminal_only(self):
+        tty = self.slow_diff(True)
+        self.assertRegex(tty, rb"\roomdoc: reading <stdin>: \d+\.\d\d MiB\x1b\[K")
+        self.assertTrue(tty.endswith(b"\r\x1b[K"), tty)  # the line is cleared at the end
+        self.assertEqual(self.slow_diff(False), b"")
 
 
 if __name__ == "__main__":
