@@ -27,8 +27,10 @@ static const char USAGE[] =
     "\n"
     "Model:\n"
     "  --config FILE          Hugging Face config.json (gpt2, llama, mistral, qwen2, qwen3,\n"
-    "                         gemma, gemma2, gemma3_text, phi3, falcon, gpt_neox, mixtral,\n"
-    "                         qwen2_moe, qwen3_moe)\n"
+    "                         gemma, gemma2, gemma3_text, phi, phi3, falcon, gpt_neox, gptj,\n"
+    "                         opt, bloom, mpt, starcoder2, olmo, olmo2, cohere, mixtral,\n"
+    "                         qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, dbrx, bert,\n"
+    "                         roberta; any other with the generic fields, read as Llama)\n"
     "  --layers L --hidden H  a Llama-style model without a config; --params N (6.7e9, 7B)\n"
     "                         solves the MLP width to match N parameters\n"
     "  --params N --heads A --kv-heads G --intermediate I --vocab V  (optional)\n"
@@ -154,6 +156,10 @@ static int read_config(const char *path, od_model *m)
     free(buf);
     if (st != OD_OK)
         return od_cli_report_error(path, &err);
+    if (m->generic)
+        fprintf(stderr, "oomdoc: plan: warning: %s: model_type \"%s\" is not one oomdoc knows; "
+                "read as a Llama-style block from its generic fields (gated MLP 3*h*I, %s "
+                "embeddings)\n", path, m->model_type, m->tied_embeddings ? "tied" : "untied");
     return 0;
 }
 
@@ -209,6 +215,9 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
                                   (json_int_t)m->experts_per_token));
     json_object_set_new(doc, "workload", workload_json(w));
     json_object_set_new(doc, "params", json_integer((json_int_t)e->params));
+    json_object_set_new(doc, "model_states_bytes", json_integer((json_int_t)e->model_states_bytes));
+    json_object_set_new(doc, "kv_cache_bytes_per_token",
+                        json_integer((json_int_t)e->kv_cache_bytes_per_token));
     json_object_set_new(doc, "attention_kernel", json_string(e->attention_kernel));
     json_object_set_new(doc, "peak_phase", json_string(e->peak_phase));
     json_object_set_new(doc, "breakdown_bytes", breakdown_json(&e->at_peak));

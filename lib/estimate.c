@@ -109,7 +109,9 @@ static int masked(const ctx *c)
 static const char *sdpa_kernel(const ctx *c)
 {
     const od_model *m = c->m;
-    if (c->w->attention == OD_ATTN_EAGER)
+    /* BLOOM and MPT add their ALiBi bias to explicit scores: transformers has no SDPA
+     * path for them */
+    if (c->w->attention == OD_ATTN_EAGER || m->alibi)
         return "eager";
     if (c->w->attention == OD_ATTN_FLASH)
         return "flash";
@@ -135,7 +137,7 @@ static void attn_saved(const ctx *c, double *tok, double *s2)
     const od_model *m = c->m;
     double A = c->A, tp = c->tp;
     double q = (double)m->heads * m->head_dim / tp, kv = (double)m->kv_heads * m->head_dim / tp;
-    int rotary = m->positions == 0, gqa = m->kv_heads != m->heads;
+    int rotary = m->positions == 0 && !m->alibi, gqa = m->kv_heads != m->heads;
     double pdrop = m->attn_dropout;
     *tok = *s2 = 0;
     if (m->qk_norm) /* per-head RMSNorm: fp32 copy + downcast saved for q and k */
@@ -344,7 +346,8 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
 {
     const od_model *m = c->m;
     const od_workload *w = c->w;
-    double h = m->hidden, V = m->vocab, N = c->N, B = c->B, S = c->S;
+    /* an encoder has no LM head: its task head (a classifier) is negligible */
+    double h = m->hidden, V = m->encoder ? 0 : (double)m->vocab, N = c->N, B = c->B, S = c->S;
     double P = c->pc.total, Pm = c->pc.matmul;
     double tp = c->tp, pp = (double)w->pp, dp = (double)w->dp;
     double Wg = c->W, Ws = c->W;
@@ -354,6 +357,8 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
 
     /* Persistent state between steps. */
     double params = P * c->W / tp / pp + (w->lora_rank ? trainable * Wg / tp / pp : 0);
+    if (m->encoder) /* BertEmbeddings' int64 position_ids and token_type_ids buffers */
+        params += 16.0 * (double)m->positions / tp / pp;
     if (w->zero >= 3)
         params = params / dp + 2 * c->pc.per_layer * c->W / tp; /* + gathered layers */
     double grads = trainable * Wg / tp / pp / (w->zero >= 2 ? dp : 1);
@@ -436,6 +441,7 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
 
     if (!(fmax(fmax(fwd, bwd_peak), fmax(opt, first)) < ABSURD_BYTES))
         return absurd(err);
+    out->model_states_bytes = u(params + grads + states);
     out->forward_peak_bytes = u(fwd);
     out->backward_peak_bytes = u(bwd_peak);
     out->optimizer_peak_bytes = u(opt);
@@ -515,7 +521,7 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
 {
     const od_model *m = c->m;
     const od_workload *w = c->w;
-    double h = m->hidden, V = m->vocab, B = (double)w->batch;
+    double h = m->hidden, V = m->encoder ? 0 : (double)m->vocab, B = (double)w->batch;
     double P = c->pc.total, Pm = c->pc.matmul - V * h; /* quantizable: not lm_head */
     double tp = c->tp;
     double weights;
@@ -532,38 +538,49 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     default:
         weights = 2 * P;
     }
+    /* BertEmbeddings' position_ids and token_type_ids buffers (int64, one row each) */
+    if (m->encoder)
+        weights += 16.0 * (double)m->positions;
     weights /= tp;
     double kvb = w->kv_bytes ? w->kv_bytes : c->A;
-    double kv_tok_layer = 2 * (double)m->kv_heads * m->head_dim * kvb / tp;
     double L = m->layers;
+    /* one layer's cache per token; od_model_kv_layer_tokens sums the tokens each layer
+     * keeps (a sliding window caps what its layers hold) */
+    double kv_tok_layer = od_model_kv_bytes_per_token(m, kvb) / L / tp;
     double Pl = (double)w->prompt, T = Pl + (w->new_tokens ? w->new_tokens - 1 : 0);
+    if (m->encoder) /* one forward over the input: nothing is generated */
+        T = Pl;
     double tok = infer_layer_tok(c) / tp;
     /* generate() keeps only the last position's logits (logits_to_keep=1) and copies
      * them to fp32 for the logits processors */
     double logits = B * V * (c->A + 4 + 4);
+    if (m->encoder) /* the last hidden state of every position is the output */
+        logits = B * Pl * h * c->A;
     double eager = 0;
-    if (w->attention == OD_ATTN_EAGER)
+    if (!strcmp(c->kernel, "eager"))
         eager = B * (m->heads / tp) * (c->A + 4);
     double ws = (double)w->workspace_bytes;
     double prefill, decode, kv_peak = 0, act_peak;
-    switch (w->kv_cache) {
+    switch (m->encoder ? OD_KV_NONE : w->kv_cache) {
     case OD_KV_NONE:
         /* every step re-runs the whole sequence: the last step (T tokens) is largest */
         act_peak = tok * B * T + eager * T * T + logits;
         prefill = decode = act_peak;
-        out->peak_phase = "decode";
+        out->peak_phase = m->encoder ? "forward" : "decode";
         break;
     default: {
         double cap_tokens = T + 1;
         if (w->kv_cache == OD_KV_PAGED && w->paged_block)
             cap_tokens = ceil(cap_tokens / (double)w->paged_block) * (double)w->paged_block;
-        double kv_final = kv_tok_layer * L * B * (w->kv_cache == OD_KV_DYNAMIC ? T : cap_tokens);
-        double kv_prefill = w->kv_cache == OD_KV_DYNAMIC ? kv_tok_layer * L * B * Pl : kv_final;
+        double kv_final = kv_tok_layer * B *
+                          od_model_kv_layer_tokens(m, w->kv_cache == OD_KV_DYNAMIC ? T : cap_tokens);
+        double kv_prefill = w->kv_cache == OD_KV_DYNAMIC ? kv_tok_layer * B * od_model_kv_layer_tokens(m, Pl)
+                                                         : kv_final;
         double pre_act = tok * B * Pl + eager * Pl * Pl + logits;
         prefill = kv_prefill + pre_act;
         /* DynamicCache grows by torch.cat: one layer's K (or V) exists twice */
         double dec_act = tok * B + eager * T + logits +
-                         (w->kv_cache == OD_KV_DYNAMIC ? kv_tok_layer / 2 * B * T : 0);
+                         (w->kv_cache == OD_KV_DYNAMIC ? kv_tok_layer / 2 * B * od_model_kv_layer_tokens(m, T) / L : 0);
         decode = kv_final + dec_act;
         if (prefill >= decode) {
             out->peak_phase = "prefill";
@@ -581,6 +598,8 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     od_breakdown *b = &out->at_peak;
     memset(b, 0, sizeof *b);
     b->parameters = u(weights);
+    out->model_states_bytes = b->parameters;
+    out->kv_cache_bytes_per_token = u(kv_tok_layer * L);
     b->kv_cache = u(kv_peak);
     b->logits_and_loss = u(logits);
     b->activations = u(act_peak - logits);
@@ -615,7 +634,7 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
         c.W = c.A;
         c.R = c.A;
         c.B = (double)w->batch;
-        c.kernel = w->attention == OD_ATTN_EAGER ? "eager" : "flash";
+        c.kernel = w->attention == OD_ATTN_EAGER || m->alibi ? "eager" : "flash";
         out->attention_kernel = c.kernel;
         return estimate_infer(&c, out, err);
     }
@@ -628,5 +647,6 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
     c.N = c.B * c.S;
     c.kernel = sdpa_kernel(&c);
     out->attention_kernel = c.kernel;
+    out->kv_cache_bytes_per_token = u(od_model_kv_bytes_per_token(m, w->kv_bytes ? w->kv_bytes : c.A) / c.tp);
     return estimate_train(&c, out, err);
 }

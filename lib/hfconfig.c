@@ -109,6 +109,32 @@ static const char *get_str(reader *r, const char *key, const char *dflt)
     return json_string_value(v);
 }
 
+/* Point r at the nested object key (MPT's attn_config, DBRX's ffn_config) and return
+ * the previous root, to restore with r->root = prev; a missing key keeps the root. */
+static json_t *enter(reader *r, const char *key)
+{
+    json_t *prev = r->root, *v = json_object_get(r->root, key);
+    if (v && json_is_object(v))
+        r->root = v;
+    return prev;
+}
+
+/* How many entries of the layer_types list (newer configs) say "sliding_attention";
+ * -1 without a list. */
+static long long sliding_in_layer_types(reader *r)
+{
+    json_t *lt = json_object_get(r->root, "layer_types");
+    if (!lt || !json_is_array(lt))
+        return -1;
+    long long n = 0;
+    for (size_t i = 0; i < json_array_size(lt); i++) {
+        const char *t = json_string_value(json_array_get(lt, i));
+        if (t && !strcmp(t, "sliding_attention"))
+            n++;
+    }
+    return n;
+}
+
 /* transformers' ACT2FN: only "gelu_new" (and its aliases) runs as a chain of Python
  * ops whose intermediates autograd keeps; everything else is one fused ATen op. */
 static od_act_kind act_kind(const char *name)
@@ -143,11 +169,11 @@ static void read_llama_like(reader *r, od_model *m)
     /* Qwen2 carries a window it does not use unless use_sliding_window is set */
     if (get_bool(r, "use_sliding_window", 1))
         m->sliding_window = get_uint(r, "sliding_window", 0);
+    m->sliding_layers = m->layers;
+    long long lt = sliding_in_layer_types(r);
+    if (lt >= 0 && m->sliding_window)
+        m->sliding_layers = (uint64_t)lt;
 }
-
-static const char *const KNOWN =
-    "gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2, gemma3_text, phi3, falcon, "
-    "gpt_neox, mixtral, qwen2_moe, qwen3_moe";
 
 static int read_family(reader *r, const char *mt, od_model *m)
 {
@@ -188,6 +214,16 @@ static int read_family(reader *r, const char *mt, od_model *m)
             m->sandwich_norm = 1;
             json_t *cap = json_object_get(r->root, "final_logit_softcapping");
             m->logit_softcap = cap && json_is_number(cap);
+            /* local layers alternate with global ones: Gemma 2 every other layer (the
+             * even ones), Gemma 3 all but every sliding_window_pattern-th */
+            if (sliding_in_layer_types(r) < 0 && m->sliding_window) {
+                if (!strcmp(mt, "gemma2")) {
+                    m->sliding_layers = (m->layers + 1) / 2;
+                } else {
+                    uint64_t pat = get_uint(r, "sliding_window_pattern", 6);
+                    m->sliding_layers = m->layers - (pat ? m->layers / pat : 0);
+                }
+            }
         }
         if (!strcmp(mt, "gemma3_text"))
             m->qk_norm = 1;
@@ -246,6 +282,195 @@ static int read_family(reader *r, const char *mt, od_model *m)
         m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
         return 1;
     }
+    if (!strcmp(mt, "opt")) {
+        m->hidden = get_uint(r, "hidden_size", -1);
+        m->layers = get_uint(r, "num_hidden_layers", -1);
+        m->heads = m->kv_heads = get_uint(r, "num_attention_heads", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->intermediate = get_uint(r, "ffn_dim", -1);
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        /* a learned table with OPT's offset of 2 rows */
+        m->positions = get_uint(r, "max_position_embeddings", 2048) + 2;
+        m->qkv_bias = m->out_bias = m->mlp_bias = get_bool(r, "enable_bias", 1);
+        m->norm = OD_NORM_LAYER;
+        m->norm_bias = get_bool(r, "layer_norm_elementwise_affine", 1);
+        m->norm_no_params = !m->norm_bias;
+        m->act = act_kind(get_str(r, "activation_function", "relu"));
+        m->attn_dropout = get_real(r, "attention_dropout", 0.0);
+        m->resid_dropout = get_real(r, "dropout", 0.1);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        if (get_uint(r, "word_embed_proj_dim", (long long)m->hidden) != m->hidden)
+            fail(r, OD_ERR_FORMAT, "field \"%s\" different from hidden_size (OPT-350m's "
+                 "projections) is not modelled", "word_embed_proj_dim");
+        return 1;
+    }
+    if (!strcmp(mt, "bloom")) {
+        /* older BLOOM configs spell them n_embed and num_attention_heads */
+        m->hidden = get_uint(r, json_object_get(r->root, "hidden_size") ? "hidden_size" : "n_embed", -1);
+        m->layers = get_uint(r, "n_layer", -1);
+        m->heads = m->kv_heads =
+            get_uint(r, json_object_get(r->root, "n_head") ? "n_head" : "num_attention_heads", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->intermediate = 4 * m->hidden;
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->fused_qkv = m->qkv_bias = m->out_bias = m->mlp_bias = m->norm_bias = 1;
+        m->norm = OD_NORM_LAYER;
+        m->embed_norm = m->alibi = 1;
+        m->act = OD_ACT_GELU_NEW;   /* bloom_gelu_forward: the tanh formula in Python ops */
+        m->attn_dropout = get_real(r, "attention_dropout", 0.0);
+        m->resid_dropout = get_real(r, "hidden_dropout", 0.0);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        return 1;
+    }
+    if (!strcmp(mt, "gptj")) {
+        m->hidden = get_uint(r, "n_embd", -1);
+        m->layers = get_uint(r, "n_layer", -1);
+        m->heads = m->kv_heads = get_uint(r, "n_head", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->intermediate = get_uint(r, "n_inner", 0);
+        if (!m->intermediate)
+            m->intermediate = 4 * m->hidden;
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->mlp_bias = m->norm_bias = m->head_bias = 1;
+        m->norm = OD_NORM_LAYER;
+        m->parallel_block = 1;
+        m->act = act_kind(get_str(r, "activation_function", "gelu_new"));
+        m->attn_dropout = get_real(r, "attn_pdrop", 0.0);
+        m->resid_dropout = get_real(r, "resid_pdrop", 0.0);
+        m->embd_dropout = get_real(r, "embd_pdrop", 0.0);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 0);
+        return 1;
+    }
+    if (!strcmp(mt, "mpt")) {
+        m->hidden = get_uint(r, "d_model", -1);
+        m->layers = get_uint(r, "n_layers", -1);
+        m->heads = m->kv_heads = get_uint(r, "n_heads", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->intermediate = get_uint(r, "expansion_ratio", 4) * m->hidden;
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->fused_qkv = 1;
+        m->norm = OD_NORM_LAYER;    /* transformers drops the LayerNorm biases */
+        m->act = OD_ACT_FUSED;
+        m->resid_dropout = get_real(r, "resid_pdrop", 0.0);
+        m->embd_dropout = get_real(r, "emb_pdrop", 0.0);
+        json_t *prev = enter(r, "attn_config");
+        m->alibi = get_bool(r, "alibi", 1);
+        m->attn_dropout = get_real(r, "attn_pdrop", 0.0);
+        r->root = prev;
+        if (!m->alibi)
+            m->positions = get_uint(r, "max_seq_len", 2048);
+        m->tied_embeddings = 1;
+        return 1;
+    }
+    if (!strcmp(mt, "phi")) {
+        read_llama_like(r, m);
+        m->gated_mlp = 0;
+        m->qkv_bias = m->out_bias = m->mlp_bias = m->norm_bias = m->head_bias = 1;
+        m->norm = OD_NORM_LAYER;
+        m->parallel_block = 1;
+        m->act = act_kind(get_str(r, "hidden_act", "gelu_new"));
+        m->resid_dropout = get_real(r, "resid_pdrop", 0.0);
+        m->embd_dropout = get_real(r, "embd_pdrop", 0.0);
+        if (get_bool(r, "qk_layernorm", 0))
+            fail(r, OD_ERR_FORMAT, "field \"%s\" true is not modelled", "qk_layernorm");
+        return 1;
+    }
+    if (!strcmp(mt, "starcoder2")) {
+        read_llama_like(r, m);
+        m->gated_mlp = 0;
+        m->qkv_bias = m->out_bias = m->mlp_bias = get_bool(r, "use_bias", 1);
+        m->norm = OD_NORM_LAYER;
+        m->norm_bias = 1;
+        m->act = act_kind(get_str(r, "hidden_act", "gelu_pytorch_tanh"));
+        m->resid_dropout = get_real(r, "residual_dropout", 0.0);
+        m->embd_dropout = get_real(r, "embedding_dropout", 0.0);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        return 1;
+    }
+    if (!strcmp(mt, "olmo") || !strcmp(mt, "olmo2")) {
+        read_llama_like(r, m);
+        if (!strcmp(mt, "olmo")) {
+            m->norm = OD_NORM_LAYER;    /* F.layer_norm without weight or bias */
+            m->norm_no_params = 1;
+        } else {
+            m->qk_norm = 2;             /* RMSNorm over all of q and all of k */
+        }
+        return 1;
+    }
+    if (!strcmp(mt, "cohere")) {
+        read_llama_like(r, m);
+        m->norm = OD_NORM_LAYER;        /* CohereLayerNorm: a weight, no bias */
+        m->parallel_block = 1;
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        if (get_bool(r, "use_qk_norm", 0))
+            m->qk_norm = 2;             /* per-head weights: heads x head_dim each */
+        return 1;
+    }
+    if (!strcmp(mt, "deepseek_v2") || !strcmp(mt, "deepseek_v3")) {
+        read_llama_like(r, m);
+        m->kv_heads = m->heads;
+        m->q_lora_rank = get_uint(r, "q_lora_rank", 0);
+        m->kv_lora_rank = get_uint(r, "kv_lora_rank", -1);
+        m->qk_rope_dim = get_uint(r, "qk_rope_head_dim", -1);
+        m->qk_nope_dim = get_uint(r, "qk_nope_head_dim", -1);
+        m->v_head_dim = get_uint(r, "v_head_dim", -1);
+        m->head_dim = m->qk_nope_dim + m->qk_rope_dim;
+        m->experts = get_uint(r, "n_routed_experts", 0);
+        if (m->experts) {
+            m->experts_per_token = get_uint(r, "num_experts_per_tok", -1);
+            m->expert_intermediate = get_uint(r, "moe_intermediate_size", -1);
+            m->shared_intermediate = get_uint(r, "n_shared_experts", 0) * m->expert_intermediate;
+            m->moe_first_dense = get_uint(r, "first_k_dense_replace", 0);
+            m->moe_every = get_uint(r, "moe_layer_freq", 1);
+            m->router_bias = !strcmp(mt, "deepseek_v3");
+        }
+        if (!m->moe_every)
+            m->moe_every = 1;
+        return 1;
+    }
+    if (!strcmp(mt, "dbrx")) {
+        m->hidden = get_uint(r, "d_model", -1);
+        m->layers = get_uint(r, "n_layers", -1);
+        m->heads = get_uint(r, "n_heads", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->fused_qkv = 1;
+        m->norm = OD_NORM_LAYER;        /* LayerNorm(bias=False) */
+        m->act = OD_ACT_FUSED;
+        m->gated_mlp = 1;
+        m->resid_dropout = get_real(r, "resid_pdrop", 0.0);
+        m->embd_dropout = get_real(r, "emb_pdrop", 0.0);
+        json_t *prev = enter(r, "attn_config");
+        m->kv_heads = get_uint(r, "kv_n_heads", (long long)m->heads);
+        m->attn_dropout = get_real(r, "attn_pdrop", 0.0);
+        r->root = prev;
+        prev = enter(r, "ffn_config");
+        m->expert_intermediate = get_uint(r, "ffn_hidden_size", -1);
+        m->experts = get_uint(r, "moe_num_experts", -1);
+        m->experts_per_token = get_uint(r, "moe_top_k", 1);
+        r->root = prev;
+        m->intermediate = m->expert_intermediate;
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 0);
+        return 1;
+    }
+    if (!strcmp(mt, "bert") || !strcmp(mt, "roberta")) {
+        m->hidden = get_uint(r, "hidden_size", -1);
+        m->layers = get_uint(r, "num_hidden_layers", -1);
+        m->heads = m->kv_heads = get_uint(r, "num_attention_heads", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->intermediate = get_uint(r, "intermediate_size", -1);
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->positions = get_uint(r, "max_position_embeddings", 512);
+        m->type_vocab = get_uint(r, "type_vocab_size", 2);
+        m->qkv_bias = m->out_bias = m->mlp_bias = m->norm_bias = 1;
+        m->norm = OD_NORM_LAYER;
+        m->embed_norm = m->encoder = m->pooler = 1;
+        m->act = act_kind(get_str(r, "hidden_act", "gelu"));
+        m->attn_dropout = get_real(r, "attention_probs_dropout_prob", 0.1);
+        m->resid_dropout = get_real(r, "hidden_dropout_prob", 0.1);
+        m->embd_dropout = m->resid_dropout;
+        return 1;
+    }
     if (!strcmp(mt, "gpt_neox")) {
         m->hidden = get_uint(r, "hidden_size", -1);
         m->layers = get_uint(r, "num_hidden_layers", -1);
@@ -293,8 +518,20 @@ od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_erro
     if (r.st == OD_OK && mt) {
         snprintf(m.model_type, sizeof m.model_type, "%s", mt);
         if (!read_family(&r, mt, &m) && r.st == OD_OK) {
-            r.st = od_fail(err, OD_ERR_FORMAT, "unknown model_type \"%s\" (known: %s)",
-                           m.model_type, KNOWN);
+            /* Any other decoder: the generic fields, read as a Llama-style block */
+            static const char *const need[] = {"hidden_size", "num_hidden_layers",
+                                               "num_attention_heads", "vocab_size",
+                                               "intermediate_size"};
+            for (size_t i = 0; i < sizeof need / sizeof need[0] && r.st == OD_OK; i++)
+                if (!json_object_get(r.root, need[i]))
+                    r.st = od_fail(err, OD_ERR_FORMAT,
+                                   "unknown model_type \"%s\" and no generic field \"%s\" to "
+                                   "read it as a Llama-style block (`oomdoc plan --help` lists "
+                                   "the known ones)", m.model_type, need[i]);
+            if (r.st == OD_OK) {
+                read_llama_like(&r, &m);
+                m.generic = 1;
+            }
         }
     }
     json_decref(root);

@@ -1,4 +1,4 @@
-/* models.c - parameter layouts of the decoder-only families oomdoc knows. */
+/* models.c - parameter layouts of the families oomdoc knows. */
 #include "models.h"
 
 #include <string.h>
@@ -14,12 +14,58 @@ uint64_t od_model_moe_layers(const od_model *m)
     if (!m->experts)
         return 0;
     uint64_t every = m->moe_every ? m->moe_every : 1;
-    return m->layers / every;
+    uint64_t first = m->moe_first_dense < m->layers ? m->moe_first_dense : m->layers;
+    return (m->layers - first) / every;
+}
+
+double od_model_kv_bytes_per_token(const od_model *m, double kv_bytes)
+{
+    if (m->encoder)
+        return 0;
+    if (m->kv_lora_rank)
+        return (double)(m->kv_lora_rank + m->qk_rope_dim) * kv_bytes * (double)m->layers;
+    return 2.0 * (double)m->kv_heads * (double)m->head_dim * kv_bytes * (double)m->layers;
+}
+
+double od_model_kv_layer_tokens(const od_model *m, double T)
+{
+    double L = (double)m->layers;
+    if (!m->sliding_window || T <= (double)m->sliding_window)
+        return L * T;
+    double local = (double)(m->sliding_layers < m->layers ? m->sliding_layers : m->layers);
+    return local * (double)m->sliding_window + (L - local) * T;
 }
 
 static uint64_t norm_params(const od_model *m)
 {
+    if (m->norm_no_params)
+        return 0;
     return m->hidden * (m->norm_bias ? 2 : 1);
+}
+
+/* Attention projections of one layer; *largest is raised to the widest matrix. */
+static uint64_t attn_params(const od_model *m, uint64_t *largest)
+{
+    uint64_t h = m->hidden, q = m->heads * m->head_dim, kv = m->kv_heads * m->head_dim;
+    if (m->kv_lora_rank) {
+        /* MLA: q (through a low-rank q_a/q_b pair when q_lora_rank is set), the joint
+         * compressed kv_a (+ rope key), kv_b expanding to per-head keys and values, o */
+        uint64_t H = m->heads, qk = m->qk_nope_dim + m->qk_rope_dim;
+        uint64_t n = m->q_lora_rank ? h * m->q_lora_rank + m->q_lora_rank + m->q_lora_rank * H * qk
+                                    : h * H * qk;
+        n += h * (m->kv_lora_rank + m->qk_rope_dim) + m->kv_lora_rank;
+        n += m->kv_lora_rank * H * (m->qk_nope_dim + m->v_head_dim);
+        n += H * m->v_head_dim * h;
+        return n;
+    }
+    uint64_t attn = h * q + 2 * h * kv + q * h;
+    if (m->qkv_bias)
+        attn += q + 2 * kv;
+    if (m->out_bias)
+        attn += h;
+    if (m->fused_qkv && h * (q + 2 * kv) > *largest)
+        *largest = h * (q + 2 * kv);
+    return attn;
 }
 
 /* A gated or plain MLP of width w. */
@@ -42,18 +88,14 @@ static uint64_t mlp_params(const od_model *m, uint64_t w, uint64_t *largest)
 void od_model_count(const od_model *m, od_param_counts *out)
 {
     memset(out, 0, sizeof *out);
-    uint64_t h = m->hidden, q = m->heads * m->head_dim, kv = m->kv_heads * m->head_dim;
+    uint64_t h = m->hidden;
     uint64_t largest = m->vocab * h;
-    uint64_t attn = h * q + 2 * h * kv + q * h;
-    if (m->qkv_bias)
-        attn += q + 2 * kv;
-    if (m->out_bias)
-        attn += h;
-    if (m->fused_qkv && h * (q + 2 * kv) > largest)
-        largest = h * (q + 2 * kv);
+    uint64_t attn = attn_params(m, &largest);
     uint64_t norms = norm_params(m) * (m->parallel_block == 1 ? 1 : 2) * (m->sandwich_norm ? 2 : 1);
-    if (m->qk_norm)
-        norms += 2 * m->head_dim;
+    if (m->qk_norm == 1)
+        norms += 2 * m->head_dim;                               /* per head (Qwen3, Gemma 3) */
+    else if (m->qk_norm == 2)
+        norms += (m->heads + m->kv_heads) * m->head_dim;        /* full width (OLMo 2, Cohere) */
 
     uint64_t dense = mlp_params(m, m->intermediate, &largest);
     uint64_t moe = 0, moe_active = 0, routed = 0;
@@ -63,8 +105,9 @@ void od_model_count(const od_model *m, od_param_counts *out)
         /* stored as (E, 2I, h) and (E, h, I) tensors */
         if (m->experts * 2 * m->expert_intermediate * h > largest)
             largest = m->experts * 2 * m->expert_intermediate * h;
-        moe = m->experts * one + h * m->experts;                 /* experts + router */
-        moe_active = m->experts_per_token * one + h * m->experts;
+        uint64_t router = h * m->experts + (m->router_bias ? m->experts : 0);
+        moe = m->experts * one + router;                         /* experts + router */
+        moe_active = m->experts_per_token * one + router;
         if (m->shared_intermediate) {
             uint64_t sh = mlp_params(m, m->shared_intermediate, &largest);
             moe += sh + (m->shared_gate ? h : 0);
@@ -75,12 +118,20 @@ void od_model_count(const od_model *m, od_param_counts *out)
     uint64_t layers_total = ndense * (attn + norms + dense) + nmoe * (attn + norms + moe);
     uint64_t layers_active = ndense * (attn + norms + dense) + nmoe * (attn + norms + moe_active);
 
-    out->embedding = m->vocab * h + m->positions * h;
-    uint64_t head = m->tied_embeddings ? 0 : m->vocab * h;
-    uint64_t final_norm = norm_params(m);
+    out->embedding = m->vocab * h + m->positions * h + m->type_vocab * h +
+                     (m->embed_norm ? norm_params(m) : 0);
+    uint64_t head, final_norm;
+    if (m->encoder) {
+        /* post-norm layers end normed; BertModel's pooler is one dense layer */
+        head = m->pooler ? h * h + h : 0;
+        final_norm = 0;
+    } else {
+        head = m->tied_embeddings ? 0 : m->vocab * h + (m->head_bias ? m->vocab : 0);
+        final_norm = norm_params(m);
+    }
     out->total = out->embedding + layers_total + final_norm + head;
     out->active = out->embedding + layers_active + final_norm + head;
-    out->matmul = layers_total - m->layers * norms + m->vocab * h;
+    out->matmul = layers_total - m->layers * norms + (m->encoder ? head : m->vocab * h);
     out->per_layer = m->layers ? layers_total / m->layers : 0;
     out->largest_tensor = largest;
     out->experts = nmoe * routed;

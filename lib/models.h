@@ -1,4 +1,4 @@
-/* models.h - what a decoder-only transformer looks like to the memory estimator:
+/* models.h - what a transformer (decoder-only, or a BERT-style encoder) looks like to the memory estimator:
  * its dimensions and the handful of architectural choices that change what PyTorch
  * allocates (norm kind, gated MLP, fused projections, dropout, experts, ...).
  *
@@ -53,6 +53,25 @@ typedef struct {
     uint64_t shared_intermediate;   /* always-on shared expert width (Qwen-MoE), 0 if none */
     int shared_gate;                /* shared expert has a sigmoid gate (Qwen2-MoE) */
     uint64_t moe_every;             /* every n-th layer is MoE (1 = all) */
+    uint64_t moe_first_dense;       /* the first n layers stay dense (DeepSeek) */
+    int router_bias;                /* a per-expert score bias (DeepSeek-V3) */
+    /* Layout details of other families. */
+    int generic;                /* model_type unknown: read as a Llama-style block from the
+                                 * generic fields; the CLI warns */
+    int head_bias;              /* lm_head has a bias (GPT-J, Phi) */
+    int embed_norm;             /* a LayerNorm right after the embeddings (BLOOM, BERT) */
+    int norm_no_params;         /* non-parametric LayerNorm (OLMo) */
+    int alibi;                  /* ALiBi position bias (BLOOM, MPT): a materialized bias,
+                                 * no rotary, no flash kernel */
+    uint64_t sliding_layers;    /* layers that attend within sliding_window (the rest are
+                                 * global; Gemma 2/3 alternate); = layers when all do */
+    /* Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank 0 = none. The KV cache
+     * holds kv_lora_rank + qk_rope_dim values per token and layer. */
+    uint64_t q_lora_rank, kv_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim;
+    /* Encoders (BERT, RoBERTa): bidirectional, post-norm, no LM head. */
+    int encoder;
+    uint64_t type_vocab;        /* token-type embedding rows */
+    int pooler;                 /* the pooler dense layer of BertModel */
 } od_model;
 
 /* Parameter counts derived from an od_model. */
@@ -86,5 +105,14 @@ od_status od_model_from_sizes(uint64_t params, uint64_t layers, uint64_t hidden,
 /* Check the invariants every estimate relies on (non-zero sizes, heads dividing,
  * nothing absurd). OD_ERR_FORMAT naming the field otherwise. */
 od_status od_model_validate(const od_model *m, od_error *err);
+
+/* Bytes the KV cache takes per token of one sequence, all layers, at kv_bytes per
+ * element, before any sliding-window cap (MLA: the compressed latent + rope key; 0 for
+ * encoders, which cache nothing). */
+double od_model_kv_bytes_per_token(const od_model *m, double kv_bytes);
+
+/* Tokens of a T-token sequence that the cache of one average layer holds: layers with a
+ * sliding window keep at most the window. Returned summed over layers. */
+double od_model_kv_layer_tokens(const od_model *m, double T);
 
 #endif

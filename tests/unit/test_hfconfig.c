@@ -167,6 +167,117 @@ static void test_families(void **state)
     assert_true(pc.active < pc.total);
 }
 
+
+static uint64_t params_text(const char *json, od_model *m)
+{
+    od_error err;
+    od_status st = od_hfconfig_parse(json, strlen(json), m, &err);
+    if (st != OD_OK)
+        fprintf(stderr, "%s\n", err.msg);
+    assert_int_equal(st, OD_OK);
+    od_param_counts pc;
+    od_model_count(m, &pc);
+    return pc.total;
+}
+
+/* The other families' layouts against the counts transformers reports for the public
+ * checkpoints (the sizes of their config.json, inline; four real files in
+ * examples/configs). */
+static void test_more_families(void **state)
+{
+    (void)state;
+    od_model m;
+    assert_int_equal(params_of("examples/configs/opt-13b.json"), 12853473280ULL);
+    assert_int_equal(params_of("examples/configs/bert-base-cased.json"), 108310272ULL);
+    assert_int_equal(params_of("examples/configs/phi-2.json"), 2779683840ULL);
+    assert_int_equal(params_of("examples/configs/gemma-2-9b.json"), 9241705984ULL);
+    /* mosaicml/mpt-7b: ALiBi, fused Wqkv, LayerNorms without biases, tied */
+    assert_int_equal(params_text("{\"model_type\": \"mpt\", \"d_model\": 4096, \"n_heads\": 32, "
+                                 "\"n_layers\": 32, \"expansion_ratio\": 4, \"max_seq_len\": 2048, "
+                                 "\"vocab_size\": 50432, \"attn_config\": {\"alibi\": true}}", &m),
+                     6649286656ULL);
+    assert_true(m.alibi && m.positions == 0);
+    /* bigscience/bloom-560m: ALiBi, embedding LayerNorm */
+    assert_int_equal(params_text("{\"model_type\": \"bloom\", \"hidden_size\": 1024, \"n_layer\": 24, "
+                                 "\"n_head\": 16, \"vocab_size\": 250880}", &m), 559214592ULL);
+    assert_true(m.alibi && m.embed_norm);
+    /* deepseek-ai/DeepSeek-V2-Lite: MLA without q_lora, 1 dense + 26 MoE layers */
+    assert_int_equal(params_text("{\"model_type\": \"deepseek_v2\", \"hidden_size\": 2048, "
+                                 "\"num_hidden_layers\": 27, \"num_attention_heads\": 16, "
+                                 "\"num_key_value_heads\": 16, \"kv_lora_rank\": 512, "
+                                 "\"q_lora_rank\": null, \"qk_nope_head_dim\": 128, "
+                                 "\"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
+                                 "\"intermediate_size\": 10944, \"moe_intermediate_size\": 1408, "
+                                 "\"n_routed_experts\": 64, \"n_shared_experts\": 2, "
+                                 "\"num_experts_per_tok\": 6, \"first_k_dense_replace\": 1, "
+                                 "\"moe_layer_freq\": 1, \"vocab_size\": 102400, "
+                                 "\"tie_word_embeddings\": false}", &m), 15706484224ULL);
+    assert_int_equal(od_model_moe_layers(&m), 26);
+    /* databricks/dbrx-base: nested attn_config / ffn_config */
+    assert_int_equal(params_text("{\"model_type\": \"dbrx\", \"d_model\": 6144, \"n_heads\": 48, "
+                                 "\"n_layers\": 40, \"vocab_size\": 100352, \"attn_config\": "
+                                 "{\"kv_n_heads\": 8}, \"ffn_config\": {\"ffn_hidden_size\": 10752, "
+                                 "\"moe_num_experts\": 16, \"moe_top_k\": 4}}", &m), 131596523520ULL);
+    /* allenai/OLMo-2-1124-7B: full-width q/k norms */
+    assert_int_equal(params_text("{\"model_type\": \"olmo2\", \"hidden_size\": 4096, "
+                                 "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                                 "\"intermediate_size\": 11008, \"vocab_size\": 100352}", &m),
+                     7298617344ULL);
+    /* allenai/OLMo-1B-hf: non-parametric LayerNorm */
+    assert_int_equal(params_text("{\"model_type\": \"olmo\", \"hidden_size\": 2048, "
+                                 "\"num_hidden_layers\": 16, \"num_attention_heads\": 16, "
+                                 "\"intermediate_size\": 8192, \"vocab_size\": 50304, "
+                                 "\"tie_word_embeddings\": true}", &m), 1176764416ULL);
+    /* bigcode/starcoder2-3b: biases everywhere, plain MLP, GQA */
+    assert_int_equal(params_text("{\"model_type\": \"starcoder2\", \"hidden_size\": 3072, "
+                                 "\"num_hidden_layers\": 30, \"num_attention_heads\": 24, "
+                                 "\"num_key_value_heads\": 2, \"intermediate_size\": 12288, "
+                                 "\"vocab_size\": 49152, \"sliding_window\": 4096}", &m),
+                     3030371328ULL);
+    /* CohereForAI/c4ai-command-r-v01: parallel block, bias-free LayerNorm, tied */
+    assert_int_equal(params_text("{\"model_type\": \"cohere\", \"hidden_size\": 8192, "
+                                 "\"num_hidden_layers\": 40, \"num_attention_heads\": 64, "
+                                 "\"intermediate_size\": 22528, \"vocab_size\": 256000}", &m),
+                     34980831232ULL);
+    /* FacebookAI/roberta-base: one token type, 514 position rows */
+    assert_int_equal(params_text("{\"model_type\": \"roberta\", \"hidden_size\": 768, "
+                                 "\"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                                 "\"intermediate_size\": 3072, \"vocab_size\": 50265, "
+                                 "\"max_position_embeddings\": 514, \"type_vocab_size\": 1}", &m),
+                     124645632ULL);
+    assert_true(m.encoder);
+    /* Gemma 2 alternates local and global layers: half of them slide */
+    assert_int_equal(params_of("examples/configs/gemma-2-9b.json"), 9241705984ULL);
+    size_t len;
+    char *t = slurp("examples/configs/gemma-2-9b.json", &len);
+    od_error err;
+    assert_int_equal(od_hfconfig_parse(t, len, &m, &err), OD_OK);
+    free(t);
+    assert_int_equal(m.sliding_layers, 21);
+}
+
+/* Any other model_type with the generic fields: a Llama-style block, marked generic;
+ * without them, the error names the field. */
+static void test_generic_fallback(void **state)
+{
+    (void)state;
+    od_model m;
+    od_error err;
+    uint64_t h = 256, L = 2, I = 512, V = 1000;
+    uint64_t want = 2 * V * h + L * (4 * h * h + 3 * h * I + 2 * h) + h;
+    assert_int_equal(params_text("{\"model_type\": \"internlm2_like\", \"hidden_size\": 256, "
+                                 "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                 "\"intermediate_size\": 512, \"vocab_size\": 1000}", &m), want);
+    assert_true(m.generic && m.gated_mlp && !m.tied_embeddings);
+    assert_int_equal(params_text("{\"model_type\": \"internlm2_like\", \"hidden_size\": 256, "
+                                 "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                 "\"intermediate_size\": 512, \"vocab_size\": 1000, "
+                                 "\"tie_word_embeddings\": true}", &m), want - V * h);
+    const char *t5 = "{\"model_type\": \"t5\", \"d_model\": 512}";
+    assert_int_equal(od_hfconfig_parse(t5, strlen(t5), &m, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "hidden_size"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -174,6 +285,8 @@ int main(void)
         cmocka_unit_test(test_measured_layouts),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_families),
+        cmocka_unit_test(test_more_families),
+        cmocka_unit_test(test_generic_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

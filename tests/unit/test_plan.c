@@ -239,6 +239,91 @@ static void gpus_by_memory(void **state)
     assert_string_equal(od_gpu_by_memory(17)->name, "mi300x");
 }
 
+
+/* OPT-13B (a real config): 2 x 40 layers x 5120 x 2 bytes = 800 KB of KV cache per token,
+ * 1.6 GB for one 2048-token request (the PagedAttention paper's figures). */
+static void test_opt_kv_evidence(void **state)
+{
+    (void)state;
+    od_model m;
+    load("examples/configs/opt-13b.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.task = OD_TASK_INFER;
+    w.batch = 1;
+    w.prompt = 2048;
+    w.new_tokens = 1;
+    w.kv_cache = OD_KV_DYNAMIC;
+    od_estimate e = est(&m, &w);
+    assert_int_equal(e.kv_cache_bytes_per_token, 819200);
+    assert_int_equal(e.at_peak.kv_cache, 2048ULL * 819200); /* 1.68e9 B = 1.56 GiB */
+    assert_int_equal(e.model_states_bytes, 2ULL * 12853473280ULL);
+}
+
+/* bert-base-cased (a real config) as accelerate's estimate-memory reports it: fp32
+ * weights 413.18 MB (its MB = MiB: parameters plus the two int64 position/token-type
+ * buffers), training with Adam 1.61 GB (16 bytes per parameter). */
+static void test_bert_evidence(void **state)
+{
+    (void)state;
+    od_model m;
+    load("examples/configs/bert-base-cased.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.task = OD_TASK_INFER;
+    w.weights = OD_W_FP32;
+    w.batch = 1;
+    w.prompt = 512;
+    od_estimate e = est(&m, &w);
+    assert_int_equal(e.at_peak.parameters, 4ULL * 108310272 + 2 * 8 * 512);
+    assert_int_equal((uint64_t)(e.at_peak.parameters / 1048576.0 * 100 + 0.5), 41318);
+    assert_int_equal(e.at_peak.kv_cache, 0);
+    assert_int_equal(e.kv_cache_bytes_per_token, 0);
+    assert_string_equal(e.peak_phase, "forward");
+    od_workload t;
+    od_workload_defaults(&t);
+    t.precision = OD_PREC_FP32;
+    t.seq = 512;
+    e = est(&m, &t);
+    assert_int_equal(e.model_states_bytes, 16ULL * 108310272 + 2 * 8 * 512);
+    assert_int_equal((uint64_t)(e.model_states_bytes / 1073741824.0 * 100 + 0.5), 161);
+    assert_true(e.peak_allocated_bytes > e.model_states_bytes);
+}
+
+/* Sliding windows cap the cache: Mistral-7B-v0.1 keeps 4096 tokens in every layer;
+ * Gemma 2 in its 21 local layers only; MLA caches the 576-wide latent. */
+static void test_kv_caps(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/mistral-7b-v0.1.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.task = OD_TASK_INFER;
+    w.batch = 2;
+    w.prompt = 8000;
+    w.new_tokens = 1;
+    w.kv_cache = OD_KV_DYNAMIC;
+    od_estimate e = est(&m, &w);
+    assert_int_equal(e.kv_cache_bytes_per_token, 131072);
+    assert_int_equal(e.at_peak.kv_cache, 2ULL * 4096 * 131072);
+    load("examples/configs/gemma-2-9b.json", &m);
+    e = est(&m, &w);
+    assert_int_equal(e.kv_cache_bytes_per_token, 42ULL * 8192);
+    assert_int_equal(e.at_peak.kv_cache, 2ULL * 8192 * (21 * 4096 + 21 * 8000));
+    const char *ds = "{\"model_type\": \"deepseek_v2\", \"hidden_size\": 2048, "
+                     "\"num_hidden_layers\": 27, \"num_attention_heads\": 16, \"kv_lora_rank\": 512, "
+                     "\"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, "
+                     "\"intermediate_size\": 10944, \"moe_intermediate_size\": 1408, "
+                     "\"n_routed_experts\": 64, \"n_shared_experts\": 2, \"num_experts_per_tok\": 6, "
+                     "\"first_k_dense_replace\": 1, \"vocab_size\": 102400}";
+    od_error err;
+    assert_int_equal(od_hfconfig_parse(ds, strlen(ds), &m, &err), OD_OK);
+    e = est(&m, &w);
+    assert_int_equal(e.kv_cache_bytes_per_token, 27ULL * (512 + 64) * 2);
+    assert_int_equal(e.at_peak.kv_cache, 2ULL * 8000 * 27 * 576 * 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -249,6 +334,9 @@ int main(void)
         cmocka_unit_test(test_max_batch),
         cmocka_unit_test(test_gpus),
         cmocka_unit_test(test_bad_workloads),
+        cmocka_unit_test(test_opt_kv_evidence),
+        cmocka_unit_test(test_bert_evidence),
+        cmocka_unit_test(test_kv_caps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

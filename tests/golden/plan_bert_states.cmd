@@ -1,0 +1,1 @@
+$OOMDOC plan --config examples/configs/bert-base-cased.json --task infer --weights fp32 --prompt 512 --gpu t4 --json | grep -E '"(params|parameters|model_states_bytes|peak_phase)"'; $OOMDOC plan --config examples/configs/bert-base-cased.json --precision fp32 --seq 512 --gpu t4 --json | grep -E '"model_states_bytes"'

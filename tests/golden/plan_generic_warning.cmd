@@ -1,0 +1,1 @@
+echo '{"model_type": "internlm2_like", "hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000}' | $OOMDOC plan --config - --batch 1 --seq 128 --gpu t4 --json | grep -E '"(model_type|params)"'

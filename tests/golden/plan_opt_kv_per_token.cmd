@@ -1,0 +1,1 @@
+$OOMDOC plan --config examples/configs/opt-13b.json --task infer --batch 1 --prompt 2048 --new-tokens 1 --kv-cache dynamic --gpu a100-80 --json | grep -E '"(params|model_states_bytes|kv_cache_bytes_per_token|kv_cache)"'
