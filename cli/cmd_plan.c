@@ -50,8 +50,9 @@ static const char USAGE[] =
     "Inference (--task infer): peak during generate(), weights included:\n"
     "  --batch B --prompt P --new-tokens N\n"
     "  --weights W            bf16 (default), fp16, fp32, int8, int4\n"
-    "  --kv-cache K           none (default: what the measured runs did, use_cache off),\n"
-    "                         dynamic (transformers' DynamicCache), static, paged\n"
+    "  --kv-cache K           dynamic (default: transformers' DynamicCache, what generate()\n"
+    "                         uses), static, paged, none (use_cache off: every step re-runs\n"
+    "                         the sequence); a sliding window caps what its layers keep\n"
     "  --kv-dtype D           bf16, fp16, fp32, fp8, int8 (default: the weights' dtype)\n"
     "  --paged-block N        paged KV cache with N-token blocks (implies --kv-cache paged)\n"
     "Target:\n"
@@ -310,7 +311,7 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
            p->fits ? "fits" : "does NOT fit", od_c_reset, (unsigned long long)p->max_batch);
     if (w->task == OD_TASK_INFER && w->kv_cache == OD_KV_NONE)
         printf("note: no KV cache (generate with use_cache off re-runs the sequence each step);\n"
-               "      pass --kv-cache dynamic for transformers' default cache\n");
+               "      drop --kv-cache none for transformers' default dynamic cache\n");
     if (!p->n_mitigations)
         return;
     printf("\nmitigations, cheapest compute first:\n");
@@ -368,8 +369,7 @@ int od_cmd_plan(int argc, char **argv)
     static const char *const kvd[] = {"bf16", "fp16", "fp32", "fp8", "int8", NULL};
     static const int kvd_bytes[] = {2, 2, 4, 1, 1};
     od_workload w;
-    od_workload_defaults(&w);
-    w.kv_cache = OD_KV_NONE;
+    od_workload_defaults(&w); /* inference: the dynamic KV cache generate() uses */
     const char *config = NULL, *gpu_name = NULL;
     uint64_t params = 0, layers = 0, hidden = 0, heads = 0, kvh = 0, inter = 0, vocab = 0;
     uint64_t memory = 0, zero = 0;
