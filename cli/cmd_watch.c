@@ -258,7 +258,7 @@ static int listen_on(const char *hostport, char *shown, size_t shown_size)
     char host[256];
     const char *colon = strrchr(hostport, ':');
     if (!colon || colon == hostport + strlen(hostport) - 1 || (size_t)(colon - hostport) >= sizeof host)
-        return od_cli_usage_error("watch", "--prometheus: expected HOST:PORT, got '%s'", hostport), -2;
+        return od_cli_usage_error("watch", "--prometheus: expected HOST:PORT, got '%s'", od_cli_name(hostport)), -2;
     memcpy(host, hostport, (size_t)(colon - hostport));
     host[colon - hostport] = 0;
     if (host[0] == '[' && host[strlen(host) - 1] == ']') { /* [::1]:9400 */
@@ -278,7 +278,7 @@ static int listen_on(const char *hostport, char *shown, size_t shown_size)
     /* ":PORT" is this machine only; every interface must be asked for by address. */
     int gr = getaddrinfo(host[0] ? host : "127.0.0.1", port, &hints, &res);
     if (gr != 0) {
-        fprintf(stderr, "oomdoc: watch: --prometheus %s: %s\n", hostport, gai_strerror(gr));
+        fprintf(stderr, "oomdoc: watch: --prometheus %s: %s\n", od_cli_name(hostport), gai_strerror(gr));
         return -1;
     }
     int fd = -1;
@@ -297,7 +297,7 @@ static int listen_on(const char *hostport, char *shown, size_t shown_size)
             snprintf(shown, shown_size, strchr(h, ':') ? "http://[%s]:%s/metrics" : "http://%s:%s/metrics", h, pt);
             if (strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0)
                 fprintf(stderr, "oomdoc: watch: --prometheus %s listens on every interface: whoever can reach "
-                        "this machine can read the metrics (give 127.0.0.1:%s to keep them local)\n", hostport, pt);
+                        "this machine can read the metrics (give 127.0.0.1:%s to keep them local)\n", od_cli_name(hostport), pt);
             break;
         }
         close(fd);
@@ -306,7 +306,7 @@ static int listen_on(const char *hostport, char *shown, size_t shown_size)
     int saved = errno;
     freeaddrinfo(res);
     if (fd < 0)
-        fprintf(stderr, "oomdoc: watch: --prometheus %s: cannot listen: %s\n", hostport, strerror(saved));
+        fprintf(stderr, "oomdoc: watch: --prometheus %s: cannot listen: %s\n", od_cli_name(hostport), strerror(saved));
     return fd;
 }
 
@@ -808,7 +808,7 @@ static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs
         /* Flushed per sample: the file is complete up to the moment of a crash. */
         if (k < 0 || fflush(w->out) != 0) {
             w->write_failed = 1;
-            fprintf(stderr, "oomdoc: watch: %s: cannot write: %s (sampling goes on)\n", w->out_path,
+            fprintf(stderr, "oomdoc: watch: %s: cannot write: %s (sampling goes on)\n", od_cli_name(w->out_path),
                     strerror(errno));
         }
     }
