@@ -780,8 +780,10 @@ static void sample(od_nvml *nv, watch_state *w, double t, od_nvml_process *procs
     od_error err;
     od_error_clear(&err);
     if (od_nvml_memory_info(nv, w->dev, &mem, &err) != OD_OK) {
+        pthread_mutex_lock(&state_lock); /* the endpoint shows up */
         w->up = 0;
         w->lost = 1;
+        pthread_mutex_unlock(&state_lock);
         fprintf(stderr, "%soomdoc: watch: GPU %u: %s: sampling stops at %.2f s\n",
                 tty ? "\r\033[K" : "", w->index, err.msg, t);
         return;
