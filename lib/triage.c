@@ -358,6 +358,13 @@ void od_triage_classify(od_oom_report *r)
     r->have_headroom = 1;
     r->headroom_bytes = headroom;
     r->available_bytes = ru + headroom;
+    if (mps && cap) {
+        /* MPS raises this only when the high watermark is reached; its figures are rounded
+         * to two decimals, so "left under it" may read as a few MB. */
+        r->missing_bytes = r->requested_bytes > r->available_bytes ? r->requested_bytes - r->available_bytes : 0;
+        r->verdict = OD_OOM_CAP_LIMIT;
+        return;
+    }
     if (r->requested_bytes <= r->available_bytes) {
         /* The memory existed, but the framework already holds >= 90% of the limit and the
          * stranded cache is small next to the request: defragmenting buys one allocation,
@@ -787,6 +794,9 @@ static od_oom_report *open_report(scan *s)
 static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t lineno)
 {
     const char *bfc = find(line, le, "ran out of memory trying to allocate");
+    /* "The caller indicates that this is not a failure": TF retries with less, no OOM. */
+    if (bfc && find(line, le, "not a failure"))
+        return 1;
     int exc = find(line, le, "OOM when allocating") || find(line, le, "ResourceExhaustedError") ||
               find(line, le, "RESOURCE_EXHAUSTED");
     od_oom_report *r = open_report(s);
@@ -984,12 +994,31 @@ static int scan_other_line(scan *s, const char *line, const char *le, const char
         }
         return make(s, OD_FW_HOST, OD_KIND_HOST_SHM, "shm", line, lineno) != NULL;
     }
-    if ((k = find(line, le, "Out of memory: Kill")) || (k = find(line, le, "out of memory: Kill"))) {
-        r = make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "oom-killer", line, lineno);
-        uint64_t kb;
-        if (r && (k = find(line, le, "anon-rss:")) && parse_uint(k + 9, le, &kb) && kb < (1ULL << 50)) {
-            r->process_bytes = kb << 10;
-            r->have |= OD_HAVE_PROCESS;
+    /* The kernel's OOM killer: "Out of memory: Kill process N (name) score ..." then (or on the
+     * same line) "Killed process N (name) total-vm:...kB, anon-rss:...kB". */
+    if (find(line, le, "Out of memory: Kill") || find(line, le, "out of memory: Kill") ||
+        ((k = find(line, le, "Killed process ")) && find(k, le, "anon-rss:"))) {
+        r = recent(s, OD_FW_HOST, OD_KIND_HOST_KILLED, lineno);
+        if (r && !find(line, le, "Killed process"))
+            r = NULL; /* a second "Out of memory: Kill process" is the next event */
+        if (r && (r->have & OD_HAVE_PROCESS))
+            r = NULL;
+        if (!r && !(r = make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "oom-killer", line, lineno)))
+            return 1;
+        s->last_lineno = lineno;
+        if ((k = find(line, le, "anon-rss:"))) {
+            /* dmesg may group digits with commas ("153,700,88kB") */
+            uint64_t kb = 0;
+            int nd = 0;
+            for (k += 9; k < le && (isdigit((unsigned char)*k) || *k == ',') && nd < 16; k++)
+                if (*k != ',') {
+                    kb = kb * 10 + (uint64_t)(*k - '0');
+                    nd++;
+                }
+            if (nd && starts(k, le, "kB")) {
+                r->process_bytes = kb << 10;
+                r->have |= OD_HAVE_PROCESS;
+            }
         }
         return 1;
     }
