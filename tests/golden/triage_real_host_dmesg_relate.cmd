@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/host_dmesg_relate.txt # inducer/relate#1383

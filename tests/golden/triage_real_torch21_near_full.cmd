@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch21_near_full.txt # qingze-bai/VSmTrans#3

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch_nothing_allocated.txt # epi2me-labs/wf-human-variation#22
