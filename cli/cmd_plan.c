@@ -257,6 +257,14 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
                           x->fits));
     }
     json_object_set_new(doc, "mitigations", ms);
+    const od_mitigation *cl = &p->closest;
+    json_object_set_new(doc, "does_not_fit_even_with",
+                        p->has_closest
+                            ? json_pack("{ss ss ss sI sI}", "key", cl->key, "change", cl->title,
+                                        "flags", cl->flags, "peak_allocated_bytes",
+                                        (json_int_t)cl->peak_allocated_bytes, "device_memory_bytes",
+                                        (json_int_t)cl->device_memory_bytes)
+                            : json_null());
     return od_cli_print_json(doc);
 }
 
@@ -312,9 +320,8 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     if (w->task == OD_TASK_INFER && w->kv_cache == OD_KV_NONE)
         printf("note: no KV cache (generate with use_cache off re-runs the sequence each step);\n"
                "      drop --kv-cache none for transformers' default dynamic cache\n");
-    if (!p->n_mitigations)
-        return;
-    printf("\nmitigations, cheapest compute first:\n");
+    if (p->n_mitigations)
+        printf("\nchanges that make it fit, cheapest compute first:\n");
     for (size_t i = 0; i < p->n_mitigations; i++) {
         const od_mitigation *mm = &p->mitigations[i];
         printf("  %2zu. %s%s%s\n      peak %s, device %s: %s%s%s\n      compute: %s; accuracy "
@@ -327,6 +334,13 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
         if (mm->communication[0])
             printf("\n      communication: %s", mm->communication);
         printf("\n");
+    }
+    if (p->has_closest) {
+        const char *t = p->closest.title;
+        int together = !strncmp(t, "together: ", 10);
+        printf("\n%sdoes not fit even with%s %s%s: peak %s, device %s\n", od_c_red, od_c_reset,
+               together ? "all that helps, together: " : "", together ? t + 10 : t,
+               iec(p->closest.peak_allocated_bytes, x), iec(p->closest.device_memory_bytes, y));
     }
 }
 

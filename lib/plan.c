@@ -133,6 +133,14 @@ static void train_mitigations(adder *a, const od_workload *w0)
 {
     const od_model *m = a->m;
     od_workload w;
+    /* Optimizer state under 5% of the peak (LoRA's adapters): shrinking or sharding it
+     * cannot be what makes the step fit, so those changes are not offered. */
+    const od_estimate *e0 = &a->p->estimate;
+    double peak = (double)e0->peak_allocated_bytes;
+    double states = (double)e0->at_peak.optimizer_states;
+    double grads = (double)e0->model_states_bytes - (double)e0->at_peak.parameters - states;
+    int opt_tiny = states < 0.05 * peak;
+    int grads_tiny = opt_tiny && states + (grads > 0 ? grads : 0) < 0.05 * peak;
     if (w0->attention == OD_ATTN_EAGER) {
         w = *w0;
         w.attention = OD_ATTN_SDPA;
@@ -189,19 +197,19 @@ static void train_mitigations(adder *a, const od_workload *w0)
         add(a, "full-checkpointing", &w, 33, "~33%: one extra forward per step", "none", "", "",
             "full activation checkpointing (model.gradient_checkpointing_enable())", 0);
     }
-    if (w0->optimizer != OD_OPT_ADAM8BIT && w0->optimizer != OD_OPT_SGD_NOMOM) {
+    if (!opt_tiny && w0->optimizer != OD_OPT_ADAM8BIT && w0->optimizer != OD_OPT_SGD_NOMOM) {
         w = *w0;
         w.optimizer = OD_OPT_ADAM8BIT;
         add(a, "adam8bit", &w, 2, "~0-5%", "validate: 8-bit optimizer states",
             "bitsandbytes", "", "8-bit AdamW (bitsandbytes AdamW8bit)", 0);
     }
-    if (w0->optimizer != OD_OPT_ADAFACTOR && w0->optimizer != OD_OPT_SGD_NOMOM) {
+    if (!opt_tiny && w0->optimizer != OD_OPT_ADAFACTOR && w0->optimizer != OD_OPT_SGD_NOMOM) {
         w = *w0;
         w.optimizer = OD_OPT_ADAFACTOR;
         add(a, "adafactor", &w, 2, "~0-5%", "validate: factored second moment, no momentum", "",
             "", "Adafactor (torch.optim.Adafactor)", 0);
     }
-    if (!w0->offload_optimizer) {
+    if (!opt_tiny && !w0->offload_optimizer) {
         w = *w0;
         w.offload_optimizer = 1;
         add(a, "offload-optimizer", &w, 40,
@@ -220,7 +228,7 @@ static void train_mitigations(adder *a, const od_workload *w0)
         "ZeRO-2 across %llu GPUs (optimizer state + gradients sharded)",
         "ZeRO-3 / FSDP across %llu GPUs (parameters too)"};
     for (int z = 1; z <= 3; z++) {
-        if (w0->zero >= z)
+        if (w0->zero >= z || (z == 1 && opt_tiny) || (z == 2 && grads_tiny))
             continue;
         w = *w0;
         w.zero = z;
@@ -364,6 +372,33 @@ static int by_overhead(const void *x, const void *y)
     return strcmp(a->key, b->key);
 }
 
+/* Keep the mitigations that fit, in order; when none does, remember the one that came
+ * closest (the stacked "combined" one when it exists, else the lowest peak). */
+static void keep_fitting(od_plan *p)
+{
+    size_t n = 0, best = p->n_mitigations;
+    for (size_t i = 0; i < p->n_mitigations; i++) {
+        const od_mitigation *x = &p->mitigations[i];
+        if (best == p->n_mitigations || !strcmp(x->key, "combined") ||
+            (strcmp(p->mitigations[best].key, "combined") &&
+             x->peak_allocated_bytes < p->mitigations[best].peak_allocated_bytes))
+            best = i;
+        if (x->fits)
+            n++;
+    }
+    if (!n && best < p->n_mitigations) {
+        p->closest = p->mitigations[best];
+        p->has_closest = 1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < p->n_mitigations; i++)
+        if (p->mitigations[i].fits)
+            p->mitigations[k++] = p->mitigations[i];
+    p->n_mitigations = k;
+    /* the stacked change costs the sum of its parts: its place is by that cost */
+    qsort(p->mitigations, p->n_mitigations, sizeof p->mitigations[0], by_overhead);
+}
+
 od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu *gpu,
                           od_plan *out, od_error *err)
 {
@@ -383,5 +418,6 @@ od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu 
         infer_mitigations(&a, w);
     qsort(out->mitigations, out->n_mitigations, sizeof out->mitigations[0], by_overhead);
     combined(&a, w);
+    keep_fitting(out);
     return OD_OK;
 }

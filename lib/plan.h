@@ -32,12 +32,17 @@ typedef struct {
     uint64_t target_bytes;
     int fits;
     uint64_t max_batch;             /* largest batch that fits (0: not even 1) */
-    size_t n_mitigations;
+    size_t n_mitigations;           /* the changes that fit, cheapest compute first */
     od_mitigation mitigations[OD_PLAN_MAX_MITIGATIONS];
+    int has_closest;                /* nothing fits: closest is the most that was tried */
+    od_mitigation closest;          /* (every change that helps, stacked), fits = 0 */
 } od_plan;
 
-/* Estimate w on gpu, search the largest batch that fits, and evaluate mitigations
- * (always listed, each with its own fit verdict). Fails like od_estimate_compute. */
+/* Estimate w on gpu, search the largest batch that fits, and list the changes that make
+ * it fit (each a change to w alone, or all that help stacked when no single one does),
+ * cheapest compute first. Changes to the optimizer state are left out when it is under 5%
+ * of the peak (LoRA). When nothing fits, closest holds the stack that came nearest. Fails
+ * like od_estimate_compute. */
 od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu *gpu,
                           od_plan *out, od_error *err);
 
