@@ -42,6 +42,19 @@ static command_fn find_command(const char *name)
 
 static pthread_mutex_t capture_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* The subcommands set optind = 1, which glibc takes as "go on": a previous call that
+ * stopped inside "-hx", or after its last option, leaves getopt pointing into that
+ * call's argv, which the caller has freed since. optind = 0 and one empty scan make
+ * glibc start over with nothing left of it. */
+static void reset_getopt(void)
+{
+    static char prog[] = "oomdoc";
+    char *none[] = {prog, NULL};
+    optind = 0;
+    (void)getopt(1, none, "");
+    optind = 1;
+}
+
 /* Hand a memstream's buffer to the caller, or free it when the caller does not want it. */
 static void hand_over(char *buf, size_t len, char **out, size_t *out_len)
 {
@@ -87,7 +100,7 @@ int od_cli_run_capture(int argc, char **argv, char **out, size_t *out_len, char 
         FILE *saved_out = stdout, *saved_err = stderr;
         stdout = o;
         stderr = e;
-        optind = 0; /* glibc: a full getopt reset, whatever the previous call left */
+        reset_getopt();
         rc = run(argc, argv);
         fflush(o);
         fflush(e);

@@ -105,6 +105,12 @@ class Binding(unittest.TestCase):
             oomdoc.snapshot(b"not a pickle")
         self.assertEqual(cm.exception.exit_code, 3)
 
+    def test_calls_after_a_stopped_option_scan(self):
+        # snapshot -hx stops getopt inside "-hx"; the next call's parse must start over.
+        for argv in (["snapshot", "-hx"], ["snapshot", "-h"], ["plan", "--json", "--bogus"]):
+            oomdoc._binding.run(argv)
+            self.assertEqual(dict(oomdoc.snapshot(SNAP, top=3)), cli("snapshot", "--top", "3", SNAP))
+
     def test_repr_and_html(self):
         r = oomdoc.doctor(SNAP)
         text = repr(r)
