@@ -131,7 +131,7 @@ class StepLogger:
     COLUMNS = ("step", "allocated_bytes", "reserved_bytes", "peak_bytes")
 
     def __init__(self, path, device=None, torch=None):
-        self.path = path
+        self.path = os.fspath(path)
         self.device = device
         self.csv = path.endswith(".csv")
         self.torch = torch
@@ -156,10 +156,19 @@ class StepLogger:
             return None
 
     def log(self, step=None):
-        """Append one line for the step just done; returns the row (None without CUDA)."""
+        """Append one line for the step just done; returns the row (None without CUDA,
+        which is warned about once)."""
         torch = self.torch
         if torch is None:
-            return None
+            try:
+                import torch
+                cuda_ok = torch.cuda.is_available()
+            except Exception:
+                cuda_ok = False
+            if not cuda_ok:
+                _warn_once("steps-nocuda", "StepLogger: CUDA is not available: logging nothing")
+                return None
+            self.torch = torch
         if self.file is None:
             last = self._last_step()
             self.next_step = 0 if last is None else last + 1

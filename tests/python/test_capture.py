@@ -147,6 +147,21 @@ class Behaviour(Base):
             self.assertIn("CUDA out of memory", str(cm.exception))
             self.assertTrue(any("could not dump" in str(x.message) for x in w), v)
 
+    def test_step_logger_on_its_own(self):
+        torch.script_steps(ROWS)
+        torch.cuda.reset_peak_memory_stats()  # the stand-in's steps advance from the 2nd reset
+        log = oomdoc.StepLogger(self.name + ".csv")
+        rows = [log.log() for _ in range(2)]
+        log.close()
+        self.assertEqual([r["allocated_bytes"] for r in rows], [ROWS[0][0], ROWS[1][0]])
+        with open(self.name + ".csv") as f:
+            self.assertEqual(f.readline().strip(), "step,allocated_bytes,reserved_bytes,peak_bytes")
+        torch.cuda_available = False
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.assertIsNone(oomdoc.StepLogger(self.name + "2.jsonl").log())
+        self.assertTrue(any("CUDA is not available" in str(x.message) for x in w))
+
     def test_on_oom(self):
         torch.use_version("2.0")
 
