@@ -101,9 +101,10 @@ class _Inputs:
     def add(self, x, kind):
         if isinstance(x, (str, os.PathLike)) and kind != "text":
             return os.fspath(x)
-        if isinstance(x, dict) and kind == "snapshot":
-            # torch.cuda.memory._snapshot()'s dict: pickled as _dump_snapshot would pickle
-            # it, then read by oomdoc's own safe reader. Protocol 4: what torch writes.
+        if isinstance(x, (dict, list)) and kind == "snapshot":
+            # torch.cuda.memory._snapshot()'s dict (torch 1.13: its list of segments):
+            # pickled as _dump_snapshot would pickle it, then read by oomdoc's own safe
+            # reader. Protocol 4: what torch writes.
             data = pickle.dumps(x, protocol=4)
         elif isinstance(x, (dict, list)):
             data = json.dumps(x).encode()
@@ -140,7 +141,7 @@ def doctor(*inputs, config=None, **flags):
     dicts), logs, step logs, nvidia-smi output; config: a config.json path or dict; flags:
     doctor's and plan's options (capacity="40GiB", gpu="h200", batch=8, fail_on="leak")."""
     ins = _Inputs()
-    paths = [ins.add(x, "snapshot" if isinstance(x, dict) else "input") for x in inputs]
+    paths = [ins.add(x, "snapshot" if isinstance(x, (dict, list)) else "input") for x in inputs]
     cfg = ["--config", ins.add(config, "config")] if config is not None else []
     args = cfg + _flags(flags) + paths
     plan_keys = {"batch", "seq", "precision", "optimizer", "attention", "checkpointing", "gpu",

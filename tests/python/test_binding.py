@@ -66,6 +66,15 @@ class Binding(unittest.TestCase):
         s = oomdoc.snapshot(snap)
         self.assertEqual(json.loads(json.dumps(dict(s)).replace("<snapshot 1>", SNAP)), cli("snapshot", SNAP))
 
+    def test_torch_1_13_snapshot_list(self):
+        path = "tests/data/extra/torch113_layout.pickle"
+        with open(path, "rb") as f:
+            segments = pickle.load(f)  # torch 1.13's _snapshot(): a list of segments
+        self.assertIsInstance(segments, list)
+        got = json.loads(json.dumps(dict(oomdoc.snapshot(segments))).replace("<snapshot 1>", path))
+        self.assertEqual(got, cli("snapshot", path))
+        self.assertIn("verdict", oomdoc.doctor(segments))
+
     def test_plan(self):
         r = oomdoc.plan(CONFIG, batch=8, seq=2048, gpu="h200")
         self.assertEqual(dict(r), cli("plan", "--config", CONFIG, "--batch", "8", "--seq", "2048", "--gpu", "h200"))
