@@ -304,7 +304,7 @@ void od_triage_classify(od_oom_report *r)
     case OD_KIND_VLLM_KV_LEN:
     case OD_KIND_VLLM_STARTUP:
         /* gpu_memory_utilization is the cap vLLM sizes itself to. */
-        if (r->kind == OD_KIND_VLLM_STARTUP && req && (r->have & OD_HAVE_FREE)) {
+        if (req && (r->have & OD_HAVE_FREE)) {
             r->have_headroom = 1;
             r->headroom_bytes = r->available_bytes = r->free_bytes;
             r->missing_bytes = r->requested_bytes > r->free_bytes ? r->requested_bytes - r->free_bytes : 0;
@@ -421,7 +421,12 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
                             "the KV cache blocks: the utilization cap binds");
         return 1;
     case OD_KIND_VLLM_KV_LEN:
-        if (r->max_model_len && r->kv_cache_tokens)
+        if (r->have_headroom && r->max_model_len)
+            snprintf(buf, size, "one sequence of max_model_len %llu needs %s of KV cache, only %s is left under "
+                                "gpu_memory_utilization: the utilization cap binds",
+                     (unsigned long long)r->max_model_len, od_format_iec(r->requested_bytes, a, sizeof a),
+                     od_format_iec(r->free_bytes, b, sizeof b));
+        else if (r->max_model_len && r->kv_cache_tokens)
             snprintf(buf, size, "the KV cache left under gpu_memory_utilization holds %llu tokens, fewer than one "
                                 "sequence of max_model_len %llu: the utilization cap binds",
                      (unsigned long long)r->kv_cache_tokens, (unsigned long long)r->max_model_len);
@@ -699,10 +704,13 @@ static void parse_mps(od_oom_report *r, const char *msg, const char *end)
 /* "shape[128,768,64,64] and type float": elements x dtype size, or 0. */
 static uint64_t tf_shape_bytes(const char *p, const char *end, char *dtype, size_t dtsz)
 {
+    /* TF 2.x "shape[128,768]", TF 1.x "tensor of shape [4096]" */
     const char *sh = find(p, end, "shape[");
+    const char *q = sh ? sh + 6 : NULL;
+    if (!sh && (sh = find(p, end, "shape [")))
+        q = sh + 7;
     if (!sh)
         return 0;
-    const char *q = sh + 6;
     unsigned __int128 n = 1;
     for (;;) {
         uint64_t d;
@@ -798,7 +806,7 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
     if (bfc && find(line, le, "not a failure"))
         return 1;
     int exc = find(line, le, "OOM when allocating") || find(line, le, "ResourceExhaustedError") ||
-              find(line, le, "RESOURCE_EXHAUSTED");
+              find(line, le, "RESOURCE_EXHAUSTED") || find(line, le, "Resource exhausted:");
     od_oom_report *r = open_report(s);
     if (bfc) {
         r = new_report(s, s->xla_torch_input ? OD_FW_PYTORCH_XLA : s->jax_input ? OD_FW_JAX : OD_FW_TENSORFLOW,
@@ -824,7 +832,7 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
         /* A second exception line joins the open event only to add the tensor shape. */
         if (!r || (s->open_has_exc && !(shape_bytes && !r->dtype[0]))) {
             od_framework fw = s->xla_torch_input ? OD_FW_PYTORCH_XLA
-                              : mentions_jax(line, le) ||
+                              : mentions_jax(line, le) || find(line, le, "Failed to allocate request for") ||
                                       (s->jax_input && !find(line, le, "OOM when allocating tensor"))
                                   ? OD_FW_JAX : OD_FW_TENSORFLOW;
             r = new_report(s, fw, line, lineno);
@@ -1022,6 +1030,21 @@ static int scan_other_line(scan *s, const char *line, const char *le, const char
         }
         return 1;
     }
+    if (find(line, le, "oom-kill event") || find(line, le, "oom_kill event") ||
+        (find(line, le, "srun: error:") && find(line, le, "Out Of Memory"))) {
+        if (recent(s, OD_FW_HOST, OD_KIND_HOST_KILLED, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        return make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "slurm", line, lineno) != NULL;
+    }
+    if (find(line, le, "OOMKilled")) {
+        if (recent(s, OD_FW_HOST, OD_KIND_HOST_KILLED, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        return make(s, OD_FW_HOST, OD_KIND_HOST_KILLED, "kubernetes", line, lineno) != NULL;
+    }
     if (find(line, le, "is killed by signal: Killed")) {
         if (recent(s, OD_FW_HOST, OD_KIND_HOST_KILLED, lineno)) {
             s->last_lineno = lineno;
@@ -1047,6 +1070,23 @@ static int scan_other_line(scan *s, const char *line, const char *le, const char
             return 1;
         }
         return make(s, OD_FW_VLLM, OD_KIND_VLLM_CACHE, NULL, line, lineno) != NULL;
+    }
+    /* vLLM V1: "To serve at least one request with the model's max seq len (N), (X GiB KV
+     * cache is needed, which is larger than the available KV cache memory (Y GiB). Based on
+     * the available memory, the estimated maximum model length is M." */
+    if ((k = find(line, le, "max seq len (")) && find(line, le, "KV cache is needed")) {
+        r = make(s, OD_FW_VLLM, OD_KIND_VLLM_KV_LEN, NULL, line, lineno);
+        if (!r)
+            return 1;
+        parse_uint(k + 13, le, &r->max_model_len);
+        const char *q = find(k, le, "), (");
+        if (q && next_size(q + 4, le, line, &t))
+            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+        if ((q = find(k, le, "available KV cache memory (")) && next_size(q + 27, le, line, &t))
+            set(r, OD_HAVE_FREE, &r->free_bytes, &t);
+        if ((q = find(k, le, "maximum model length is ")))
+            parse_uint(q + 24, le, &r->kv_cache_tokens);
+        return 1;
     }
     if ((k = find(line, le, "max seq len (")) && find(line, le, "stored in KV cache (")) {
         r = make(s, OD_FW_VLLM, OD_KIND_VLLM_KV_LEN, NULL, line, lineno);
@@ -1194,8 +1234,27 @@ static int scan_other_line(scan *s, const char *line, const char *le, const char
         return 1;
     }
     /* Caffe / MXNet: "Check failed: error == cudaSuccess (2 vs. 0)  out of memory". */
-    if (find(line, le, "Check failed: error == cudaSuccess") && find(line, le, "out of memory"))
-        return make(s, OD_FW_OTHER, OD_KIND_DRIVER, "caffe", line, lineno) != NULL;
+    if (find(line, le, "== cudaSuccess") && find(line, le, "Check failed") && find(line, le, "out of memory"))
+        return make(s, OD_FW_OTHER, OD_KIND_DRIVER, find(line, le, "mxnet") ? "mxnet" : "caffe", line, lineno) != NULL;
+    if (find(line, le, "cudaMalloc retry failed: out of memory"))
+        return make(s, OD_FW_OTHER, OD_KIND_DRIVER, "mxnet", line, lineno) != NULL;
+    /* ONNX Runtime's CUDA provider, CNTK: "CUDA failure 2: out of memory". */
+    if (find(line, le, "CUDA failure 2: out of memory")) {
+        od_framework fw = find(s->buf, s->buf + s->len, "onnxruntime") ? OD_FW_ONNXRUNTIME : OD_FW_OTHER;
+        if (recent(s, fw, OD_KIND_DRIVER, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        return make(s, fw, OD_KIND_DRIVER, NULL, line, lineno) != NULL;
+    }
+    /* PyTorch's cuDNN frontend, most often for want of workspace memory. */
+    if (find(line, le, "Unable to find a valid cuDNN algorithm")) {
+        if (recent(s, OD_FW_PYTORCH_CUDA, OD_KIND_LIBRARY, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        return make(s, OD_FW_PYTORCH_CUDA, OD_KIND_LIBRARY, "cudnn", line, lineno) != NULL;
+    }
     /* PyTorch's cudaMallocAsync backend. */
     if (find(line, le, "would exceed allowed memory") && find(line, le, "out of memory")) {
         r = make(s, OD_FW_PYTORCH_CUDA, OD_KIND_ALLOCATOR, "cudaMallocAsync", line, lineno);
@@ -1714,6 +1773,9 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
                   find(buf, end, "xla_extension") || find(buf, end, "BufferAssignment") ||
                   find(buf, end, "xla/python/") || find(buf, end, "external/xla/");
     s.xla_torch_input = mentions_torch_xla(buf, end);
+    const char *ctx_lib = find(buf, end, "vllm") || find(buf, end, "vLLM") ? "vllm"
+                          : find(buf, end, "deepspeed") || find(buf, end, "DeepSpeed") ? "deepspeed"
+                          : NULL;
     s.tf_input = find(buf, end, "tensorflow") || find(buf, end, "TensorFlow") || find(buf, end, "keras");
 
     scan_stats_json(&s);
@@ -1810,6 +1872,11 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
     size_t w = 0;
     for (size_t i = 0; i < t->n_reports; i++) {
         od_oom_report *r = &t->reports[i];
+        /* A framework OOM printed inside vLLM or DeepSpeed: the framework is PyTorch's, the
+         * engine is the context. */
+        if (ctx_lib && !r->library[0] && r->kind == OD_KIND_ALLOCATOR &&
+            (r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM))
+            memcpy(r->library, ctx_lib, strlen(ctx_lib) + 1);
         od_triage_classify(r);
         if (w > 0 && same_report(r, &t->reports[w - 1])) {
             t->reports[w - 1].occurrences += r->occurrences;
