@@ -58,6 +58,12 @@ FIGURES = [
     ("capacity_bytes", r"\([\d.]+/([\d.]+) (GiB)\) on startup"),
     ("free_bytes", r"\(([\d.]+)/[\d.]+ (GiB)\) on startup"),
     ("requested_bytes", r"utilization \([\d.]+, ([\d.]+) (GiB)\)"),
+    ("requested_bytes", r"\(([\d.]+) (GiB) KV cache is needed"),
+    ("free_bytes", r"available KV cache memory \(([\d.]+) (GiB)\)"),
+    ("requested_bytes", r"\((\d+)(B)\) on device ordinal"),
+    ("allowed_bytes", r"([\d.]+) (\w+) allowed;"),
+    ("allowed_bytes", r"max allowed: ([\d.]+) (\w+)\)"),
+    ("allocated_bytes", r"MPS allocated: ([\d.]+) (\w+),"),
 ]
 
 
@@ -71,6 +77,18 @@ def check_figures(name, r):
         got = r.get(key)
         if got is None or abs(got - want) > 0.005 * want:
             fail("%s: %s = %s, the text says %s" % (name, key, got, want))
+    m = re.search(r"shape ?\[([\d,]+)\] and type float\b", text)
+    if m:
+        want = 4
+        for d in m.group(1).split(","):
+            want *= int(d)
+        if r.get("requested_bytes") != want:
+            fail("%s: requested_bytes = %s, shape x 4 = %s" % (name, r.get("requested_bytes"), want))
+    for key, pat in (("max_model_len", r"max seq len \((\d+)\)"), ("kv_cache_tokens", r"KV cache \((\d+)\)"),
+                     ("kv_cache_tokens", r"maximum model length is (\d+)")):
+        m = re.search(pat, text)
+        if m and r.get(key) != int(m.group(1)):
+            fail("%s: %s = %s, the text says %s" % (name, key, r.get(key), m.group(1)))
     if "reserved in total by PyTorch" in text:
         m = re.search(r"([\d.]+) (\w+) reserved in total", text)
         a = re.search(r"([\d.]+) (\w+) already allocated", text)
