@@ -174,7 +174,10 @@ PUBLIC_H    := include/oomdoc/oomdoc.h lib/od.h lib/input.h lib/snapshot.h lib/a
 PY_SRC      := $(sort $(wildcard python/oomdoc/*.py))
 MAN_PAGES   := $(sort $(wildcard man/*.1))
 
-$(BUILD)/oomdoc.pc: Makefile lib/od.h
+# Written at every install: it records PREFIX and the directories, which may change
+# between two installs of the same build.
+.PHONY: $(BUILD)/oomdoc.pc
+$(BUILD)/oomdoc.pc:
 	@mkdir -p $(@D)
 	printf '%s\n' 'prefix=$(PREFIX)' 'exec_prefix=$(exec_prefix)' 'libdir=$(libdir)' \
 	    'includedir=$(includedir)' '' 'Name: oomdoc' \
