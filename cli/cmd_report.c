@@ -28,8 +28,10 @@ static void usage(void)
 {
     printf("Usage: oomdoc report FILE... [-o report.html] [--timestamp] [--capacity SIZE]\n"
            "                            [--points N] [--top N] [--config config.json plan flags]\n\n"
-           "Write one self-contained HTML page (inline SVG and CSS; no script, no external URL,\n"
-           "readable offline, printed and in dark mode) showing what memory did. It opens\n"
+           "Write one self-contained HTML page (inline SVG, CSS and script; no external URL,\n"
+           "readable offline, printed, in dark mode and without JavaScript) showing what memory\n"
+           "did; in a browser the timeline zooms (wheel), pans (drag) and names the allocation\n"
+           "under the pointer with its full stack (click pins it). It opens\n"
            "with doctor's diagnosis of all the inputs (verdict, evidence, ranked fixes), then:\n"
            "  snapshots   live memory over trace time stacked by the top sites, reserved\n"
            "              memory, the peak and OOM events marked; live memory per iteration\n"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "categorize.h"
 #include "profilesvg.h"
 #include "replay.h"
 #include "summary.h"
@@ -23,6 +24,7 @@ typedef struct {
     const od_report_input *in;
     size_t points, top;
     unsigned figure;         /* running id for SVG element ids */
+    int scripted;            /* some plot carries data for the page's script */
 } ctx;
 
 /* ---------- text helpers ---------- */
@@ -147,7 +149,321 @@ static const char CSS[] =
     "white-space:nowrap;font-variant-numeric:tabular-nums}\n"
     ".verdict{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:700;background:var(--oom);"
     "color:var(--bg)}.verdict.ok{background:var(--peak)}.card{padding:10px 14px;border:1px solid var(--border);"
-    "border-radius:6px;background:var(--panel)}\n";
+    "border-radius:6px;background:var(--panel)}\n"
+    /* what the page's script adds: the bar above a timeline, the tooltip, hover marks */
+    "figure{position:relative}.od-bar{display:flex;flex-wrap:wrap;gap:.3em 1em;align-items:center;font-size:.82em;"
+    "color:var(--muted);margin:0 0 .3em}.od-bar button{font:inherit;padding:0 .6em}.od-zoom{font-weight:600}\n"
+    ".od-tip{position:absolute;z-index:5;max-width:720px;padding:6px 9px;background:var(--bg);color:var(--fg);"
+    "border:1px solid var(--border);border-radius:6px;box-shadow:0 2px 10px rgba(0,0,0,.25);font-size:12px;"
+    "line-height:1.4;pointer-events:none}.od-tip .hd,.od-tip .al{font-weight:600}.od-tip .fr{font-family:"
+    "ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:11px;white-space:pre;overflow:hidden;"
+    "text-overflow:ellipsis}.od-tip .muted{color:var(--muted)}\n"
+    "svg .hit{fill:transparent;cursor:crosshair}svg .cursor{stroke:var(--muted);stroke-width:1;pointer-events:none}"
+    "svg .under{fill:none;stroke:var(--fg);stroke-width:1.5;pointer-events:none}svg .range{fill:var(--res);"
+    "opacity:.15;pointer-events:none}svg .pin{fill:var(--peak);opacity:.2;stroke:var(--peak);stroke-width:1;"
+    "pointer-events:none}svg .mark{fill:var(--oom);opacity:.15;stroke:var(--oom);pointer-events:none}\n";
+
+/* BEGIN SCRIPT (the page's script; kept in this file so the page stays one file) */
+static const char SCRIPT[] =
+    "(function () {\n"
+    "'use strict';\n"
+    "var UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];\n"
+    "function iec(v) {\n"
+    "var i = 0;\n"
+    "while (v >= 1024 && i < 5) { v /= 1024; i++; }\n"
+    "return (i ? v.toFixed(2) : String(Math.round(v))) + ' ' + UNITS[i];\n"
+    "}\n"
+    "function secs(us) {\n"
+    "var a = Math.abs(us);\n"
+    "return a >= 1e6 ? (us / 1e6).toFixed(3) + ' s' : a >= 1e3 ? (us / 1e3).toFixed(3) + ' ms' : Math.round(us) + ' us';\n"
+    "}\n"
+    "function nice(span, ticks) {\n"
+    "if (!(span > 0)) return 1;\n"
+    "var raw = span / ticks, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;\n"
+    "return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;\n"
+    "}\n"
+    "function el(svg, name, attrs, parent) {\n"
+    "var e = document.createElementNS(svg.namespaceURI, name);\n"
+    "for (var k in attrs) e.setAttribute(k, attrs[k]);\n"
+    "if (parent) parent.appendChild(e);\n"
+    "return e;\n"
+    "}\n"
+    "function div(cls, text, parent) {\n"
+    "var d = document.createElement('div');\n"
+    "if (cls) d.className = cls;\n"
+    "if (text !== undefined) d.textContent = text;\n"
+    "if (parent) parent.appendChild(d);\n"
+    "return d;\n"
+    "}\n"
+    "function lower(arr, v) {\n"
+    "var lo = 0, hi = arr.length;\n"
+    "while (lo < hi) { var m = (lo + hi) >> 1; if (arr[m] < v) lo = m + 1; else hi = m; }\n"
+    "return lo;\n"
+    "}\n"
+    "function local(svg, ev) {\n"
+    "var r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;\n"
+    "return {x: (ev.clientX - r.left) * vb.width / r.width, y: (ev.clientY - r.top) * vb.height / r.height,\n"
+    "perPx: vb.width / r.width};\n"
+    "}\n"
+    "function Timeline(svg, D) {\n"
+    "var self = this, fig = svg.parentNode, ML = D.ml, PW = D.w - D.ml - D.mr, TOP = D.top, H = D.h;\n"
+    "var n = D.p.length, T = new Float64Array(n), acc = D.t0, i;\n"
+    "for (i = 0; i < n; i++) { acc += D.p[i]; T[i] = acc; }\n"
+    "var na = D.as.length, AS = new Float64Array(na), AE = new Float64Array(na), AI = new Int32Array(na), e = -1;\n"
+    "acc = D.t0;\n"
+    "for (i = 0; i < na; i++) {\n"
+    "acc += D.as[i]; AS[i] = acc;\n"
+    "AE[i] = D.ad[i] < 0 ? Infinity : acc + D.ad[i];\n"
+    "e += D.ai[i]; AI[i] = e;\n"
+    "}\n"
+    "var T1 = D.t1 > D.t0 ? D.t1 : D.t0 + 1, view = {a: D.t0, b: T1}, pinned = -1, drag = null, queued = false;\n"
+    "var areas = svg.querySelectorAll('g.plot path[data-k]'), live = svg.querySelector('g.plot path.live');\n"
+    "var res = svg.querySelector('g.plot path.res:not(.replay)'), replay = svg.querySelector('g.plot path.replay');\n"
+    "var xax = svg.querySelector('g.xax'), marksG = svg.querySelector('g.marks');\n"
+    "var marks = svg.querySelectorAll('g.marks > g[data-t]');\n"
+    "var hl = el(svg, 'g', {'class': 'hl'});\n"
+    "svg.insertBefore(hl, marksG);\n"
+    "var cursor = el(svg, 'line', {'class': 'cursor', x1: 0, x2: 0, y1: TOP, y2: TOP + H, visibility: 'hidden'}, svg);\n"
+    "var box = el(svg, 'rect', {'class': 'under', x: 0, y: 0, width: 0, height: 0, visibility: 'hidden'}, svg);\n"
+    "var band = el(svg, 'rect', {'class': 'range', x: 0, y: TOP, width: 0, height: H, visibility: 'hidden'}, svg);\n"
+    "var hit = el(svg, 'rect', {'class': 'hit', x: ML, y: TOP, width: PW, height: H}, svg);\n"
+    "var bar = div('od-bar');\n"
+    "fig.insertBefore(bar, svg);\n"
+    "var zoomText = div('od-zoom', '', bar);\n"
+    "var reset = document.createElement('button');\n"
+    "reset.type = 'button'; reset.textContent = 'reset zoom'; reset.className = 'od-reset';\n"
+    "bar.appendChild(reset);\n"
+    "div('od-hint', 'wheel: zoom \\u00b7 drag: pan \\u00b7 shift-drag: zoom to a range \\u00b7 double-click: reset \\u00b7 ' +\n"
+    "'hover: the allocation under the pointer \\u00b7 click: pin it', bar);\n"
+    "var tip = div('od-tip');\n"
+    "tip.setAttribute('role', 'tooltip');\n"
+    "tip.hidden = true;\n"
+    "fig.appendChild(tip);\n"
+    "function X(t) { return ML + (t - view.a) / (view.b - view.a) * PW; }\n"
+    "function Y(v) { return TOP + H - v / D.ymax * H; }\n"
+    "function cx(x) { return (x < ML ? ML : x > ML + PW ? ML + PW : x).toFixed(1); }\n"
+    "function tAt(x) { return view.a + (x - ML) / PW * (view.b - view.a); }\n"
+    "function pick() {\n"
+    "var lo = Math.max(0, lower(T, view.a) - 1), hi = Math.min(n, lower(T, view.b) + 1), idx = [], rm = [];\n"
+    "var bucket = null, best = -1, rb = 0, j;\n"
+    "for (j = lo; j < hi; j++) {\n"
+    "var b = hi - lo <= 2 * PW ? j : Math.floor((T[j] - view.a) / (view.b - view.a) * PW);\n"
+    "if (b !== bucket) {\n"
+    "if (best >= 0) { idx.push(best); rm.push(rb); }\n"
+    "bucket = b; best = j; rb = 0;\n"
+    "}\n"
+    "if (D.l[j] > D.l[best]) best = j;\n"
+    "if (D.r && D.r[j] > rb) rb = D.r[j];\n"
+    "}\n"
+    "if (best >= 0) { idx.push(best); rm.push(rb); }\n"
+    "return {idx: idx, rm: rm};\n"
+    "}\n"
+    "function ticks() {\n"
+    "while (xax.firstChild) xax.removeChild(xax.firstChild);\n"
+    "var span = view.b - view.a, scale = span >= 2e6 ? 1e-6 : span >= 2e3 ? 1e-3 : 1;\n"
+    "var unit = scale === 1e-6 ? ' s' : scale === 1e-3 ? ' ms' : ' us';\n"
+    "var step = nice(span * scale, 8) / scale, v = Math.ceil((view.a - D.t0) / step) * step;\n"
+    "for (; v <= view.b - D.t0 + step * 1e-9; v += step) {\n"
+    "var x = X(D.t0 + v).toFixed(1);\n"
+    "el(svg, 'line', {'class': 'grid', x1: x, x2: x, y1: TOP, y2: TOP + H}, xax);\n"
+    "el(svg, 'text', {'class': 'axis', x: x, y: TOP + H + 16, 'text-anchor': 'middle'}, xax).textContent =\n"
+    "String(Math.round(v * scale * 1e6) / 1e6) + unit;\n"
+    "}\n"
+    "el(svg, 'text', {'class': 'axis', x: (ML + PW / 2).toFixed(1), y: TOP + H + 34, 'text-anchor': 'middle'}, xax)\n"
+    ".textContent = \"time since the trace's first entry\";\n"
+    "}\n"
+    "function redraw() {\n"
+    "queued = false;\n"
+    "var s = pick(), idx = s.idx, m = idx.length, below = new Float64Array(m), xs = new Array(m), j, k;\n"
+    "for (j = 0; j < m; j++) xs[j] = cx(X(T[idx[j]]));\n"
+    "for (k = 0; k < D.g.length && k < areas.length; k++) {\n"
+    "var g = D.g[k], up = [], down = [];\n"
+    "for (j = 0; j < m; j++) {\n"
+    "down.push(xs[j] + ' ' + Y(below[j]).toFixed(1));\n"
+    "below[j] += g[idx[j]];\n"
+    "up.push(xs[j] + ' ' + Y(below[j]).toFixed(1));\n"
+    "}\n"
+    "areas[k].setAttribute('d', m ? 'M' + up.join('L') + 'L' + down.reverse().join('L') + 'Z' : '');\n"
+    "}\n"
+    "var pl = [], pr = [];\n"
+    "for (j = 0; j < m; j++) {\n"
+    "pl.push(xs[j] + ' ' + Y(D.l[idx[j]]).toFixed(1));\n"
+    "pr.push(xs[j] + ' ' + Y(s.rm[j]).toFixed(1));\n"
+    "}\n"
+    "if (live) live.setAttribute('d', m ? 'M' + pl.join('L') : '');\n"
+    "if (res && D.r) res.setAttribute('d', m ? 'M' + pr.join('L') : '');\n"
+    "var zoomed = view.a > D.t0 || view.b < T1;\n"
+    "if (replay) replay.style.display = zoomed ? 'none' : '';\n"
+    "ticks();\n"
+    "var full = T1 - D.t0;\n"
+    "for (j = 0; j < marks.length; j++) {\n"
+    "var t = D.t0 + Number(marks[j].getAttribute('data-t')), x = X(t), x0 = ML + (t - D.t0) / full * PW;\n"
+    "marks[j].setAttribute('transform', 'translate(' + (x - x0).toFixed(1) + ' 0)');\n"
+    "marks[j].style.display = x < ML - 0.5 || x > ML + PW + 0.5 ? 'none' : '';\n"
+    "}\n"
+    "drawPin();\n"
+    "zoomText.textContent = zoomed ? 'showing +' + secs(view.a - D.t0) + ' to +' + secs(view.b - D.t0) + ' (' +\n"
+    "(full / (view.b - view.a)).toFixed(1) + 'x)' : 'whole trace';\n"
+    "reset.disabled = !zoomed;\n"
+    "}\n"
+    "function schedule() {\n"
+    "if (!queued) { queued = true; window.requestAnimationFrame(redraw); }\n"
+    "}\n"
+    "function setView(a, b) {\n"
+    "var full = T1 - D.t0, span = Math.min(full, Math.max(b - a, 5));\n"
+    "if (a < D.t0) a = D.t0;\n"
+    "if (a + span > T1) a = T1 - span;\n"
+    "view.a = a; view.b = a + span;\n"
+    "schedule();\n"
+    "}\n"
+    "function under(t, bytes) {\n"
+    "var cum = 0;\n"
+    "for (var q = 0; q < na && AS[q] <= t; q++)\n"
+    "if (AE[q] > t) {\n"
+    "cum += D.ab[q];\n"
+    "if (cum > bytes) return {q: q, lo: cum - D.ab[q], hi: cum};\n"
+    "}\n"
+    "return null;\n"
+    "}\n"
+    "function liveAt(t) {\n"
+    "var j = lower(T, t + 0.5) - 1, v = {l: 0, r: 0, exact: D.all};\n"
+    "if (j >= 0) { v.l = D.l[j]; v.r = D.r ? D.r[j] : 0; }\n"
+    "if (D.all) {\n"
+    "v.l = 0;\n"
+    "for (var q = 0; q < na && AS[q] <= t; q++) if (AE[q] > t) v.l += D.ab[q];\n"
+    "}\n"
+    "return v;\n"
+    "}\n"
+    "function line(text, cls) { div(cls, text, tip); }\n"
+    "function describe(q) {\n"
+    "var sk = D.ak[q], cat = sk >= 0 ? D.cats[D.sc[sk]] : 'unknown', fs = sk >= 0 ? D.st[sk] : [];\n"
+    "line('allocation of ' + iec(D.ab[q]) + (D.ar[q] ? ' (requested ' + iec(D.ar[q]) + ')' : '') + ' \\u00b7 ' + cat, 'al');\n"
+    "line('lifetime: ' + (AI[q] < 0 ? 'live before the trace began' : 'from +' + secs(AS[q] - D.t0) + ' (entry ' + AI[q] + ')') +\n"
+    "(AE[q] === Infinity ? ', never freed in the trace' : ' to +' + secs(AE[q] - D.t0) + ' (' + secs(AE[q] - AS[q]) + ')'), 'lt');\n"
+    "if (!fs.length) line('no Python frames (made in C++, e.g. by the autograd engine)', 'fr');\n"
+    "for (var k = 0; k < fs.length; k++) line(D.fr[fs[k]], 'fr');\n"
+    "}\n"
+    "function show(t, h, p) {\n"
+    "tip.textContent = '';\n"
+    "var v = liveAt(t);\n"
+    "line('+' + secs(t - D.t0) + ' \\u00b7 live ' + (v.exact ? '' : '\\u2248') + iec(v.l) +\n"
+    "(D.r ? ' \\u00b7 reserved ' + iec(v.r) : ''), 'hd');\n"
+    "if (pinned >= 0) describe(pinned);\n"
+    "else if (h) describe(h.q);\n"
+    "else line(D.all ? 'no allocation under the pointer' : 'no allocation under the pointer among the ' + na +\n"
+    "' embedded (of ' + D.lives + ': those live at the peak, then the largest)', 'muted');\n"
+    "if (pinned >= 0) line('pinned: click elsewhere or press Escape to release', 'muted');\n"
+    "tip.hidden = false;\n"
+    "var fr = fig.getBoundingClientRect(), sr = svg.getBoundingClientRect();\n"
+    "var left = (sr.left - fr.left) + (p.x / p.perPx) + 16, top = (sr.top - fr.top) + (p.y / p.perPx) + 16;\n"
+    "var w = tip.offsetWidth;\n"
+    "if (left + w > fr.width - 4) left = Math.max(4, (sr.left - fr.left) + p.x / p.perPx - w - 16);\n"
+    "tip.style.left = left + 'px';\n"
+    "tip.style.top = top + 'px';\n"
+    "}\n"
+    "function hover(p) {\n"
+    "if (p.x < ML || p.x > ML + PW) { leave(); return; }\n"
+    "var t = tAt(p.x), bytes = (TOP + H - p.y) / H * D.ymax, h = under(t, bytes);\n"
+    "cursor.setAttribute('x1', p.x.toFixed(1)); cursor.setAttribute('x2', p.x.toFixed(1));\n"
+    "cursor.setAttribute('visibility', 'visible');\n"
+    "if (h && pinned < 0) {\n"
+    "box.setAttribute('x', cx(X(AS[h.q]))); box.setAttribute('width', Math.max(1.5, cx(X(Math.min(AE[h.q], T1))) - cx(X(AS[h.q]))));\n"
+    "box.setAttribute('y', Y(h.hi).toFixed(1)); box.setAttribute('height', Math.max(1, Y(h.lo) - Y(h.hi)).toFixed(1));\n"
+    "box.setAttribute('visibility', 'visible');\n"
+    "} else box.setAttribute('visibility', 'hidden');\n"
+    "self.hovered = h ? h.q : -1;\n"
+    "show(t, h, p);\n"
+    "}\n"
+    "function leave() {\n"
+    "cursor.setAttribute('visibility', 'hidden');\n"
+    "box.setAttribute('visibility', 'hidden');\n"
+    "if (pinned < 0) tip.hidden = true;\n"
+    "}\n"
+    "function drawPin() {\n"
+    "while (hl.firstChild) hl.removeChild(hl.firstChild);\n"
+    "if (pinned < 0) return;\n"
+    "var x1 = Number(cx(X(AS[pinned]))), x2 = Number(cx(X(Math.min(AE[pinned], T1))));\n"
+    "el(svg, 'rect', {'class': 'pin', x: x1, y: TOP, width: Math.max(1.5, x2 - x1).toFixed(1), height: H}, hl);\n"
+    "}\n"
+    "function pin(q) {\n"
+    "pinned = q;\n"
+    "self.pinned = q;\n"
+    "drawPin();\n"
+    "if (q < 0) tip.hidden = true;\n"
+    "}\n"
+    "self.pin = pin;\n"
+    "self.D = D;\n"
+    "self.svg = svg;\n"
+    "self.hovered = -1;\n"
+    "self.pinned = -1;\n"
+    "self.setView = setView;\n"
+    "self.view = view;\n"
+    "self.range = function (q) { return {start: AS[q], end: AE[q]}; };\n"
+    "self.reset = function () { setView(D.t0, T1); };\n"
+    "self.showRange = function (a, b) { /* an evidence link: this stretch of time, highlighted */\n"
+    "var pad = Math.max((b - a) * 0.5, 50);\n"
+    "setView(a - pad, b + pad);\n"
+    "pinned = -1;\n"
+    "hl.textContent = '';\n"
+    "self.marked = {a: a, b: b};\n"
+    "schedule();\n"
+    "};\n"
+    "hit.addEventListener('pointerdown', function (ev) {\n"
+    "if (ev.button !== 0) return;\n"
+    "drag = {x: ev.clientX, a: view.a, b: view.b, shift: ev.shiftKey, moved: false, p: local(svg, ev)};\n"
+    "if (hit.setPointerCapture) hit.setPointerCapture(ev.pointerId);\n"
+    "ev.preventDefault();\n"
+    "});\n"
+    "hit.addEventListener('pointermove', function (ev) {\n"
+    "var p = local(svg, ev);\n"
+    "if (!drag) { hover(p); return; }\n"
+    "if (Math.abs(ev.clientX - drag.x) > 3) drag.moved = true;\n"
+    "if (!drag.moved) return;\n"
+    "if (drag.shift) {\n"
+    "var x1 = Math.min(p.x, drag.p.x), x2 = Math.max(p.x, drag.p.x);\n"
+    "band.setAttribute('x', cx(x1)); band.setAttribute('width', (Number(cx(x2)) - Number(cx(x1))).toFixed(1));\n"
+    "band.setAttribute('visibility', 'visible');\n"
+    "} else {\n"
+    "var dt = -(ev.clientX - drag.x) * p.perPx / PW * (drag.b - drag.a);\n"
+    "setView(drag.a + dt, drag.b + dt);\n"
+    "}\n"
+    "});\n"
+    "hit.addEventListener('pointerup', function (ev) {\n"
+    "if (!drag) return;\n"
+    "var d = drag, p = local(svg, ev);\n"
+    "drag = null;\n"
+    "band.setAttribute('visibility', 'hidden');\n"
+    "if (d.moved && d.shift) {\n"
+    "var a = tAt(Math.min(p.x, d.p.x)), b = tAt(Math.max(p.x, d.p.x));\n"
+    "setView(a, b);\n"
+    "} else if (!d.moved) {\n"
+    "var h = under(tAt(p.x), (TOP + H - p.y) / H * D.ymax);\n"
+    "pin(h && h.q !== pinned ? h.q : -1);\n"
+    "hover(p);\n"
+    "}\n"
+    "});\n"
+    "hit.addEventListener('pointerleave', function () { if (!drag) leave(); });\n"
+    "hit.addEventListener('wheel', function (ev) {\n"
+    "ev.preventDefault();\n"
+    "var p = local(svg, ev), t = tAt(p.x), f = Math.exp(Math.max(-300, Math.min(300, ev.deltaY)) * 0.002);\n"
+    "setView(t - (t - view.a) * f, t + (view.b - t) * f);\n"
+    "}, {passive: false});\n"
+    "hit.addEventListener('dblclick', function () { self.reset(); });\n"
+    "reset.addEventListener('click', function () { self.reset(); });\n"
+    "document.addEventListener('keydown', function (ev) { if (ev.key === 'Escape' && pinned >= 0) pin(-1); });\n"
+    "redraw();\n"
+    "}\n"
+    "var all = [];\n"
+    "var blocks = document.querySelectorAll('script.od-timeline');\n"
+    "for (var i = 0; i < blocks.length; i++) {\n"
+    "var svg = document.getElementById(blocks[i].getAttribute('data-for'));\n"
+    "if (!svg) continue;\n"
+    "try { all.push(new Timeline(svg, JSON.parse(blocks[i].textContent))); } catch (err) { if (window.console) console.error(err); }\n"
+    "}\n"
+    "window.oomdoc = {timelines: all, ready: true};\n"
+    "document.documentElement.setAttribute('data-oomdoc', 'ready');\n"
+    "})();\n";
+/* END SCRIPT */
 
 /* ---------- SVG frame ---------- */
 
@@ -251,8 +567,264 @@ static void run_replay(ctx *c, const od_snapshot *s, const od_device_summary *d,
                 v->r.snapshot_reserved_bytes == v->r.stats.reserved_bytes;
 }
 
-static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline *t, const od_report_item *it,
-                          const replay_view *rv)
+
+/* ---------- the timeline's data, for the page's script ---------- */
+
+/* Lifetimes embedded for hovering: every one up to this many, else those live at the
+ * peak and then the largest, so the 1 M-entry fixture's page stays a few MiB. */
+#define EMBED_LIVES 30000
+/* Points embedded for zooming: the plot's own, or up to this many for long traces (the
+ * script downsamples them per pixel at each zoom level). */
+#define FINE_POINTS 20000
+
+/* A JSON string that is also safe inside <script>: <, > and & as \u escapes. */
+static void jstr(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(f, "\\%c", ch);
+        else if (ch < 0x20 || ch == '<' || ch == '>' || ch == '&')
+            fprintf(f, "\\u%04x", ch);
+        else
+            fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+/* ,"key":[...] of n values; delta: each as its difference from the one before (the first
+ * from base). */
+static void jarr_u64(FILE *f, const char *key, const uint64_t *v, size_t n, int delta, uint64_t base)
+{
+    uint64_t prev = base;
+    fprintf(f, ",\"%s\":[", key);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(delta ? x - prev : x));
+        prev = x;
+    }
+    fputc(']', f);
+}
+
+typedef struct {
+    const od_trace *t;
+    const uint8_t *at_peak;
+} pick_ctx;
+
+static pick_ctx pick; /* qsort has no context argument; the report is written on one thread */
+
+/* Live at the peak first, then larger blocks first, then trace order. */
+static int cmp_pick(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    if (pick.at_peak[a] != pick.at_peak[b])
+        return pick.at_peak[a] ? -1 : 1;
+    uint64_t x = pick.t->lives[a].block_bytes, y = pick.t->lives[b].block_bytes;
+    if (x != y)
+        return x > y ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* Trace order: those live before the trace first. */
+static uint64_t life_order(const od_lifetime *l)
+{
+    return l->alloc_index == OD_TRACE_BEFORE ? 0 : (uint64_t)l->alloc_index + 1;
+}
+
+static int cmp_order(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    uint64_t x = life_order(&pick.t->lives[a]), y = life_order(&pick.t->lives[b]);
+    if (x != y)
+        return x < y ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* The data the page's script needs to redraw the timeline at any zoom and say what lies
+ * under the pointer, as one JSON object in a <script type="application/json">:
+ *   p, l, r, g   point times (deltas from t0), live, reserved, and per stacked group
+ *                (in drawing order) the bytes at each point
+ *   fr, st       frame texts "file:line:function" and stacks as frame indices
+ *                (innermost first), both deduplicated: only those the lifetimes use
+ *   a            lifetimes in trace order: start deltas, durations (-1: never freed),
+ *                block and requested bytes, stack, category (cats) */
+static od_status timeline_data(ctx *c, const od_device_summary *d, const od_timeline *t, const frame *fr,
+                               const size_t *order, int other, const char *id, od_error *err)
+{
+    const od_trace *tr = d->trace;
+    const od_snapshot *s = tr->snap;
+    FILE *f = c->f;
+    od_timeline *fine = NULL;
+    const od_timeline *pt = t;
+    uint32_t *sel = NULL, *stack_map = NULL, *frame_map = NULL, *stacks = NULL, *frames = NULL;
+    uint8_t *at_peak = NULL;
+    od_status st = OD_OK;
+    if (d->entries > t->n_points && t->n_points < FINE_POINTS) {
+        size_t n = d->entries < FINE_POINTS ? d->entries : FINE_POINTS;
+        st = od_timeline_build(s, d, n, t->n_groups - 1, &fine, err);
+        if (st != OD_OK)
+            return st;
+        pt = fine;
+    }
+    size_t nl = tr->n_lives, ns = s->n_stacks ? s->n_stacks : 1, nf = s->n_frames ? s->n_frames : 1;
+    sel = malloc((nl ? nl : 1) * sizeof *sel);
+    at_peak = calloc(nl ? nl : 1, 1);
+    stack_map = malloc(ns * sizeof *stack_map);
+    frame_map = malloc(nf * sizeof *frame_map);
+    stacks = malloc(ns * sizeof *stacks);
+    frames = malloc(nf * sizeof *frames);
+    if (!sel || !at_peak || !stack_map || !frame_map || !stacks || !frames) {
+        st = od_fail(err, OD_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < nl; i++) {
+        sel[i] = (uint32_t)i;
+        at_peak[i] = (uint8_t)(tr->has_peak && od_trace_live_after(&tr->lives[i], tr->peak_index));
+    }
+    pick.t = tr;
+    pick.at_peak = at_peak;
+    size_t n_sel = nl;
+    if (nl > EMBED_LIVES) {
+        qsort(sel, nl, sizeof *sel, cmp_pick);
+        n_sel = EMBED_LIVES;
+    }
+    qsort(sel, n_sel, sizeof *sel, cmp_order);
+    memset(stack_map, 0xff, ns * sizeof *stack_map);
+    memset(frame_map, 0xff, nf * sizeof *frame_map);
+    size_t n_stacks = 0, n_frames = 0;
+    for (size_t i = 0; i < n_sel; i++) {
+        uint32_t sk = tr->lives[sel[i]].stack;
+        if (sk >= s->n_stacks || stack_map[sk] != UINT32_MAX)
+            continue;
+        stack_map[sk] = (uint32_t)n_stacks;
+        stacks[n_stacks++] = sk;
+        uint32_t nfr = 0;
+        const uint32_t *fi = od_snapshot_stack(s, sk, &nfr);
+        for (uint32_t k = 0; k < nfr; k++)
+            if (fi[k] < s->n_frames && frame_map[fi[k]] == UINT32_MAX) {
+                frame_map[fi[k]] = (uint32_t)n_frames;
+                frames[n_frames++] = fi[k];
+            }
+    }
+
+    fprintf(f, "<script type=\"application/json\" class=\"od-timeline\" data-for=\"%s\">\n{\"t0\":%llu,\"t1\":%llu,"
+               "\"ymax\":%llu,\"w\":%.0f,\"ml\":%.0f,\"mr\":%.0f,\"top\":%.0f,\"h\":%.0f,\"peak\":%llu,\"peakb\":%llu,"
+               "\"entries\":%llu,\"lives\":%zu,\"all\":%d",
+            id, (unsigned long long)fr->t0, (unsigned long long)fr->t1, (unsigned long long)fr->ymax, W, ML, MR, fr->top,
+            fr->h, (unsigned long long)t->peak_time_us, (unsigned long long)t->peak_live_bytes,
+            (unsigned long long)d->entries, nl, n_sel == nl);
+    /* points */
+    jarr_u64(f, "p", pt->time_us, pt->n_points, 1, fr->t0);
+    jarr_u64(f, "l", pt->live_bytes, pt->n_points, 0, 0);
+    if (pt->has_reserved)
+        jarr_u64(f, "r", pt->reserved_bytes, pt->n_points, 0, 0);
+    fprintf(f, ",\"g\":[");
+    size_t ng = pt->n_groups;
+    for (size_t o = 0; o < ng; o++) {
+        size_t g = order[o];
+        if (g + 1 == ng && !other)
+            break;
+        fprintf(f, "%s[", o ? "," : "");
+        for (size_t i = 0; i < pt->n_points; i++)
+            fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)pt->group_bytes[i * ng + g]);
+        fputc(']', f);
+    }
+    fprintf(f, "],\"gn\":[");
+    for (size_t o = 0; o < ng; o++) {
+        if (order[o] + 1 == ng && !other)
+            break;
+        fprintf(f, "%s", o ? "," : "");
+        jstr(f, t->group_site[order[o]]);
+    }
+    /* frames and stacks */
+    fprintf(f, "],\n\"fr\":[");
+    for (size_t i = 0; i < n_frames; i++) {
+        const od_frame *fm = &s->frames[frames[i]];
+        char text[1024];
+        snprintf(text, sizeof text, "%s:%lld:%s", fm->filename ? fm->filename : "??", (long long)fm->line,
+                 fm->name ? fm->name : "??");
+        fprintf(f, "%s", i ? "," : "");
+        jstr(f, text);
+    }
+    fprintf(f, "],\n\"st\":[");
+    for (size_t i = 0; i < n_stacks; i++) {
+        uint32_t nfr = 0;
+        const uint32_t *fi = od_snapshot_stack(s, stacks[i], &nfr);
+        fprintf(f, "%s[", i ? "," : "");
+        for (uint32_t k = 0, w = 0; k < nfr; k++)
+            if (fi[k] < s->n_frames)
+                fprintf(f, "%s%u", w++ ? "," : "", frame_map[fi[k]]);
+        fputc(']', f);
+    }
+    fprintf(f, "],\"sc\":[");
+    for (size_t i = 0; i < n_stacks; i++)
+        fprintf(f, "%s%d", i ? "," : "", (int)od_categorize_stack(s, stacks[i]));
+    fprintf(f, "],\"cats\":[");
+    for (int k = 0; k < OD_CAT_COUNT; k++) {
+        fprintf(f, "%s", k ? "," : "");
+        jstr(f, od_category_name((od_category)k));
+    }
+    /* lifetimes, in trace order */
+    uint64_t prev = fr->t0;
+    fprintf(f, "],\n\"as\":[");
+    for (size_t i = 0; i < n_sel; i++) {
+        const od_lifetime *l = &tr->lives[sel[i]];
+        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : tr->entries[l->alloc_index].time_us;
+        if (a < prev) /* traces are time-ordered; a clock step back is drawn at the same time */
+            a = prev;
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(a - prev));
+        prev = a;
+    }
+    fprintf(f, "],\n\"ad\":[");
+    for (size_t i = 0; i < n_sel; i++) {
+        const od_lifetime *l = &tr->lives[sel[i]];
+        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : tr->entries[l->alloc_index].time_us;
+        if (l->free_index == OD_TRACE_NEVER || l->free_index >= tr->n_entries) {
+            fprintf(f, "%s-1", i ? "," : "");
+        } else {
+            uint64_t z = tr->entries[l->free_index].time_us;
+            fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(z > a ? z - a : 0));
+        }
+    }
+    fprintf(f, "],\n\"ab\":[");
+    for (size_t i = 0; i < n_sel; i++)
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)tr->lives[sel[i]].block_bytes);
+    fprintf(f, "],\n\"ar\":[");
+    for (size_t i = 0; i < n_sel; i++) {
+        const od_lifetime *l = &tr->lives[sel[i]];
+        /* requested bytes only where they differ from the block's: 0 means "the same" */
+        fprintf(f, "%s%llu", i ? "," : "",
+                (unsigned long long)(l->requested_bytes == l->block_bytes ? 0 : l->requested_bytes));
+    }
+    fprintf(f, "],\n\"ak\":[");
+    for (size_t i = 0; i < n_sel; i++) {
+        uint32_t sk = tr->lives[sel[i]].stack;
+        fprintf(f, "%s%lld", i ? "," : "", sk < s->n_stacks ? (long long)stack_map[sk] : -1LL);
+    }
+    fprintf(f, "],\"ai\":[");
+    long long prev_entry = -1; /* alloc entries as deltas from -1 (live before the trace: -1) */
+    for (size_t i = 0; i < n_sel; i++) {
+        const od_lifetime *l = &tr->lives[sel[i]];
+        long long e = l->alloc_index == OD_TRACE_BEFORE ? -1LL : (long long)l->alloc_index;
+        fprintf(f, "%s%lld", i ? "," : "", e - prev_entry);
+        prev_entry = e;
+    }
+    fprintf(f, "]}\n</script>\n");
+    c->scripted = 1;
+out:
+    free(sel);
+    free(at_peak);
+    free(stack_map);
+    free(frame_map);
+    free(stacks);
+    free(frames);
+    od_timeline_free(fine);
+    return st;
+}
+
+static od_status timeline_plot(ctx *c, const od_device_summary *d, const od_timeline *t, const od_report_item *it,
+                               const replay_view *rv, od_error *err)
 {
     char id[48];
     frame fr = {t->first_time_us, t->last_time_us, 0, MT, 300};
@@ -273,8 +845,10 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
     fprintf(c->f, "<figure>\n");
     svg_open(c, fr.top + fr.h + MB, id, "memory timeline: live bytes by site, reserved bytes, peak and OOM events");
     y_axis(c, fr.top, fr.h, fr.ymax, step, NULL);
+    fprintf(c->f, "<g class=\"xax\">\n");
     x_axis(c, fr.top, fr.h, 0, (double)(fr.t1 - fr.t0), ms ? 1e-3 : 1e-6, ms ? " ms" : " s",
            "time since the trace's first entry", 0);
+    fprintf(c->f, "</g>\n<g class=\"plot\">\n");
 
     /* Stacked areas; "other sites" only when it ever holds memory. Persistent groups go
      * at the bottom (highest median over the points first) so the spikes of short-lived
@@ -308,7 +882,8 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
         size_t g = order[o];
         if (g + 1 == ng && !other)
             break;
-        fprintf(c->f, "<path class=\"%s%c\" d=\"", g + 1 == ng ? "so" : "s", g + 1 == ng ? ' ' : (char)('0' + g % 8));
+        fprintf(c->f, "<path data-k=\"%zu\" class=\"%s%c\" d=\"", o, g + 1 == ng ? "so" : "s",
+                g + 1 == ng ? ' ' : (char)('0' + g % 8));
         for (size_t i = 0; i < t->n_points; i++) {
             uint64_t below = 0;
             for (size_t h = 0; h <= o; h++)
@@ -337,7 +912,7 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
         fprintf(c->f, "\"><title>reserved bytes (from the trace's segment events)</title></path>\n");
     }
     if (it->n_replay_reserved) {
-        fprintf(c->f, "<path class=\"res\" style=\"stroke-dasharray:2 2\" d=\"");
+        fprintf(c->f, "<path class=\"res replay\" style=\"stroke-dasharray:2 2\" d=\"");
         for (size_t i = 0; i < it->n_replay_reserved; i++) {
             uint64_t tt = it->replay_reserved[i].time_us;
             tt = tt < fr.t0 ? fr.t0 : tt > fr.t1 ? fr.t1 : tt;
@@ -345,20 +920,21 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
         }
         fprintf(c->f, "\"><title>reserved bytes (allocator replay)</title></path>\n");
     }
-    /* The peak. */
+    /* The peak and the OOM events: marks the script moves with the zoom (data-t: their time). */
+    fprintf(c->f, "</g>\n<g class=\"marks\">\n<g data-t=\"%llu\">", (unsigned long long)(t->peak_time_us - fr.t0));
     double px = fx(&fr, t->peak_time_us), py = fy(&fr, t->peak_live_bytes);
     fprintf(c->f, "<line class=\"peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", px, fr.top, px, fr.top + fr.h);
     fprintf(c->f, "<circle class=\"peakdot\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak: %s live at %.3f s</title></circle>",
             px, py, IEC(t->peak_live_bytes), (double)(t->peak_time_us - fr.t0) / 1e6);
     int right = px > ML + (W - ML - MR) * 0.7;
     double ly = py - 8 < fr.top + 12 ? fr.top + 12 : py - 8;
-    fprintf(c->f, "<text class=\"peak\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text>\n",
+    fprintf(c->f, "<text class=\"peak\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text></g>\n",
             right ? px - 8 : px + 8, ly, right ? "end" : "start", IEC(t->peak_live_bytes));
-    /* OOM events. */
     for (size_t i = 0; i < d->n_ooms; i++) {
         const od_oom_event *o = &d->ooms[i];
         double ox = fx(&fr, o->time_us);
         int r2 = ox > ML + (W - ML - MR) * 0.6;
+        fprintf(c->f, "<g data-t=\"%llu\">", (unsigned long long)(o->time_us > fr.t0 ? o->time_us - fr.t0 : 0));
         fprintf(c->f, "<line class=\"oom\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>OOM: tried to allocate %s with %s free on the device, at ",
                 ox, fr.top - 10, ox, fr.top + fr.h, IEC(o->size_bytes), IEC(o->device_free_bytes));
         esc(c->f, o->site);
@@ -367,8 +943,9 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
             fprintf(c->f, "<text class=\"oom\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">OOM: tried to allocate %s</text>\n",
                     r2 ? ox - 6 : ox + 6, fr.top - 12 + 14.0 * (double)i + (i ? 14 : 0), r2 ? "end" : "start",
                     IEC(o->size_bytes));
+        fprintf(c->f, "</g>\n");
     }
-    fprintf(c->f, "</svg>\n<ul class=\"legend\">\n");
+    fprintf(c->f, "</g>\n</svg>\n<ul class=\"legend\">\n");
     for (size_t o = ng; o-- > 0;) { /* top of the stack first, as drawn */
         size_t g = order[o];
         uint64_t at_peak = 0;
@@ -424,7 +1001,10 @@ static void timeline_plot(ctx *c, const od_device_summary *d, const od_timeline 
         fprintf(c->f, " Allocator replay does not end in this snapshot's final state%s, so its figures are not shown.",
                 d->n_ooms && !c->in->capacity_bytes ? " (was the run capped? give the cap as the capacity)" : "");
     }
-    fprintf(c->f, "</figcaption>\n</figure>\n");
+    fprintf(c->f, "</figcaption>\n");
+    od_status st = timeline_data(c, d, t, &fr, order, other, id, err);
+    fprintf(c->f, "</figure>\n");
+    return st;
 }
 
 /* ---------- iterations ---------- */
@@ -741,7 +1321,11 @@ static od_status snapshot_section(ctx *c, const od_report_item *it, const od_sum
                 return st;
             replay_view rv;
             run_replay(c, s, d, &rv);
-            timeline_plot(c, d, t, it, &rv);
+            st = timeline_plot(c, d, t, it, &rv, err);
+            if (st != OD_OK) {
+                od_timeline_free(t);
+                return st;
+            }
             if (t->n_iterations) {
                 fprintf(c->f, "<h3>Per iteration</h3>\n");
                 iterations_plot(c, t);
@@ -1131,7 +1715,7 @@ static void diagnosis_section(ctx *c, const od_report_diagnosis *d)
 od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
 {
     ctx c = {f, in, in->max_points ? in->max_points : OD_REPORT_DEFAULT_POINTS,
-             in->top_sites ? in->top_sites : OD_REPORT_DEFAULT_SITES, 0};
+             in->top_sites ? in->top_sites : OD_REPORT_DEFAULT_SITES, 0, 0};
     if (c.points < 2)
         return od_fail(err, OD_ERR_ARG, "a plot needs at least 2 points");
     if (c.top > 8)
@@ -1208,7 +1792,11 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
     if (st != OD_OK)
         goto out;
     fprintf(f, "<footer><p class=\"muted\">Sizes in IEC units (1 MiB = 1024 KiB). Hover a plot element for details."
-               "</p></footer>\n</body>\n</html>\n");
+               "</p></footer>\n");
+    /* The script only enhances what is drawn: without it the page is the same plots. */
+    if (c.scripted)
+        fprintf(f, "<script>\n%s</script>\n", SCRIPT);
+    fprintf(f, "</body>\n</html>\n");
     fflush(f);
     if (ferror(f))
         st = od_fail(err, OD_ERR_IO, "writing the report failed");

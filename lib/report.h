@@ -1,6 +1,16 @@
-/* report.h - one self-contained HTML page that shows what memory did: inline SVG plots
- * and CSS, no script, no external URL of any kind (no CDN, no web font, no image), so it
- * opens offline, instantly, prints, and follows the browser's dark mode.
+/* report.h - one self-contained HTML page that shows what memory did: inline SVG plots,
+ * CSS and script, no external URL of any kind (no CDN, no web font, no image, no request
+ * while loading or interacting), so it opens offline, instantly, prints, and follows the
+ * browser's dark mode. The static SVGs are the page; the script only enhances them, so
+ * with JavaScript disabled the page shows the same plots:
+ *   timeline         zoom (wheel, shift-drag a range) and pan (drag) with the ticks
+ *                    redrawn, downsampled per pixel at each zoom level; hover names the
+ *                    time, live and reserved bytes and the allocation under the pointer
+ *                    (allocations stacked in trace order) with its size, category, lifetime
+ *                    and full stack; click pins it and highlights its lifetime. The data
+ *                    rides in a <script type="application/json"> beside the plot: frames
+ *                    and stacks deduplicated, times delta-encoded; every lifetime up to
+ *                    30000, else those live at the peak and then the largest.
  *
  * Sections appear as the inputs allow:
  *   diagnosis        verdict, evidence, ranked fixes (od_report_diagnosis, when given)

@@ -245,8 +245,12 @@ static void escaped_and_self_contained(void **state)
     in.n_items = 1;
     size_t len;
     char *html = render(&in, &len);
-    assert_int_equal(count(html, "<script"), 0);
-    assert_int_equal(count(html, "onload"), count(html, "f&quot;onload=&quot;x"));
+    /* inline scripts only: the timeline's data and the page's code, no name breaks out */
+    assert_int_equal(count(html, "<script"), 2);
+    assert_int_equal(count(html, "</script>"), 2);
+    assert_int_equal(count(html, "<script type=\"application/json\" class=\"od-timeline\""), 1);
+    assert_int_equal(count(html, "onload"), count(html, "f&quot;onload=&quot;x") + count(html, "f\\\"onload=\\\"x"));
+    assert_true(count(html, "\"/x/\\u003cscript\\u003ealert(1)\\u003c/script\\u003e.py:7:f\\\"onload=\\\"x\"") == 2); /* frame, group */
     assert_true(count(html, "&lt;script&gt;alert(1)&lt;/script&gt;") > 0);
     assert_true(count(html, "a&amp;b&lt;.pickle") > 0);
     assert_int_equal(count(html, "<b>"), 0);
@@ -268,6 +272,68 @@ static void escaped_and_self_contained(void **state)
     assert_memory_equal(html, again, len);
     free(again);
     free(html);
+}
+
+/* The elements between two markers, as the text between them. */
+static char *between(const char *html, const char *from, const char *to)
+{
+    const char *a = strstr(html, from);
+    assert_non_null(a);
+    a += strlen(from);
+    const char *z = strstr(a, to);
+    assert_non_null(z);
+    return strndup(a, (size_t)(z - a));
+}
+
+/* The timeline's data for the page's script, on snap_train_oom (635 entries, 257
+ * lifetimes): every lifetime embedded once in each column, frames deduplicated, times as
+ * deltas; and the 1 M-entry trace's page stays under 5 MiB. */
+static void interactive_data(void **state)
+{
+    od_snapshot *s = load("tests/data/snapshots/snap_train_oom.pickle");
+    od_report_item item = {OD_REPORT_SNAPSHOT, "snap_train_oom.pickle", s, NULL, 0, NULL, NULL, NULL, NULL};
+    od_report_input in = {0};
+    in.items = &item;
+    in.n_items = 1;
+    size_t len;
+    char *html = render(&in, &len);
+    char *data = between(html, "<script type=\"application/json\" class=\"od-timeline\" data-for=\"timeline-0\">",
+                         "</script>");
+    assert_non_null(strstr(data, "\"entries\":635,\"lives\":257,\"all\":1"));
+    const char *cols[] = {"\"as\":[", "\"ad\":[", "\"ab\":[", "\"ar\":[", "\"ak\":[", "\"ai\":["};
+    for (size_t i = 0; i < 6; i++) {
+        char *v = between(data, cols[i], "]");
+        assert_int_equal(count(v, ",") + 1, 257);
+        free(v);
+    }
+    /* each frame once, however many stacks share it */
+    char *fr = between(data, "\"fr\":[", "]");
+    assert_int_equal(count(fr, "\"/home/user/project/train.py:96:train_step\""), 1);
+    assert_int_equal(count(fr, "\"/home/user/project/train.py:412:\\u003cmodule\\u003e\""), 1);
+    free(fr);
+    /* the first point is the trace's first entry: delta 0 from t0 */
+    assert_non_null(strstr(data, ",\"p\":[0,"));
+    /* the layer the script enhances: the static plot, its groups named for the script */
+    assert_int_equal(count(html, "<g class=\"xax\">"), 1);
+    assert_int_equal(count(html, "<g class=\"marks\">"), 1);
+    assert_true(count(html, "<path data-k=\"") >= 3);
+    free(data);
+    free(html);
+    od_snapshot_free(s);
+
+    s = load("tests/data/snapshots/snap_train_long.pickle.gz");
+    item.snapshot = s;
+    html = render(&in, &len);
+    assert_true(len <= 5 * MiB);
+    data = between(html, "data-for=\"timeline-0\">", "</script>");
+    assert_non_null(strstr(data, "\"entries\":1000000,"));
+    assert_non_null(strstr(data, "\"all\":0"));
+    char *v = between(data, "\"ab\":[", "]");
+    assert_int_equal(count(v, ",") + 1, 30000);
+    free(v);
+    free(data);
+    free(html);
+    od_snapshot_free(s);
 }
 
 /* The hooks: diagnosis at the top, the plan's stacked bar with the device line. */
@@ -320,6 +386,7 @@ int main(void)
         cmocka_unit_test(peak_layouts),
         cmocka_unit_test(tiny_points),
         cmocka_unit_test(escaped_and_self_contained),
+        cmocka_unit_test(interactive_data),
         cmocka_unit_test(hooks),
         cmocka_unit_test(bad_input),
     };

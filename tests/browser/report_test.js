@@ -1,0 +1,161 @@
+// report_test.js PAGES_DIR SHOTS_DIR - drives headless Chromium (puppeteer-core over the
+// system chromium) through `oomdoc report` pages made by tests/suites/report_browser.sh:
+// hover, pin, zoom and pan the timeline, and the page with JavaScript disabled. Every
+// request the pages make is refused and counted: there must be none. Screenshots of each
+// state go to SHOTS_DIR. Prints "ok NAME" / "FAIL NAME: why" lines, exits 1 on a failure.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const puppeteer = require('puppeteer-core');
+
+const [pagesDir, shotsDir] = process.argv.slice(2);
+const CHROME = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
+let failed = 0;
+function check(name, cond, why) {
+  if (cond) console.log('ok ' + name);
+  else { failed++; console.log('FAIL ' + name + ': ' + why); }
+}
+const FRAME = /^\S+\.py:\d+:\S+$/;
+
+async function open(browser, name, opts = {}) {
+  const page = await browser.newPage();
+  await page.setViewport({width: 1100, height: 1400});
+  page.requests = [];
+  await page.setRequestInterception(true);
+  const url = 'file://' + path.resolve(pagesDir, name + '.html');
+  page.on('request', (r) => {
+    if (r.url() === url) { r.continue(); return; }
+    page.requests.push(r.url());
+    r.abort();
+  });
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(String(e)));
+  if (opts.noScript) await page.setJavaScriptEnabled(false);
+  const t0 = Date.now();
+  await page.goto(url, {waitUntil: 'load'});
+  if (!opts.noScript) await page.waitForSelector('html[data-oomdoc="ready"]', {timeout: 10000});
+  page.readyMs = Date.now() - t0;
+  return page;
+}
+
+// The timeline: the first <svg> larger than 300 x 120 px in document order, and where its
+// plot area and peak lie on the screen.
+async function timeline(page, scroll) {
+  return page.evaluate((scroll) => {
+    const svg = [...document.querySelectorAll('svg')].find((s) => {
+      const r = s.getBoundingClientRect();
+      return r.width > 300 && r.height > 120;
+    });
+    if (scroll) svg.scrollIntoView({block: 'center'});
+    const hit = svg.querySelector('rect.hit'), peak = svg.querySelector('line.peak');
+    const b = (e) => { const r = e.getBoundingClientRect(); return {x: r.left, y: r.top, w: r.width, h: r.height}; };
+    return {id: svg.id, plot: hit ? b(hit) : null, peak: peak ? b(peak) : null,
+            texts: [...svg.querySelectorAll('text')].map((t) => t.textContent),
+            ticks: [...svg.querySelectorAll('g.xax text')].map((t) => t.textContent)};
+  }, !!scroll);
+}
+const tipText = (page) => page.evaluate(() => {
+  const t = document.querySelector('.od-tip');
+  if (!t || t.hidden) return null;
+  const r = t.getBoundingClientRect();
+  return r.width > 0 && r.height > 0 && getComputedStyle(t).visibility !== 'hidden' ? t.innerText : null;
+});
+const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+async function interact(browser, name, site, tag) {
+  const page = await open(browser, name);
+  check(tag + ' interactive in <= 2 s', page.readyMs <= 2000, page.readyMs + ' ms');
+  console.log(tag + ': ready in ' + page.readyMs + ' ms');
+  const tl = await timeline(page, true);
+  check(tag + ' timeline first', /^timeline-/.test(tl.id) && tl.plot && tl.peak, 'first large svg is ' + tl.id);
+  if (!tl.plot || !tl.peak) return page.close();
+  // Hover at the peak, halfway up the memory live there.
+  const peakb = await page.evaluate(() => { const D = window.oomdoc.timelines[0].D; return D.peakb / D.ymax; });
+  const x = tl.peak.x + tl.peak.w / 2, y = tl.plot.y + tl.plot.h * (1 - peakb / 2);
+  await page.mouse.move(x, y);
+  await settle(page);
+  const tip = await tipText(page);
+  const frames = tip ? tip.split('\n').filter((l) => FRAME.test(l.trim())) : [];
+  check(tag + ' hover tooltip lists frames', frames.length >= 3, 'tooltip: ' + JSON.stringify(tip));
+  check(tag + ' hover shows size, category and lifetime', tip && /allocation of [0-9.]+ [KMGT]?i?B/.test(tip) &&
+        /lifetime: /.test(tip), JSON.stringify(tip));
+  check(tag + ' hovered allocation made at ' + site, frames.some((l) => l.includes(site)), frames.join(' | '));
+  // The tooltip's frames are the hovered allocation's own stack, in the embedded data.
+  const own = await page.evaluate(() => {
+    const T = window.oomdoc.timelines[0], D = T.D, q = T.hovered;
+    return q >= 0 && D.ak[q] >= 0 ? D.st[D.ak[q]].map((f) => D.fr[f]) : [];
+  });
+  check(tag + ' tooltip frames are the allocation\'s stack', own.length && own.slice(0, 3).join('|') ===
+        frames.slice(0, 3).map((l) => l.trim()).join('|'), own.slice(0, 3) + ' vs ' + frames.slice(0, 3));
+  await page.screenshot({path: path.join(shotsDir, tag + '_hover.png')});
+  // Click pins it: its whole lifetime is highlighted.
+  await page.mouse.click(x, y);
+  await settle(page);
+  const pinned = await page.evaluate(() => {
+    const T = window.oomdoc.timelines[0], r = document.querySelector('svg rect.pin');
+    return {q: T.pinned, w: r ? r.getBoundingClientRect().width : 0, range: T.pinned >= 0 ? T.range(T.pinned) : null};
+  });
+  check(tag + ' click pins the allocation', pinned.q >= 0 && pinned.w > 0, JSON.stringify(pinned));
+  await page.mouse.move(x + 200, y - 50);
+  const stillTip = await tipText(page);
+  check(tag + ' pinned tooltip stays', stillTip && stillTip.includes(frames[0] ? frames[0].trim() : '?'), JSON.stringify(stillTip));
+  await page.screenshot({path: path.join(shotsDir, tag + '_pinned.png')});
+  await page.keyboard.press('Escape');
+  // Wheel zoom at the peak: the tick labels change.
+  const before = (await timeline(page)).ticks;
+  await page.mouse.move(x, y);
+  for (let i = 0; i < 4; i++) await page.mouse.wheel({deltaY: -300});
+  await settle(page);
+  const zoomed = await timeline(page);
+  const view = await page.evaluate(() => { const T = window.oomdoc.timelines[0]; return [T.view.a, T.view.b, T.D.t0, T.D.t1]; });
+  check(tag + ' wheel zooms (tick labels change)', zoomed.ticks.join() !== before.join() && zoomed.ticks.length >= 3,
+        before.join() + ' -> ' + zoomed.ticks.join());
+  check(tag + ' zoomed range narrower and around the peak', view[1] - view[0] < (view[3] - view[2]) * 0.5,
+        JSON.stringify(view));
+  const zoomedTip = await (async () => { await page.mouse.move(x, y + 1); await settle(page); return tipText(page); })();
+  check(tag + ' hover still works zoomed', zoomedTip && zoomedTip.split('\n').filter((l) => FRAME.test(l.trim())).length >= 3,
+        JSON.stringify(zoomedTip));
+  await page.screenshot({path: path.join(shotsDir, tag + '_zoomed.png')});
+  // Drag pans.
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + 150, y, {steps: 5});
+  await page.mouse.up();
+  await settle(page);
+  const panned = await timeline(page);
+  const view2 = await page.evaluate(() => { const T = window.oomdoc.timelines[0]; return [T.view.a, T.view.b]; });
+  check(tag + ' drag pans', panned.ticks.join() !== zoomed.ticks.join() && view2[0] < view[0], view + ' -> ' + view2);
+  check(tag + ' no script errors', page.errors.length === 0, page.errors.join('; '));
+  check(tag + ' no requests', page.requests.length === 0, page.requests.join(' '));
+  await page.close();
+}
+
+(async () => {
+  const browser = await puppeteer.launch({
+    executablePath: CHROME, headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+           '--disable-sync', '--no-first-run', '--proxy-server=http://127.0.0.1:9', '--host-resolver-rules=MAP * ~NOTFOUND'],
+  });
+  try {
+    await interact(browser, 'snap_train_oom', 'train.py:96:train_step', 'snap_train_oom');
+    await interact(browser, 'long', 'train.py', 'long');
+    // With JavaScript disabled: the static plots are the page.
+    const page = await open(browser, 'snap_train_oom', {noScript: true});
+    const st = await page.evaluate(() => ({
+      svgs: [...document.querySelectorAll('svg')].filter((s) => s.getBoundingClientRect().width > 300).length,
+      paths: document.querySelectorAll('svg[id^="timeline-"] path').length,
+      bar: document.querySelectorAll('.od-bar').length,
+    }));
+    check('no-script page keeps its plots', st.svgs >= 3 && st.paths >= 3 && st.bar === 0, JSON.stringify(st));
+    await page.screenshot({path: path.join(shotsDir, 'snap_train_oom_noscript.png')});
+    check('no-script no requests', page.requests.length === 0, page.requests.join(' '));
+    await page.close();
+  } catch (e) {
+    failed++;
+    console.log('FAIL report_test: ' + (e && e.stack || e));
+  } finally {
+    await browser.close();
+  }
+  console.log(failed ? 'report_test: ' + failed + ' failed' : 'report_test: ok');
+  process.exit(failed ? 1 : 0);
+})();
