@@ -287,9 +287,26 @@ int od_cli_safe_open(od_safe_file *sf, const char *path)
         e = EISDIR;
         goto fail;
     }
-    sf->path = strdup(path);
+    if (!(sf->path = strdup(path))) {
+        e = ENOMEM;
+        goto fail;
+    }
+    /* A stream (/dev/stdout, /dev/null, a FIFO, a terminal) is written to, not replaced;
+     * a FIFO nobody reads is an error rather than a wait. */
+    if (strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0 ||
+        (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
+        int sfd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (sfd < 0 || fcntl(sfd, F_SETFL, fcntl(sfd, F_GETFL) & ~O_NONBLOCK) != 0 ||
+            !(sf->f = fdopen(sfd, "w"))) {
+            e = errno;
+            if (sfd >= 0)
+                close(sfd);
+            goto fail;
+        }
+        return 0;
+    }
     sf->tmp = malloc(dlen + strlen(base) + 16);
-    if (!sf->path || !sf->tmp) {
+    if (!sf->tmp) {
         e = ENOMEM;
         goto fail;
     }
@@ -318,7 +335,8 @@ int od_cli_safe_open(od_safe_file *sf, const char *path)
     }
     return 0;
 fail:
-    fprintf(stderr, "oomdoc: %s: cannot write: %s\n", od_cli_name(path), strerror(e));
+    fprintf(stderr, "oomdoc: %s: cannot write: %s\n", od_cli_name(path),
+            e == ENXIO ? "a FIFO that nothing reads" : strerror(e));
     od_cli_safe_abort(sf);
     return OD_EXIT_INPUT;
 }
@@ -337,6 +355,17 @@ void od_cli_safe_abort(od_safe_file *sf)
 int od_cli_safe_commit(od_safe_file *sf)
 {
     int e = 0;
+    if (!sf->tmp) { /* a stream: nothing to rename */
+        if (fflush(sf->f) != 0 || ferror(sf->f))
+            e = errno ? errno : EIO;
+        if (fclose(sf->f) != 0 && !e)
+            e = errno;
+        sf->f = NULL;
+        if (e)
+            fprintf(stderr, "oomdoc: %s: cannot write: %s\n", od_cli_name(sf->path), strerror(e));
+        od_cli_safe_abort(sf);
+        return e ? OD_EXIT_INPUT : 0;
+    }
     if (fflush(sf->f) != 0 || ferror(sf->f))
         e = errno ? errno : EIO;
     else if (fsync(fileno(sf->f)) != 0 && errno != EINVAL)
@@ -370,7 +399,7 @@ int od_cli_safe_commit(od_safe_file *sf)
 
 int od_cli_safe_publish(od_safe_file *sf)
 {
-    if (fflush(sf->f) != 0 || rename(sf->tmp, sf->path) != 0) {
+    if (fflush(sf->f) != 0 || (sf->tmp && rename(sf->tmp, sf->path) != 0)) {
         fprintf(stderr, "oomdoc: %s: cannot write: %s (the old file is left as it was)\n",
                 od_cli_name(sf->path), strerror(errno));
         od_cli_safe_abort(sf);
@@ -378,6 +407,6 @@ int od_cli_safe_publish(od_safe_file *sf)
     }
     free(sf->tmp);
     free(sf->path);
-    sf->tmp = sf->path = NULL;
+    memset(sf, 0, sizeof *sf); /* the FILE is the caller's now */
     return 0;
 }

@@ -85,10 +85,11 @@ int od_cli_safe_open(od_safe_file *sf, const char *path);
  * directory). 0 on success; otherwise prints the error, removes the temporary (the old
  * file stays as it was) and returns OD_EXIT_INPUT. Frees sf's strings either way. */
 int od_cli_safe_commit(od_safe_file *sf);
-/* Rename the temporary over the target now and go on writing sf->f, for a file read
- * while it grows (watch --out: the old file is replaced only once the new one exists).
- * 0 on success: sf->f is the caller's to fclose, sf's strings are freed. Otherwise like
- * od_cli_safe_commit's failure. */
+/* Rename the temporary over the target now and go on writing the FILE sf->f was, for a
+ * file read while it grows (watch --out: the old file is replaced only once the new one
+ * exists). 0 on success: that FILE is the caller's to fclose and sf is emptied.
+ * Otherwise like od_cli_safe_commit's failure. A target that is a stream (/dev/...,
+ * a FIFO) is written directly by every od_cli_safe_* call, with nothing renamed. */
 int od_cli_safe_publish(od_safe_file *sf);
 /* Drop the temporary: the target is left untouched. An empty sf is fine. */
 void od_cli_safe_abort(od_safe_file *sf);

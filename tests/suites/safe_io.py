@@ -138,6 +138,20 @@ class SafeIO(unittest.TestCase):
         with open(self.path("old.csv"), "rb") as f:
             self.assertEqual(f.read(), OLD)
 
+    def test_streams_are_written_not_replaced(self):
+        r = self.run_oomdoc(["report", "-o", "/dev/null", SNAP])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+        r = self.run_oomdoc(["report", "-o", "/dev/stdout", SNAP])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.rstrip().endswith(b"</html>"))
+        fifo = self.path("page.fifo")
+        os.mkfifo(fifo)
+        r = self.run_oomdoc(["report", "-o", fifo, SNAP], timeout=10)  # nothing reads it: no wait
+        self.assertEqual(r.returncode, 3)
+        self.assertIn(b"a FIFO that nothing reads", r.stderr)
+        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode))
+
     def test_fifo_without_writer_does_not_block(self):
         fifo = self.path("steps.csv")
         os.mkfifo(fifo)
