@@ -23,7 +23,8 @@ class OomdocError(Exception):
 class Result(dict):
     """The document `oomdoc COMMAND --json` prints, as a dict (dict(result) is exactly that
     JSON), plus: command, exit_code (0, or 1 for nothing to report / a --fail-on met),
-    stderr. repr() is the command's text report; in Jupyter the HTML report is shown."""
+    stderr. repr() is the command's text report; html() the HTML report, which Jupyter
+    shows inline (_repr_html_)."""
 
     def __init__(self, doc, command, exit_code, stderr, rerun):
         super().__init__(doc)
@@ -48,13 +49,23 @@ class Result(dict):
             text = ""
         return text.rstrip("\n") if text else "oomdoc.%s: %s" % (self.command, dict.__repr__(self))
 
-    def _repr_html_(self):
+    def html(self):
+        """The `oomdoc report` page of the same inputs (a self-contained HTML document), or
+        None for commands that have no report (plan, triage, replay, ...)."""
         _, blobs, report_argv = self._rerun
-        if report_argv is not None:
-            rc, out, err, names = _binding.run(report_argv, blobs)
-            if rc in (0, 1) and out:
-                return _relabel(out.decode("utf-8", "replace"), names)
-        return "<pre>%s</pre>" % html.escape(repr(self))
+        if report_argv is None:
+            return None
+        rc, out, err, names = _binding.run(report_argv, blobs)
+        return _relabel(out.decode("utf-8", "replace"), names) if rc in (0, 1) and out else None
+
+    def _repr_html_(self):
+        # The page inline, in an iframe's srcdoc: its stylesheet (body, h1, svg, :root)
+        # stays inside it instead of restyling the notebook.
+        page = self.html()
+        if page is None:
+            return "<pre>%s</pre>" % html.escape(repr(self))
+        return ('<iframe srcdoc="%s" style="width:100%%;height:640px;border:0" '
+                'title="oomdoc report"></iframe>' % html.escape(page, quote=True))
 
 
 def _relabel(s, names):

@@ -4,6 +4,7 @@ liboomdoc.so (ctypes) or, with OOMDOC_BACKEND=exec, through the binary; snapshot
 read from memory; errors carry the CLI's exit codes; repr and _repr_html_.
 Usage: python3 tests/python/test_binding.py OOMDOC (the binary to compare with), from the
 repository root. The backend under test is the one the environment selects."""
+import html
 import json
 import os
 import pickle
@@ -125,12 +126,20 @@ class Binding(unittest.TestCase):
         text = repr(r)
         self.assertIn("cap_limit", text)
         self.assertFalse(text.lstrip().startswith("{"))  # the report, not the dict
-        page = r._repr_html_()
+        page = r.html()
         self.assertIn("<svg", page)
+        shown = r._repr_html_()
+        self.assertTrue(shown.startswith("<iframe srcdoc="), shown[:80])
+        self.assertIn("&lt;svg", shown)
+        self.assertEqual(html.unescape(shown.split('srcdoc="', 1)[1].split('" style=', 1)[0]), page)
         with open(SNAP, "rb") as f:
-            page = oomdoc.snapshot(pickle.load(f))._repr_html_()
+            page = oomdoc.snapshot(pickle.load(f)).html()
         self.assertIn("<svg", page)
         self.assertNotIn("/proc/self/fd", page)
+        self.assertIn("<snapshot 1>", html.unescape(page))
+        plan = oomdoc.plan(CONFIG)
+        self.assertIsNone(plan.html())
+        self.assertTrue(plan._repr_html_().startswith("<pre>"))
 
     def test_integrations_come_with_import(self):
         self.assertTrue(hasattr(oomdoc.integrations, "HFTrainerCallback"))
