@@ -129,7 +129,7 @@ static void test_training_cases(void **state)
                100 * (est.first_step_peak_bytes - mfirst) / mfirst, 100 * eres);
         /* the reserve is a ratio observed on these runs, held to a looser bound */
         assert_true(eres < 0.2 && eres > -0.2);
-    sum:
+    sum:; /* a label cannot precede a declaration in C11 (clang refuses it) */
         /* the breakdown must add up to the peak */
         const od_breakdown *b = &est.at_peak;
         assert_int_equal(b->parameters + b->gradients + b->optimizer_states + b->activations +
