@@ -1,6 +1,8 @@
 /* advice.c - advice sentences, one wording each, for triage and doctor. */
 #include "advice.h"
 
+#include <string.h>
+
 static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_EXPANDABLE] = {"set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
                            "segments grow in place instead of stranding free blocks between fixed-size segments",
@@ -245,6 +247,14 @@ const char *od_advice_meaning(const od_oom_report *r)
     default:
         break;
     }
+    /* cudaMallocAsync prints 2^64 as its limit when no fraction is set: that one is no garbage. */
+    int garbage = r->garbage_figure && r->framework == OD_FW_PYTORCH_CUDA && strcmp(r->library, "cudaMallocAsync");
+    if (garbage && r->spill)
+        return "allocated memory above the device's capacity: on Windows/WSL the driver spills into shared system "
+               "memory before failing, and its 17179869184.00 GiB (2^64 bytes) free figure is garbage, ignored";
+    if (garbage)
+        return "the 17179869184.00 GiB figure (2^64 bytes) is a garbage value (NVML/CUDA on Windows or WSL): it "
+               "was ignored";
     if (r->self_from_other)
         return "the \"Process N\" figure is this process seen under another PID (a container): it is not another "
                "process";

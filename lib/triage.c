@@ -609,6 +609,7 @@ static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *
     /* The caching allocator prints the size it tried to reserve, not the tensor's. */
     r->request_is_segment = (r->have & OD_HAVE_REQUESTED) != 0;
     r->msg_hint_expandable = find(msg, end, "expandable_segments") != NULL;
+    r->garbage_figure = find(msg, end, "17179869184.00 GiB") != NULL;
     if (find(msg, end, "CUDA error: out of memory") && !(r->have & OD_HAVE_REQUESTED))
         r->kind = OD_KIND_DRIVER;
     /* In a container the process sees itself under another PID: without a "this process"
@@ -659,6 +660,9 @@ static void parse_torch_async(od_oom_report *r, const char *p, const char *end)
         int have = colon && next_size(colon, e, p, &t);
         if (want_limit && have) {
             set(r, OD_HAVE_ALLOWED, &r->allowed_bytes, &t);
+            want_limit = 0;
+        } else if (find(p, e, "17179869184.00 GiB")) {
+            r->garbage_figure = want_limit; /* the limit without a fraction: 2^64, no cap */
             want_limit = 0;
         } else if (find(p, e, "PyTorch limit")) {
             if (have)

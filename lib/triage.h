@@ -103,6 +103,8 @@ typedef struct {
     int self_from_other;    /* a "Process N has X" line was this process (containers) */
     int spill;              /* allocated above capacity: Windows/WSL shared system memory */
     int msg_hint_expandable;/* the message itself suggests expandable_segments */
+    int garbage_figure;     /* a figure of 17179869184.00 GiB (2^64 bytes) was printed and ignored:
+                               NVML/CUDA's garbage on Windows/WSL, or "no limit" */
     uint64_t max_model_len, kv_cache_tokens; /* vLLM: the model's max seq len, the KV cache's
                                                 token capacity (OD_KIND_VLLM_KV_LEN) */
 

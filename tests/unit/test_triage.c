@@ -241,6 +241,12 @@ static void log_with_summary(void **state)
     assert_int_equal(m->non_releasable_bytes, 1434 * KiB);
     assert_int_equal(m->ooms, 1);
     assert_int_equal(m->retries, 2);
+    /* 7.6 GiB cached but only 1.4 MiB non-releasable: not fragmentation (the OOM was the cap) */
+    assert_int_equal(m->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+    t = parse_file("tests/data/extracted/frag_default_summary.txt");
+    assert_int_equal(t->n_summaries, 1);
+    assert_int_equal(t->summaries[0].verdict, OD_OOM_FRAGMENTATION);
     od_triage_free(t);
 }
 
@@ -513,6 +519,60 @@ static void other_wordings(void **state)
     od_triage_free(t);
 }
 
+
+/* nvidia-smi's process table with two processes on one GPU: other processes. */
+static void smi_other_processes(void **state)
+{
+    static const char text[] =
+        "+-----------------------------------------------------------------------------------------+\n"
+        "| Processes:                                                                              |\n"
+        "|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |\n"
+        "|        ID   ID                                                               Usage      |\n"
+        "|=========================================================================================|\n"
+        "|    0   N/A  N/A           12345      C   python                                 20000MiB |\n"
+        "|    0   N/A  N/A           23456      C   python                                 60000MiB |\n"
+        "+-----------------------------------------------------------------------------------------+\n";
+    od_triage *t = parse_text(text);
+    assert_int_equal(t->n_procs, 2);
+    assert_int_equal(t->smi_verdict, OD_OOM_OTHER_PROCESSES);
+    od_triage_free(t);
+    t = parse_file("tests/data/measured/nvidia-smi.txt");
+    assert_int_equal(t->smi_verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+}
+
+/* Windows/WSL: allocated above capacity is spill, and 2^64 "free" is garbage. */
+static void spill_and_garbage(void **state)
+{
+    od_triage *t = parse_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+                              "total capacity of 8.00 GiB of which 17179869184.00 GiB is free. Of the allocated memory "
+                              "9.50 GiB is allocated by PyTorch, and 100.00 MiB is reserved by PyTorch but "
+                              "unallocated.\n");
+    const od_oom_report *r = only_report(t);
+    assert_true(r->spill);
+    assert_true(r->garbage_figure);
+    assert_false(r->have & OD_HAVE_FREE);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    assert_non_null(od_advice_meaning(r));
+    od_triage_free(t);
+}
+
+/* vLLM V1 states the KV cache it needs and what is left: cap_limit with both figures. */
+static void vllm_kv_needed(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/vllm_v1_kv_needed.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_VLLM);
+    assert_int_equal(r->verdict, OD_OOM_CAP_LIMIT);
+    assert_int_equal(r->requested_bytes, 16 * GiB);
+    assert_int_equal(r->max_model_len, 131072);
+    assert_int_equal(r->kv_cache_tokens, 5632);
+    od_advice h[8];
+    assert_true(od_advice_for_report(r, h, 8) >= 1);
+    assert_int_equal(h[0], OD_ADV_VLLM_RAISE);
+    od_triage_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -530,6 +590,9 @@ int main(void)
         cmocka_unit_test(self_as_other_process),
         cmocka_unit_test(malloc_async_wording),
         cmocka_unit_test(other_wordings),
+        cmocka_unit_test(smi_other_processes),
+        cmocka_unit_test(spill_and_garbage),
+        cmocka_unit_test(vllm_kv_needed),
         cmocka_unit_test(wrapped_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

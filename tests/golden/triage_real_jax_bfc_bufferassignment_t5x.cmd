@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/jax_bfc_bufferassignment_t5x.txt # google-research/t5x#870
