@@ -141,6 +141,15 @@ class Binding(unittest.TestCase):
         self.assertIsNone(plan.html())
         self.assertTrue(plan._repr_html_().startswith("<pre>"))
 
+    def test_threads(self):
+        # ctypes releases the GIL; the library serializes captures, each gets its own output.
+        from concurrent.futures import ThreadPoolExecutor
+        want = {SNAP: cli("doctor", SNAP), FRAG: cli("doctor", FRAG)}
+        with ThreadPoolExecutor(4) as pool:
+            got = list(pool.map(lambda p: (p, dict(oomdoc.doctor(p))), [SNAP, FRAG] * 4))
+        for p, doc in got:
+            self.assertEqual(doc, want[p], p)
+
     def test_integrations_come_with_import(self):
         self.assertTrue(hasattr(oomdoc.integrations, "HFTrainerCallback"))
         self.assertTrue(hasattr(oomdoc.integrations, "LightningCallback"))

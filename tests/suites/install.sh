@@ -40,6 +40,7 @@ pydir=$(dirname "$(dirname "$pyinit")")
 cat >"$tmp/prog.c" <<'C'
 #include <oomdoc/oomdoc.h>
 #include <stdio.h>
+#include <string.h>
 int main(int argc, char **argv)
 {
     printf("oomdoc %s\n", od_version());
@@ -52,6 +53,13 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("segments %zu blocks %zu torch %d\n", snap->n_segments, snap->n_blocks, snap->torch_major);
+    char *args[] = {"doctor", "--json", argv[1], NULL}, *out = NULL, *errs = NULL;
+    size_t out_len = 0, err_len = 0;
+    int rc = od_cli_run_capture(3, args, &out, &out_len, &errs, &err_len);
+    printf("doctor exit %d, %zu bytes of JSON, verdict %s\n", rc, out_len,
+           out && strstr(out, "\"verdict\": \"cap_limit\"") ? "cap_limit" : "?");
+    od_cli_free(out);
+    od_cli_free(errs);
     od_snapshot_free(snap);
     od_input_close(in);
     fclose(f);
@@ -66,6 +74,7 @@ out=$(LD_LIBRARY_PATH="$p/lib" "$tmp/prog" examples/snap_train_oom.pickle) || ko
 echo "$out"
 echo "$out" | grep -q -x "oomdoc $ver" || ko "od_version"
 echo "$out" | grep -q "^segments [1-9]" || ko "snapshot through the public API"
+echo "$out" | grep -q "^doctor exit 0, [1-9][0-9]* bytes of JSON, verdict cap_limit$" || ko "od_cli_run_capture"
 LD_LIBRARY_PATH="$p/lib" ldd "$tmp/prog" | grep -q "liboomdoc.so.$major => $p/lib/" || ko "prog not linked to the installed .so"
 
 # The installed binary: statically linked against liboomdoc.a, so no library path needed.
