@@ -37,7 +37,8 @@ static const char USAGE[] =
     "Training (--task train, the default):\n"
     "  --batch B              micro-batch per GPU (default 1)\n"
     "  --seq S                sequence length (default 1024)\n"
-    "  --precision P          fp32, amp-bf16 (default), amp-fp16, bf16\n"
+    "  --precision P          fp32, amp-bf16 (default), amp-fp16, bf16, mixed-fp16,\n"
+    "                         mixed-bf16 (half weights, fp32 master weights in the optimizer)\n"
     "  --optimizer O          adamw (default), adamw-fused, sgd, sgd-nomom, adafactor, adam8bit\n"
     "  --attention A          sdpa (default), eager, flash\n"
     "  --checkpointing C      none (default), full, selective\n"
@@ -46,7 +47,13 @@ static const char USAGE[] =
     "  --tp N --pp N          tensor / pipeline parallel degrees\n"
     "  --lora-rank R          LoRA on all linear layers instead of full fine-tuning\n"
     "  --chunked-loss         loss computed in chunks (no full fp32 logits)\n"
-    "  --offload              optimizer state and step on the CPU\n"
+    "  --offload              optimizer state and step on the CPU (= --offload-optimizer cpu)\n"
+    "  --framework F          torch (default), deepspeed (model states as DeepSpeed's ZeRO\n"
+    "                         stages lay them out, by its memory.rst; host RAM per node)\n"
+    "  --offload-optimizer D  cpu, none (default)\n"
+    "  --offload-params D     cpu, none (default; ZeRO-3 under deepspeed)\n"
+    "  --zero-init            ZeRO-3 with deepspeed.zero.Init (no full model per process)\n"
+    "  --nodes N              the --dp GPUs are N nodes of dp/N each (default 1)\n"
     "Inference (--task infer): peak during generate(), weights included:\n"
     "  --batch B --prompt P --new-tokens N\n"
     "  --weights W            bf16 (default), fp16, fp32, int8, int4\n"
@@ -76,7 +83,8 @@ enum {
     O_CONFIG = 256, O_PARAMS, O_LAYERS, O_HIDDEN, O_HEADS, O_KVHEADS, O_INTER, O_VOCAB,
     O_TASK, O_ACCUM, O_ZERO, O_DP, O_TP,
     O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
-    O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL
+    O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL, O_FRAMEWORK, O_OFF_OPT, O_OFF_PARAMS, O_ZINIT,
+    O_NODES
 };
 
 static const struct option OPTS[] = {
@@ -95,6 +103,10 @@ static const struct option OPTS[] = {
     {"paged-block", required_argument, 0, O_PAGED}, {"gpu", required_argument, 0, O_GPU},
     {"memory", required_argument, 0, O_MEMORY}, {"json", no_argument, 0, O_JSON},
     {"fail-if-not-fits", no_argument, 0, O_FAIL}, {"help", no_argument, 0, 'h'},
+    {"framework", required_argument, 0, O_FRAMEWORK},
+    {"offload-optimizer", required_argument, 0, O_OFF_OPT},
+    {"offload-params", required_argument, 0, O_OFF_PARAMS}, {"zero-init", no_argument, 0, O_ZINIT},
+    {"nodes", required_argument, 0, O_NODES},
     {0, 0, 0, 0}};
 
 /* Index of text in the NULL-terminated names, or -1. */
@@ -195,6 +207,11 @@ static json_t *workload_json(const od_workload *w)
                           "lora_rank", (json_int_t)w->lora_rank, "chunked_loss",
                           w->chunked_loss, "offload", w->offload_optimizer, "workspace_bytes",
                           (json_int_t)w->workspace_bytes);
+    json_object_set_new(j, "framework", json_string(w->deepspeed ? "deepspeed" : "torch"));
+    if (w->deepspeed)
+        json_object_set_new(j, "deepspeed",
+                            json_pack("{sb sb sI}", "offload_params", w->offload_params,
+                                      "zero_init", w->zero_init, "nodes", (json_int_t)w->nodes));
     return j;
 }
 
@@ -219,6 +236,7 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
     json_object_set_new(doc, "model_states_bytes", json_integer((json_int_t)e->model_states_bytes));
     json_object_set_new(doc, "kv_cache_bytes_per_token",
                         json_integer((json_int_t)e->kv_cache_bytes_per_token));
+    json_object_set_new(doc, "host_bytes", json_integer((json_int_t)e->host_bytes));
     json_object_set_new(doc, "attention_kernel", json_string(e->attention_kernel));
     json_object_set_new(doc, "peak_phase", json_string(e->peak_phase));
     json_object_set_new(doc, "breakdown_bytes", breakdown_json(&e->at_peak));
@@ -305,6 +323,9 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (rows[i].v)
             printf("  %-18s %12s\n", rows[i].k, iec(rows[i].v, x));
+    if (w->task == OD_TASK_TRAIN && (w->deepspeed || e->host_bytes))
+        printf("model states %s per GPU; host RAM %s per node%s\n", iec(e->model_states_bytes, x),
+               iec(e->host_bytes, y), w->deepspeed ? " (DeepSpeed's estimate, 1.5x buffer)" : "");
     if (w->task == OD_TASK_TRAIN)
         printf("phases: forward %s, backward %s, optimizer %s; first step %s\n",
                iec(e->forward_peak_bytes, x), iec(e->backward_peak_bytes, y),
@@ -378,6 +399,8 @@ static int parse_u64(const char *opt, const char *text, long max, uint64_t *out)
 int od_cmd_plan(int argc, char **argv)
 {
     static const char *const tasks[] = {"train", "infer", NULL};
+    static const char *const frameworks[] = {"torch", "deepspeed", NULL};
+    static const char *const offloads[] = {"cpu", "none", NULL};
     static const char *const weights[] = {"bf16", "fp16", "fp32", "int8", "int4", NULL};
     static const char *const kvc[] = {"none", "dynamic", "static", "paged", NULL};
     static const char *const kvd[] = {"bf16", "fp16", "fp32", "fp8", "int8", NULL};
@@ -415,6 +438,11 @@ int od_cmd_plan(int argc, char **argv)
         case O_LORA: rc = parse_u64("--lora-rank", optarg, 65536, &w.lora_rank); break;
         case O_CHUNKED: w.chunked_loss = 1; break;
         case O_OFFLOAD: w.offload_optimizer = 1; break;
+        case O_FRAMEWORK: if (!(rc = choice("--framework", optarg, frameworks, &v))) w.deepspeed = v == 1; break;
+        case O_OFF_OPT: if (!(rc = choice("--offload-optimizer", optarg, offloads, &v))) w.offload_optimizer = v == 0; break;
+        case O_OFF_PARAMS: if (!(rc = choice("--offload-params", optarg, offloads, &v))) w.offload_params = v == 0; break;
+        case O_ZINIT: w.zero_init = 1; break;
+        case O_NODES: rc = parse_u64("--nodes", optarg, 1 << 16, &w.nodes); break;
         case O_PROMPT: rc = parse_u64("--prompt", optarg, 1 << 24, &w.prompt); break;
         case O_NEW: rc = parse_u64("--new-tokens", optarg, 1 << 24, &w.new_tokens); break;
         case O_WEIGHTS: if (!(rc = choice("--weights", optarg, weights, &v))) w.weights = (od_weights)v; break;

@@ -15,7 +15,7 @@ typedef struct {
     const od_model *m;
     const od_workload *w;
     od_param_counts pc;
-    int amp;
+    int amp, mixed;
     double W, A, R;
     double B, S, N;         /* per-GPU micro-batch */
     double tp;
@@ -24,8 +24,8 @@ typedef struct {
 
 const char *od_precision_name(od_precision p)
 {
-    static const char *n[] = {"fp32", "amp-bf16", "amp-fp16", "bf16"};
-    return (unsigned)p < 4 ? n[p] : "?";
+    static const char *n[] = {"fp32", "amp-bf16", "amp-fp16", "bf16", "mixed-fp16", "mixed-bf16"};
+    return (unsigned)p < 6 ? n[p] : "?";
 }
 const char *od_optimizer_name(od_optimizer o)
 {
@@ -65,6 +65,7 @@ void od_workload_defaults(od_workload *w)
     w->ckpt = OD_CKPT_NONE;
     w->grad_accum = 1;
     w->dp = w->tp = w->pp = 1;
+    w->nodes = 1;
     w->prompt = 512;
     w->new_tokens = 128;
     w->weights = OD_W_BF16;
@@ -335,11 +336,65 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
                        (unsigned long long)w->pp, (unsigned long long)m->layers);
     if (w->zero < 0 || w->zero > 3)
         return od_fail(err, OD_ERR_ARG, "--zero must be 0, 1, 2 or 3");
+    if (w->nodes > 1 && w->dp % w->nodes) /* 0 reads as 1 node */
+        return od_fail(err, OD_ERR_ARG, "--nodes must divide --dp (GPUs per node = dp / nodes)");
+    if ((w->offload_params || w->zero_init) && w->zero != 3)
+        return od_fail(err, OD_ERR_ARG, "--offload-params and --zero-init need --zero 3");
     if (w->task == OD_TASK_TRAIN && (!w->seq || w->seq > (1u << 24)))
         return od_fail(err, OD_ERR_ARG, "--seq must be between 1 and 16777216");
     if (w->task == OD_TASK_INFER && (!w->prompt || w->prompt + w->new_tokens > (1u << 24)))
         return od_fail(err, OD_ERR_ARG, "--prompt must be at least 1 and prompt + new tokens sane");
     return OD_OK;
+}
+
+/* DeepSpeed's model states per GPU and host RAM per node, as docs/memory.rst states them
+ * (estimate_zero2/zero3_model_states_mem_needs: fp16/bf16 mixed precision with Adam, 16
+ * bytes per parameter in all, a 1.5 buffer factor on host RAM), split into parameters,
+ * gradients and optimizer state. P parameters, Lg the largest layer's, N GPUs of which
+ * n per node. ZeRO-0/1, which memory.rst leaves out, follow the same accounting. */
+static void deepspeed_states(const ctx *c, double *params, double *grads, double *states,
+                             double *host)
+{
+    const od_workload *w = c->w;
+    double P = (double)c->pc.total / c->tp / (double)w->pp;
+    double Lg = (double)c->pc.largest_tensor / c->tp;
+    double N = (double)w->dp, nodes = w->nodes ? (double)w->nodes : 1, n = N / nodes, buf = 1.5;
+    int off = w->offload_optimizer;
+    switch (w->zero) {
+    case 0:
+    case 1:
+    case 2:
+        *params = 2 * P;
+        if (off) {
+            *grads = *states = 0;
+            *host = P * fmax(4 * N, 16) * buf;
+        } else if (w->zero == 0) {
+            *grads = 2 * P;             /* fp16 gradients */
+            *states = 12 * P;           /* fp32 master weights, m, v */
+            *host = P * 4 * n * buf;    /* each process loads the fp32 model */
+        } else {
+            /* 4P + 16P/N: fp16 gradients whole, their fp32 copy, master, m, v sharded */
+            *grads = 2 * P + 4 * P / N;
+            *states = 12 * P / N;
+            *host = P * 4 * n * buf;
+        }
+        break;
+    default:
+        /* two gathered layers in fp16 (the one computing and the one prefetched) */
+        *params = 4 * Lg;
+        *grads = *states = 0;
+        if (off && w->offload_params) {
+            *host = P * (w->zero_init ? 18 / nodes : fmax(4 * n, 18 / nodes)) * buf;
+        } else if (off) {
+            *params += 2 * P / N;
+            *host = P * (w->zero_init ? 16 / nodes : fmax(4 * n, 16 / nodes)) * buf;
+        } else {
+            *params += 2 * P / N;
+            *grads = 4 * P / N;
+            *states = 12 * P / N;
+            *host = (w->zero_init ? Lg : P) * 4 * n * buf;
+        }
+    }
 }
 
 static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
@@ -362,10 +417,19 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     if (w->zero >= 3)
         params = params / dp + 2 * c->pc.per_layer * c->W / tp; /* + gathered layers */
     double grads = trainable * Wg / tp / pp / (w->zero >= 2 ? dp : 1);
-    double states = opt_state_bytes(c, trainable, Ws) / tp / pp / (w->zero >= 1 ? dp : 1);
+    /* mixed precision: the optimizer keeps fp32 master weights and fp32 moments */
+    double master = c->mixed ? 4 * trainable : 0;
+    if (c->mixed)
+        Ws = 4;
+    double states = (master + opt_state_bytes(c, trainable, Ws)) / tp / pp / (w->zero >= 1 ? dp : 1);
     double opt_temp = opt_temp_bytes(c, trainable, Ws) / tp / pp / (w->zero >= 1 ? dp : 1);
+    double host = w->offload_optimizer ? states : 0;
     if (w->offload_optimizer)
         states = opt_temp = 0;
+    if (w->deepspeed)
+        deepspeed_states(c, &params, &grads, &states, &host);
+    if (w->deepspeed)
+        opt_temp = 0; /* FusedAdam / DeepSpeedCPUAdam update in place */
     double ws = (double)w->workspace_bytes;
 
     /* Activations saved for backward. */
@@ -421,7 +485,8 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
         fwd_extra += copies - head_copy; /* autocast cache lives until autocast exits */
     double loss_grad = 2 * 4 * V * Nl / tp;
 
-    double grads_live = (w->grad_accum > 1 || inflight > 1) ? grads : 0;
+    /* DeepSpeed keeps its gradient buffers (partitions, buckets) allocated */
+    double grads_live = (w->grad_accum > 1 || inflight > 1 || w->deepspeed) ? grads : 0;
     double base = ws + params + states + grads_live;
     double after_fwd = base + acts + head_saved;
     double fwd = after_fwd + logits_tr + fwd_extra;
@@ -442,6 +507,7 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     if (!(fmax(fmax(fwd, bwd_peak), fmax(opt, first)) < ABSURD_BYTES))
         return absurd(err);
     out->model_states_bytes = u(params + grads + states);
+    out->host_bytes = u(host);
     out->forward_peak_bytes = u(fwd);
     out->backward_peak_bytes = u(bwd_peak);
     out->optimizer_peak_bytes = u(opt);
@@ -639,7 +705,13 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
         return estimate_infer(&c, out, err);
     }
     c.amp = w->precision == OD_PREC_AMP_BF16 || w->precision == OD_PREC_AMP_FP16;
-    c.W = w->precision == OD_PREC_BF16 ? 2 : 4;
+    c.mixed = w->precision == OD_PREC_MIXED_FP16 || w->precision == OD_PREC_MIXED_BF16;
+    if (w->deepspeed && c.amp) {
+        /* DeepSpeed's fp16/bf16 engine holds half weights itself: no autocast copies */
+        c.amp = 0;
+        c.mixed = 1;
+    }
+    c.W = w->precision == OD_PREC_BF16 || c.mixed ? 2 : 4;
     c.A = w->precision == OD_PREC_FP32 ? 4 : 2;
     c.R = c.W;
     c.B = (double)w->batch;

@@ -16,7 +16,10 @@ typedef enum {
     OD_PREC_FP32,       /* fp32 weights, fp32 compute */
     OD_PREC_AMP_BF16,   /* fp32 weights under torch.autocast(bfloat16) */
     OD_PREC_AMP_FP16,   /* fp32 weights under torch.autocast(float16) + GradScaler */
-    OD_PREC_BF16        /* weights, gradients and optimizer state in bf16 */
+    OD_PREC_BF16,       /* weights, gradients and optimizer state in bf16 */
+    OD_PREC_MIXED_FP16, /* fp16 weights and gradients, fp32 master weights in the
+                         * optimizer state (DeepSpeed / Megatron mixed precision) */
+    OD_PREC_MIXED_BF16  /* the same with bf16 */
 } od_precision;
 typedef enum {
     OD_OPT_ADAMW,       /* torch.optim.AdamW, default (foreach) implementation */
@@ -50,6 +53,12 @@ typedef struct {
     uint64_t lora_rank;         /* 0 = full fine-tuning */
     int chunked_loss;           /* loss computed in chunks: no full fp32 logits */
     int offload_optimizer;      /* optimizer state and step on the CPU */
+    /* DeepSpeed: model states laid out as its ZeRO stages do (docs/memory.rst), with
+     * params offload and zero.Init; nodes split dp GPUs into nodes x dp/nodes. */
+    int deepspeed;
+    int offload_params;
+    int zero_init;
+    uint64_t nodes;
     /* inference */
     uint64_t prompt, new_tokens;
     od_weights weights;
@@ -79,6 +88,9 @@ typedef struct {
                                         * (per GPU under tp; before sliding-window caps) */
     uint64_t model_states_bytes;    /* per GPU: parameters + gradients + optimizer state
                                      * (training), the weights (inference) */
+    uint64_t host_bytes;            /* per node, CPU RAM the model states need (DeepSpeed:
+                                     * memory.rst's estimate with its 1.5 buffer factor;
+                                     * else the offloaded optimizer state, or 0) */
 } od_estimate;
 
 /* Defaults: training, batch 1, seq 1024, amp-bf16, AdamW, SDPA, no checkpointing, no

@@ -453,6 +453,28 @@ static int read_family(reader *r, const char *mt, od_model *m)
         m->tied_embeddings = get_bool(r, "tie_word_embeddings", 0);
         return 1;
     }
+    if (!strcmp(mt, "t5")) {
+        /* T5ForConditionalGeneration: a shared embedding, an encoder and a decoder of
+         * self-attention (+ cross-attention) and a ReLU or gated-GELU MLP, RMS norms
+         * with weights only, relative position biases in each stack's first layer */
+        m->hidden = get_uint(r, "d_model", -1);
+        uint64_t enc = get_uint(r, "num_layers", -1);
+        uint64_t dec = get_uint(r, "num_decoder_layers", (long long)enc);
+        m->layers = enc + dec;
+        m->heads = m->kv_heads = get_uint(r, "num_heads", -1);
+        m->head_dim = get_uint(r, "d_kv", -1);
+        m->intermediate = get_uint(r, "d_ff", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->gated_mlp = !strncmp(get_str(r, "feed_forward_proj", "relu"), "gated-", 6);
+        m->norm = OD_NORM_RMS;
+        m->act = OD_ACT_FUSED;
+        m->resid_dropout = get_real(r, "dropout_rate", 0.1);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        m->encdec = 1;
+        uint64_t inner = m->heads * m->head_dim, buckets = get_uint(r, "relative_attention_num_buckets", 32);
+        m->extra_params = dec * (4 * m->hidden * inner + m->hidden) + 2 * buckets * m->heads + m->hidden;
+        return 1;
+    }
     if (!strcmp(mt, "bert") || !strcmp(mt, "roberta")) {
         m->hidden = get_uint(r, "hidden_size", -1);
         m->layers = get_uint(r, "num_hidden_layers", -1);

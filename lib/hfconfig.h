@@ -2,9 +2,9 @@
  *
  * Knows the parameter layouts of gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2,
  * gemma3_text, phi, phi3, falcon, gpt_neox, gptj, opt, bloom, mpt, starcoder2, olmo,
- * olmo2, cohere, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, dbrx and the
- * encoders bert and roberta. Any other model_type with the generic fields (hidden_size,
- * num_hidden_layers, num_attention_heads, num_key_value_heads, intermediate_size,
+ * olmo2, cohere, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, dbrx, the
+ * encoders bert and roberta, and the encoder-decoder t5. Any other model_type with the
+ * generic fields (hidden_size, num_hidden_layers, num_attention_heads, num_key_value_heads, intermediate_size,
  * vocab_size) is read as a Llama-style block and marked generic. Untrusted
  * input: non-JSON, wrong types, missing or negative sizes and absurd values fail with a
  * sentence naming the field (and a byte offset for JSON syntax errors). */

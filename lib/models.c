@@ -22,6 +22,8 @@ double od_model_kv_bytes_per_token(const od_model *m, double kv_bytes)
 {
     if (m->encoder)
         return 0;
+    if (m->encdec) /* the decoder's self-attention; its cross-attention K/V are fixed */
+        return 2.0 * (double)m->kv_heads * (double)m->head_dim * kv_bytes * (double)(m->layers / 2);
     if (m->kv_lora_rank)
         return (double)(m->kv_lora_rank + m->qk_rope_dim) * kv_bytes * (double)m->layers;
     return 2.0 * (double)m->kv_heads * (double)m->head_dim * kv_bytes * (double)m->layers;
@@ -129,9 +131,10 @@ void od_model_count(const od_model *m, od_param_counts *out)
         head = m->tied_embeddings ? 0 : m->vocab * h + (m->head_bias ? m->vocab : 0);
         final_norm = norm_params(m);
     }
-    out->total = out->embedding + layers_total + final_norm + head;
-    out->active = out->embedding + layers_active + final_norm + head;
-    out->matmul = layers_total - m->layers * norms + (m->encoder ? head : m->vocab * h);
+    out->total = out->embedding + layers_total + final_norm + head + m->extra_params;
+    out->active = out->embedding + layers_active + final_norm + head + m->extra_params;
+    out->matmul = layers_total - m->layers * norms + (m->encoder ? head : m->vocab * h) +
+                  m->extra_params;
     out->per_layer = m->layers ? layers_total / m->layers : 0;
     out->largest_tensor = largest;
     out->experts = nmoe * routed;

@@ -72,6 +72,11 @@ typedef struct {
     int encoder;
     uint64_t type_vocab;        /* token-type embedding rows */
     int pooler;                 /* the pooler dense layer of BertModel */
+    /* Encoder-decoders (T5): layers counts both stacks; what the uniform layers do not
+     * hold (the decoder's cross-attention, relative position biases, the second final
+     * norm) is in extra_params. */
+    int encdec;
+    uint64_t extra_params;
 } od_model;
 
 /* Parameter counts derived from an od_model. */

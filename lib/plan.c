@@ -70,7 +70,13 @@ void od_plan_workload_flags(const od_workload *w, char *buf, size_t n)
     if (w->tp > 1 && l < n)
         l += (size_t)snprintf(buf + l, n - l, " --tp %llu", (unsigned long long)w->tp);
     if (w->pp > 1 && l < n)
-        snprintf(buf + l, n - l, " --pp %llu", (unsigned long long)w->pp);
+        l += (size_t)snprintf(buf + l, n - l, " --pp %llu", (unsigned long long)w->pp);
+    if (w->deepspeed && l < n)
+        l += (size_t)snprintf(buf + l, n - l, " --framework deepspeed%s%s",
+                              w->offload_params ? " --offload-params cpu" : "",
+                              w->zero_init ? " --zero-init" : "");
+    if (w->nodes > 1 && l < n)
+        snprintf(buf + l, n - l, " --nodes %llu", (unsigned long long)w->nodes);
 }
 
 typedef struct {

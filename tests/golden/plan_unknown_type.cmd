@@ -1,1 +1,1 @@
-$OOMDOC plan --config tests/data/configs/bad/unknown_type.json
+echo '{"model_type": "xlnet", "d_model": 512}' | $OOMDOC plan --config -

@@ -378,6 +378,67 @@ static void test_kv_caps(void **state)
     assert_int_equal(e.at_peak.kv_cache, 2ULL * 8000 * 27 * 576 * 2);
 }
 
+
+/* DeepSpeed's docs/memory.rst, t5-3b on 1 node x 8 GPUs ("2851M total params, 32M largest
+ * layer params"): per GPU and per CPU (node) in GiB, each within 3 % (they agree to the
+ * two decimals the table prints). */
+static void test_deepspeed_t5(void **state)
+{
+    (void)state;
+    od_model m;
+    load("examples/configs/t5-3b.json", &m);
+    static const struct {
+        int zero, off_opt, off_params, zero_init;
+        double gpu_gib, cpu_gib;
+    } rows[] = {
+        {2, 0, 0, 0, 15.93, 127.48}, {2, 1, 0, 0, 5.31, 127.48},
+        {3, 0, 0, 1, 6.10, 1.47},    {3, 1, 0, 1, 0.79, 63.74},   {3, 1, 1, 1, 0.12, 71.71},
+        {3, 0, 0, 0, 6.10, 127.48},  {3, 1, 0, 0, 0.79, 127.48},  {3, 1, 1, 0, 0.12, 127.48},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        od_workload w;
+        od_workload_defaults(&w);
+        w.seq = 512;
+        w.deepspeed = 1;
+        w.dp = 8;
+        w.zero = rows[i].zero;
+        w.offload_optimizer = rows[i].off_opt;
+        w.offload_params = rows[i].off_params;
+        w.zero_init = rows[i].zero_init;
+        od_estimate e = est(&m, &w);
+        double gpu = e.model_states_bytes / 1073741824.0, cpu = e.host_bytes / 1073741824.0;
+        printf("  t5-3b ZeRO-%d offload_optimizer=%d offload_param=%d zero_init=%d: per GPU %.2f GiB "
+               "(memory.rst %.2f), per CPU %.2f GiB (%.2f)\n", rows[i].zero, rows[i].off_opt,
+               rows[i].off_params, rows[i].zero_init, gpu, rows[i].gpu_gib, cpu, rows[i].cpu_gib);
+        assert_true(gpu > rows[i].gpu_gib * 0.97 && gpu < rows[i].gpu_gib * 1.03);
+        assert_true(cpu > rows[i].cpu_gib * 0.97 && cpu < rows[i].cpu_gib * 1.03);
+        /* the breakdown still sums to the peak */
+        const od_breakdown *b = &e.at_peak;
+        assert_int_equal(b->parameters + b->gradients + b->optimizer_states + b->activations +
+                             b->logits_and_loss + b->kv_cache + b->temporaries + b->workspace,
+                         e.peak_allocated_bytes);
+    }
+}
+
+/* Mixed precision: half weights and gradients, fp32 master weights + Adam moments in the
+ * optimizer state: 16 bytes per parameter, as under autocast, but laid out 2 + 2 + 12. */
+static void test_mixed_precision(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/mistral-7b-v0.1.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.seq = 512;
+    w.precision = OD_PREC_MIXED_BF16;
+    w.optimizer = OD_OPT_ADAMW_FUSED;
+    od_estimate e = est(&m, &w);
+    uint64_t P = 7241732096ULL;
+    assert_int_equal(e.model_states_bytes, 16 * P);
+    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 2 * P + 12 * P + 2 * P);
+    assert_string_equal(od_precision_name(OD_PREC_MIXED_FP16), "mixed-fp16");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +453,8 @@ int main(void)
         cmocka_unit_test(test_bert_evidence),
         cmocka_unit_test(test_kv_caps),
         cmocka_unit_test(test_lora_no_optimizer_changes),
+        cmocka_unit_test(test_deepspeed_t5),
+        cmocka_unit_test(test_mixed_precision),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

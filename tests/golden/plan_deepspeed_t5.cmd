@@ -1,0 +1,1 @@
+for o in "--zero 2" "--zero 2 --offload-optimizer cpu" "--zero 3 --zero-init" "--zero 3 --zero-init --offload-optimizer cpu" "--zero 3 --zero-init --offload-optimizer cpu --offload-params cpu"; do $OOMDOC plan --config examples/configs/t5-3b.json --seq 512 --gpu a100-80 --framework deepspeed --dp 8 $o | grep "^model states"; done
