@@ -161,7 +161,8 @@ static const char CSS[] =
     "svg .hit{fill:transparent;cursor:crosshair}svg .cursor{stroke:var(--muted);stroke-width:1;pointer-events:none}"
     "svg .under{fill:none;stroke:var(--fg);stroke-width:1.5;pointer-events:none}svg .range{fill:var(--res);"
     "opacity:.15;pointer-events:none}svg .pin{fill:var(--peak);opacity:.2;stroke:var(--peak);stroke-width:1;"
-    "pointer-events:none}svg .mark{fill:var(--oom);opacity:.15;stroke:var(--oom);pointer-events:none}\n";
+    "pointer-events:none}svg .mark{fill:var(--oom);opacity:.15;stroke:var(--oom);pointer-events:none}"
+    ".od-slider{vertical-align:middle;width:22em}.od-state-info{flex-basis:100%}\n";
 
 /* BEGIN SCRIPT (the page's script; kept in this file so the page stays one file) */
 static const char SCRIPT[] =
@@ -453,14 +454,113 @@ static const char SCRIPT[] =
     "document.addEventListener('keydown', function (ev) { if (ev.key === 'Escape' && pinned >= 0) pin(-1); });\n"
     "redraw();\n"
     "}\n"
-    "var all = [];\n"
+    "function tickLabel(v) {\n"
+    "if (v === 0) return '0';\n"
+    "for (var i = 5; i >= 0; i--) {\n"
+    "var unit = Math.pow(1024, i);\n"
+    "if (v < unit || (v * 100) % unit !== 0) continue;\n"
+    "var dec = v % unit === 0 ? 0 : (v * 10) % unit === 0 ? 1 : 2;\n"
+    "return (v / unit).toFixed(dec) + ' ' + UNITS[i];\n"
+    "}\n"
+    "return v + ' B';\n"
+    "}\n"
+    "function byteStep(max, ticks) {\n"
+    "var step = 1;\n"
+    "while (max / step > ticks) step *= 2;\n"
+    "return step;\n"
+    "}\n"
+    "function State(svg, S) {\n"
+    "var self = this, fig = svg.parentNode, ML = 76, PW = 960 - 76 - 16, RH = 18, GAP = 8;\n"
+    "var peakAt = 0, k;\n"
+    "for (k = 0; k < S.samples.length; k++) if (S.samples[k].i === S.peak) peakAt = k;\n"
+    "var bar = div('od-bar od-state-bar');\n"
+    "fig.insertBefore(bar, svg);\n"
+    "var label = document.createElement('label');\n"
+    "label.textContent = 'allocator state at entry ';\n"
+    "var slider = document.createElement('input');\n"
+    "slider.type = 'range'; slider.min = 0; slider.max = S.samples.length - 1; slider.value = peakAt;\n"
+    "slider.className = 'od-slider';\n"
+    "slider.setAttribute('aria-label', 'trace entry');\n"
+    "label.appendChild(slider);\n"
+    "bar.appendChild(label);\n"
+    "var toPeak = document.createElement('button');\n"
+    "toPeak.type = 'button'; toPeak.textContent = 'peak';\n"
+    "bar.appendChild(toPeak);\n"
+    "var info = div('od-state-info', '', bar);\n"
+    "var title = svg.querySelector('title');\n"
+    "function strip(g, a, z, row, unit, cls) {\n"
+    "while (a < z) {\n"
+    "var r = Math.floor(a / row), rend = (r + 1) * row, e = z < rend ? z : rend;\n"
+    "var x = ML + (a - r * row) * unit, w = (e - a) * unit;\n"
+    "if (w >= 0.05) el(svg, 'rect', {'class': cls, x: x.toFixed(2), y: (6 + r * (RH + GAP)).toFixed(1),\n"
+    "width: w.toFixed(2), height: RH}, g);\n"
+    "a = e;\n"
+    "}\n"
+    "}\n"
+    "function draw(si) {\n"
+    "var smp = S.samples[si], total = smp.r, j, q = 0, off = 0, stranded = 0, freeIdle = 0, nb = 0, largest = 0;\n"
+    "while (svg.lastChild && svg.lastChild !== title) svg.removeChild(svg.lastChild);\n"
+    "if (!total) { svg.setAttribute('viewBox', '0 0 960 30'); info.textContent = 'nothing reserved at entry ' + smp.i; return; }\n"
+    "var row = byteStep(total, 24), rows = Math.ceil(total / row), unit = PW / row;\n"
+    "svg.setAttribute('viewBox', '0 0 960 ' + (rows * (RH + GAP) + 12));\n"
+    "for (j = 0; j < rows; j++)\n"
+    "el(svg, 'text', {'class': 'axis', x: ML - 6, y: (6 + j * (RH + GAP) + RH / 2).toFixed(1), 'text-anchor': 'end',\n"
+    "'dominant-baseline': 'middle'}, svg).textContent = tickLabel(j * row);\n"
+    "for (j = 0; j < smp.s.length; j += 2) {\n"
+    "var size = smp.s[j], n = smp.s[j + 1], g = el(svg, 'g', {}, svg), pos = 0, used = 0, b;\n"
+    "for (b = 0; b < n; b++) used += smp.b[(q + b) * 3 + 1];\n"
+    "el(svg, 'title', {}, g).textContent = 'segment of ' + iec(size) + ', ' + n + ' busy block' + (n === 1 ? '' : 's') +\n"
+    "': ' + iec(used) + ' in use, ' + iec(Math.max(0, size - used)) + ' free' +\n"
+    "(n && size > used ? ' (stranded: empty_cache() cannot release it)' : '');\n"
+    "for (b = 0; b < n; b++, q++) {\n"
+    "var bo = smp.b[q * 3], bs = smp.b[q * 3 + 1], st = smp.b[q * 3 + 2];\n"
+    "if (bo > pos) {\n"
+    "strip(g, off + pos, off + Math.min(bo, size), row, unit, 'x');\n"
+    "stranded += Math.min(bo, size) - pos; largest = Math.max(largest, Math.min(bo, size) - pos);\n"
+    "}\n"
+    "strip(g, off + Math.max(bo, pos), off + Math.min(bo + bs, size), row, unit, st === 1 ? 'a' : 'p');\n"
+    "pos = Math.max(pos, bo + bs);\n"
+    "nb++;\n"
+    "}\n"
+    "if (pos < size) {\n"
+    "strip(g, off + pos, off + size, row, unit, n ? 'x' : 'f');\n"
+    "if (n) stranded += size - pos; else freeIdle += size - pos;\n"
+    "largest = Math.max(largest, size - pos);\n"
+    "}\n"
+    "var r0 = Math.floor(off / row), sx = ML + (off - r0 * row) * unit;\n"
+    "el(svg, 'line', {'class': 'sep', x1: sx.toFixed(2), x2: sx.toFixed(2), y1: (6 + r0 * (RH + GAP)).toFixed(1),\n"
+    "y2: (6 + r0 * (RH + GAP) + RH).toFixed(1)}, g);\n"
+    "off += size;\n"
+    "}\n"
+    "self.blocks = nb; self.busy = smp.u; self.entry = smp.i; self.segments = smp.s.length / 2;\n"
+    "info.setAttribute('data-entry', smp.i); info.setAttribute('data-blocks', nb); info.setAttribute('data-busy', smp.u);\n"
+    "info.textContent = smp.i + ' of ' + S.entries + (smp.i === S.peak ? ' (the peak)' : '') + ', +' + secs(smp.t) +\n"
+    "': ' + (smp.s.length / 2) + ' segments, ' + iec(total) + ' reserved, ' + nb + ' busy blocks (' + iec(smp.u) +\n"
+    "'), ' + iec(stranded) + ' stranded, ' + iec(freeIdle) + ' free in idle segments, largest free run ' + iec(largest);\n"
+    "}\n"
+    "slider.addEventListener('input', function () { draw(Number(slider.value)); });\n"
+    "toPeak.addEventListener('click', function () { slider.value = peakAt; draw(peakAt); });\n"
+    "self.slider = slider;\n"
+    "self.S = S;\n"
+    "self.svg = svg;\n"
+    "self.show = function (si) { slider.value = si; draw(si); };\n"
+    "self.peakSample = peakAt;\n"
+    "draw(peakAt);\n"
+    "}\n"
+    "var all = [], states = [];\n"
     "var blocks = document.querySelectorAll('script.od-timeline');\n"
     "for (var i = 0; i < blocks.length; i++) {\n"
     "var svg = document.getElementById(blocks[i].getAttribute('data-for'));\n"
     "if (!svg) continue;\n"
     "try { all.push(new Timeline(svg, JSON.parse(blocks[i].textContent))); } catch (err) { if (window.console) console.error(err); }\n"
     "}\n"
-    "window.oomdoc = {timelines: all, ready: true};\n"
+    "blocks = document.querySelectorAll('script.od-state');\n"
+    "for (i = 0; i < blocks.length; i++) {\n"
+    "svg = document.getElementById(blocks[i].getAttribute('data-for'));\n"
+    "if (!svg) continue;\n"
+    "try { states.push(new State(svg, JSON.parse(blocks[i].textContent))); } catch (err) { if (window.console) console.error(err); }\n"
+    "}\n"
+    "window.oomdoc = {timelines: all, states: states, ready: true};\n"
     "document.documentElement.setAttribute('data-oomdoc', 'ready');\n"
     "})();\n";
 /* END SCRIPT */
@@ -1232,6 +1332,78 @@ static void end_map(ctx *c, const od_snapshot *s, const od_device_summary *d)
     od_layout_free(l);
 }
 
+/* Moments the allocator-state slider steps through: about this many entries evenly over
+ * the trace, and the peak; fewer when the blocks of all would pass STATE_BLOCKS. */
+#define STATE_SAMPLES 120
+#define STATE_BLOCKS 60000
+
+static int cmp_size(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* The segments and busy blocks (od_layout_at) at sampled entries, for the page's
+ * slider, as JSON beside the segment map at the peak (map_id):
+ *   i, t      the entry and its time (delta from the trace's first)
+ *   r, u      reserved and busy bytes
+ *   s         per segment in address order: size, number of busy blocks
+ *   b         per busy block: offset in its segment, size, state (1 allocated, 2 pending free) */
+static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_blocks, const char *map_id, od_error *err)
+{
+    const od_trace *t = d->trace;
+    size_t n = t->n_entries, k = STATE_SAMPLES;
+    if (peak_blocks * k > STATE_BLOCKS)
+        k = STATE_BLOCKS / (peak_blocks ? peak_blocks : 1);
+    if (k < 8)
+        k = 8;
+    if (k > n)
+        k = n;
+    size_t *at = malloc((k + 1) * sizeof *at), m = 0;
+    if (!at)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < k; i++)
+        at[m++] = k > 1 ? (size_t)((double)i * (double)(n - 1) / (double)(k - 1)) : n - 1;
+    at[m++] = t->peak_index;
+    qsort(at, m, sizeof *at, cmp_size);
+    size_t u = 0;
+    for (size_t i = 0; i < m; i++)
+        if (!u || at[i] != at[u - 1])
+            at[u++] = at[i];
+    FILE *f = c->f;
+    fprintf(f, "<script type=\"application/json\" class=\"od-state\" data-for=\"%s\">\n{\"entries\":%zu,\"peak\":%zu,"
+               "\"from_replay\":%d,\"samples\":[", map_id, n, t->peak_index, t->blocks_from_replay);
+    od_status st = OD_OK;
+    for (size_t i = 0; i < u && st == OD_OK; i++) {
+        od_layout *l = NULL;
+        st = od_layout_at(t, at[i], &l, err);
+        if (st != OD_OK)
+            break;
+        uint64_t tt = t->entries[at[i]].time_us;
+        fprintf(f, "%s\n{\"i\":%zu,\"t\":%llu,\"r\":%llu,\"u\":%llu,\"o\":%zu,\"s\":[", i ? "," : "", at[i],
+                (unsigned long long)(tt > d->first_time_us ? tt - d->first_time_us : 0),
+                (unsigned long long)l->reserved_bytes, (unsigned long long)l->busy_bytes, l->orphans);
+        for (size_t g = 0; g < l->n_segments; g++)
+            fprintf(f, "%s%llu,%zu", g ? "," : "", (unsigned long long)l->segments[g].size, l->segments[g].n_blocks);
+        fprintf(f, "],\"b\":[");
+        size_t w = 0;
+        for (size_t g = 0; g < l->n_segments; g++) {
+            const od_layout_segment *sg = &l->segments[g];
+            for (size_t j = 0; j < sg->n_blocks; j++) {
+                const od_layout_block *b = &l->blocks[sg->first_block + j];
+                fprintf(f, "%s%llu,%llu,%d", w++ ? "," : "", (unsigned long long)(b->address - sg->address),
+                        (unsigned long long)b->size, b->state == OD_BLOCK_ACTIVE_ALLOCATED ? 1 : 2);
+            }
+        }
+        fprintf(f, "]}");
+        od_layout_free(l);
+    }
+    fprintf(f, "]}\n</script>\n");
+    c->scripted = 1;
+    free(at);
+    return st;
+}
+
 static od_status peak_map(ctx *c, const od_snapshot *s, const od_device_summary *d, od_error *err)
 {
     od_layout *l = NULL;
@@ -1253,10 +1425,14 @@ static od_status peak_map(ctx *c, const od_snapshot *s, const od_device_summary 
         if (l->orphans)
             fprintf(c->f, " %zu busy block%s fell outside every segment and %s not drawn.", l->orphans,
                     l->orphans == 1 ? "" : "s", l->orphans == 1 ? "is" : "are");
-        fprintf(c->f, "</figcaption>\n</figure>\n");
+        fprintf(c->f, "</figcaption>\n");
+        char id[48];
+        snprintf(id, sizeof id, "segments-%u", c->figure - 1);
+        st = state_data(c, d, l->n_blocks + l->n_segments, id, err);
+        fprintf(c->f, "</figure>\n");
     }
     od_layout_free(l);
-    return OD_OK;
+    return st;
 }
 
 /* ---------- site tables ---------- */

@@ -1,6 +1,7 @@
-// report_test.js PAGES_DIR SHOTS_DIR - drives headless Chromium (puppeteer-core over the
+// report_test.js PAGES_DIR SHOTS_DIR OOMDOC SNAPSHOTS_DIR - drives headless Chromium (puppeteer-core over the
 // system chromium) through `oomdoc report` pages made by tests/suites/report_browser.sh:
-// hover, pin, zoom and pan the timeline, and the page with JavaScript disabled. Every
+// hover, pin, zoom and pan the timeline; the allocator-state slider at the peak against
+// `oomdoc snapshot --json`; the page with JavaScript disabled. Every
 // request the pages make is refused and counted: there must be none. Screenshots of each
 // state go to SHOTS_DIR. Prints "ok NAME" / "FAIL NAME: why" lines, exits 1 on a failure.
 'use strict';
@@ -8,7 +9,8 @@ const fs = require('fs');
 const path = require('path');
 const puppeteer = require('puppeteer-core');
 
-const [pagesDir, shotsDir] = process.argv.slice(2);
+const [pagesDir, shotsDir, oomdoc, fixtures] = process.argv.slice(2);
+const {execFileSync} = require('child_process');
 const CHROME = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => fs.existsSync(p));
 let failed = 0;
 function check(name, cond, why) {
@@ -61,6 +63,45 @@ const tipText = (page) => page.evaluate(() => {
   return r.width > 0 && r.height > 0 && getComputedStyle(t).visibility !== 'hidden' ? t.innerText : null;
 });
 const settle = (page) => page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+
+// The allocator-state slider: moved to the peak entry, the map shows the blocks live
+// there, which `oomdoc snapshot --json` counts in its peak sites (and their bytes).
+async function slider(browser, name, snapshot, tag) {
+  const snap = JSON.parse(execFileSync(oomdoc, ['snapshot', '--json', snapshot], {encoding: 'utf8'})).devices[0];
+  const want = {entry: snap.trace.peak_allocated_index, bytes: snap.trace.peak_allocated_bytes,
+                blocks: snap.peak_sites.reduce((n, s) => n + s.count, 0) + snap.peak_sites_other.count};
+  const page = await open(browser, name);
+  const got = await page.evaluate(async () => {
+    const S = window.oomdoc.states[0], sl = S.slider;
+    sl.scrollIntoView({block: 'center'});
+    sl.value = 0;
+    sl.dispatchEvent(new Event('input'));
+    const first = {entry: S.entry, blocks: S.blocks};
+    const r = sl.getBoundingClientRect();
+    return {first, n: S.S.samples.length, peakSample: S.peakSample, rect: {x: r.left, y: r.top, w: r.width, h: r.height}};
+  });
+  await page.screenshot({path: path.join(shotsDir, tag + '_state_first.png')});
+  // Move the slider with the keyboard to the peak's sample, as a user would.
+  await page.focus('input.od-slider');
+  for (let i = 0; i < got.peakSample; i++) await page.keyboard.press('ArrowRight');
+  const info = await page.evaluate(() => {
+    const e = document.querySelector('.od-state-info'), svg = document.getElementById(window.oomdoc.states[0].svg
+      ? window.oomdoc.states[0].svg.id : '');
+    return {entry: Number(e.dataset.entry), blocks: Number(e.dataset.blocks), busy: Number(e.dataset.busy), text: e.textContent,
+            stranded: document.querySelectorAll('.od-state-bar ~ svg rect.x').length,
+            rects: document.querySelectorAll('.od-state-bar ~ svg rect').length};
+  });
+  console.log(tag + ' state at the peak: ' + info.text);
+  check(tag + ' slider reaches the peak entry', info.entry === want.entry, info.entry + ' vs ' + want.entry);
+  check(tag + ' block count at the peak is oomdoc snapshot\'s', info.blocks === want.blocks, info.blocks + ' vs ' + want.blocks);
+  check(tag + ' busy bytes at the peak are oomdoc snapshot\'s', info.busy === want.bytes, info.busy + ' vs ' + want.bytes);
+  check(tag + ' slider moves the state', got.first.entry === 0 && got.n > 2, JSON.stringify(got.first));
+  check(tag + ' stranded memory marked', info.stranded > 0 && info.rects > 10, JSON.stringify(info));
+  await page.screenshot({path: path.join(shotsDir, tag + '_state_peak.png')});
+  check(tag + ' no requests (slider)', page.requests.length === 0, page.requests.join(' '));
+  check(tag + ' no script errors (slider)', page.errors.length === 0, page.errors.join('; '));
+  await page.close();
+}
 
 async function interact(browser, name, site, tag) {
   const page = await open(browser, name);
@@ -139,6 +180,8 @@ async function interact(browser, name, site, tag) {
   try {
     await interact(browser, 'snap_train_oom', 'train.py:96:train_step', 'snap_train_oom');
     await interact(browser, 'long', 'train.py', 'long');
+    await slider(browser, 'snap_train_oom', path.join(fixtures, 'snap_train_oom.pickle'), 'snap_train_oom');
+    await slider(browser, 'long', path.join(fixtures, 'snap_train_long.pickle.gz'), 'long');
     // With JavaScript disabled: the static plots are the page.
     const page = await open(browser, 'snap_train_oom', {noScript: true});
     const st = await page.evaluate(() => ({

@@ -9,7 +9,8 @@
 #   - in the rendered DOM every SVG plot has a size and visible shapes;
 #   - the interactive page (tests/browser/report_test.js, puppeteer-core driving the same
 #     Chromium, every request refused and counted): hover, pin, zoom and pan the timeline
-#     of snap_train_oom and of the 1 M-entry trace, and the page with JavaScript off;
+#     of snap_train_oom and of the 1 M-entry trace, the allocator-state slider at the peak
+#     against `oomdoc snapshot --json`, and the page with JavaScript off;
 #   - screenshots are saved next to the binary (BUILD/report-shots/NAME.png).
 # Skips (exit 0, with a message) only when no Chromium is installed: .ci/run installs it.
 OOMDOC=$1
@@ -191,7 +192,7 @@ grep -q 'probe\.invalid' "$tmp/requests.log" || bad "the request detector did no
 # 7. The interactive page, driven by puppeteer-core (installed by .ci/run: npm ci in
 #    tests/browser). Screenshots of each state go beside the others.
 if [ -d tests/browser/node_modules/puppeteer-core ] && command -v node >/dev/null; then
-    timeout 300 node tests/browser/report_test.js "$tmp" "$SHOTS" || bad "the interactive page (report_test.js) failed"
+    timeout 300 node tests/browser/report_test.js "$tmp" "$SHOTS" "$OOMDOC" "$(pwd)/$D" || bad "the interactive page (report_test.js) failed"
 else
     echo "SKIP report_browser interactive part: puppeteer-core is not installed (npm ci in tests/browser; .ci/run does it)"
 fi

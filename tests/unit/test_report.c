@@ -245,9 +245,10 @@ static void escaped_and_self_contained(void **state)
     in.n_items = 1;
     size_t len;
     char *html = render(&in, &len);
-    /* inline scripts only: the timeline's data and the page's code, no name breaks out */
-    assert_int_equal(count(html, "<script"), 2);
-    assert_int_equal(count(html, "</script>"), 2);
+    /* inline scripts only: the timeline's and the allocator state's data and the page's code;
+     * no name breaks out */
+    assert_int_equal(count(html, "<script"), 3); /* + the allocator state */
+    assert_int_equal(count(html, "</script>"), 3);
     assert_int_equal(count(html, "<script type=\"application/json\" class=\"od-timeline\""), 1);
     assert_int_equal(count(html, "onload"), count(html, "f&quot;onload=&quot;x") + count(html, "f\\\"onload=\\\"x"));
     assert_true(count(html, "\"/x/\\u003cscript\\u003ealert(1)\\u003c/script\\u003e.py:7:f\\\"onload=\\\"x\"") == 2); /* frame, group */
@@ -317,6 +318,14 @@ static void interactive_data(void **state)
     assert_int_equal(count(html, "<g class=\"xax\">"), 1);
     assert_int_equal(count(html, "<g class=\"marks\">"), 1);
     assert_true(count(html, "<path data-k=\"") >= 3);
+    free(data);
+    /* the allocator state at sampled entries, the peak among them: its busy bytes are the
+     * peak allocated (block sizes from the replay), entries 0 and the last are sampled */
+    data = between(html, "<script type=\"application/json\" class=\"od-state\" data-for=\"segments-", "</script>");
+    assert_non_null(strstr(data, "{\"entries\":635,\"peak\":499,\"from_replay\":1,"));
+    assert_non_null(strstr(data, "{\"i\":499,\"t\":882148,\"r\":8990490624,\"u\":8989302272,\"o\":0,"));
+    assert_non_null(strstr(data, "{\"i\":0,"));
+    assert_non_null(strstr(data, "{\"i\":634,"));
     free(data);
     free(html);
     od_snapshot_free(s);
