@@ -1736,6 +1736,22 @@ static int stranded_like(uint64_t stranded, uint64_t reserved_unalloc)
     return reserved_unalloc > 0 && (unsigned __int128)stranded * 4 >= (unsigned __int128)reserved_unalloc * 3;
 }
 
+/* Is the OOM phrase at a inside a sentence about OOMs ("If you encounter CUDA out of memory,
+ * try ...") rather than the error itself? */
+static int advice_prose(const char *line, const char *a, const char *le)
+{
+    const char *e = a;
+    while (e < le && *e != ',' && *e != '.' && *e != ':' && *e != '(')
+        e++;
+    if (e < le && *e == ',' && !find(a, e, "Tried"))
+        return 1;
+    static const char *const verbs[] = {"encounter ", "avoid ", "prevent ", "If you get ", "to fix "};
+    for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
+        if (ends(line, a, verbs[i]))
+            return 1;
+    return 0;
+}
+
 static int same_report(const od_oom_report *a, const od_oom_report *b)
 {
     if (a->framework != b->framework || a->kind != b->kind || a->have != b->have || a->n_other != b->n_other ||
@@ -1794,9 +1810,10 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
         const char *next = le < end ? le + 1 : end;
         const char *a;
         od_framework fw = OD_FW_PYTORCH_CUDA;
-        if ((a = find(line, le, "CUDA out of memory")) || (a = find(line, le, "CUDA error: out of memory")) ||
-            ((a = find(line, le, "HIP out of memory")) && (fw = OD_FW_PYTORCH_ROCM)) ||
-            ((a = find(line, le, "MPS backend out of memory")) && (fw = OD_FW_PYTORCH_MPS))) {
+        if (((a = find(line, le, "CUDA out of memory")) || (a = find(line, le, "CUDA error: out of memory")) ||
+             ((a = find(line, le, "HIP out of memory")) && (fw = OD_FW_PYTORCH_ROCM)) ||
+             ((a = find(line, le, "MPS backend out of memory")) && (fw = OD_FW_PYTORCH_MPS))) &&
+            !advice_prose(line, a, le)) {
             close_bfc(&s);
             od_oom_report *r = new_report(&s, fw, line, lineno);
             if (!r)
