@@ -164,8 +164,8 @@ static void jax_resource_exhausted(void **state)
     size_t n = od_advice_for_report(r, h, 8);
     int mentions = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *t = od_advice_get(h[i])->action;
-        mentions |= strstr(t, "XLA_PYTHON_CLIENT_MEM_FRACTION") && strstr(t, "PREALLOCATE");
+        const char *action = od_advice_get(h[i])->action;
+        mentions |= strstr(action, "XLA_PYTHON_CLIENT_MEM_FRACTION") && strstr(action, "PREALLOCATE");
     }
     assert_true(mentions);
     od_triage_free(t);
