@@ -336,13 +336,21 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     printf("target %s (%s): %s usable", gpu->name, gpu->description, iec(gpu->memory_bytes, x));
     if (gpu->unified)
         printf(" of %s RAM\n  %s", iec(gpu->ram_bytes, y), od_gpu_unified_note());
+    int wants_bf16 = w->task == OD_TASK_TRAIN
+                         ? w->precision == OD_PREC_AMP_BF16 || w->precision == OD_PREC_BF16 ||
+                               w->precision == OD_PREC_MIXED_BF16
+                         : w->weights == OD_W_BF16;
+    if (wants_bf16 && !gpu->bf16 && !gpu->unified)
+        printf("\nnote: the %s has no bf16 tensor cores (before Ampere): use fp16 (amp-fp16,\n"
+               "      mixed-fp16, --weights fp16); the memory is the same", gpu->name);
     printf("\n%s%s%s; largest batch that fits: %llu\n", p->fits ? od_c_green : od_c_red,
            p->fits ? "fits" : "does NOT fit", od_c_reset, (unsigned long long)p->max_batch);
     if (w->task == OD_TASK_INFER && w->kv_cache == OD_KV_NONE)
         printf("note: no KV cache (generate with use_cache off re-runs the sequence each step);\n"
                "      drop --kv-cache none for transformers' default dynamic cache\n");
     if (p->n_mitigations)
-        printf("\nchanges that make it fit, cheapest compute first:\n");
+        printf("\n%s, cheapest compute first:\n",
+               p->fits ? "changes that lower the peak" : "changes that make it fit");
     for (size_t i = 0; i < p->n_mitigations; i++) {
         const od_mitigation *mm = &p->mitigations[i];
         printf("  %2zu. %s%s%s\n      peak %s, device %s: %s%s%s\n      compute: %s; accuracy "

@@ -116,8 +116,8 @@ od_status od_model_validate(const od_model *m, od_error *err);
  * encoders, which cache nothing). */
 double od_model_kv_bytes_per_token(const od_model *m, double kv_bytes);
 
-/* Tokens of a T-token sequence that the cache of one average layer holds: layers with a
- * sliding window keep at most the window. Returned summed over layers. */
+/* Token entries a T-token sequence leaves in the KV cache, summed over the layers: a
+ * layer with a sliding window keeps at most the window (L x T without one). */
 double od_model_kv_layer_tokens(const od_model *m, double T);
 
 #endif
