@@ -2,7 +2,7 @@
 stdin, the measured run's flags), against every real measured run in tests/data/measured:
 training peak_allocated within 10 % each and <= 5 % median, inference generate_peak within
 10 %; and the JSON contract (breakdown sums to the peak, device = reserved + context,
-fits = device <= target)."""
+fits = device <= target, model states within the peak, only fitting mitigations)."""
 import json
 import statistics
 import subprocess
@@ -24,6 +24,11 @@ def plan(cfg, args):
     assert d["device_memory_bytes"] == d["peak_reserved_bytes"] + d["cuda_context_bytes"]
     assert d["fits"] == (d["device_memory_bytes"] <= d["target"]["memory_bytes"])
     assert d["target"]["memory_bytes"] == 150109880320  # torch's total on the H200
+    # model states (parameters + gradients + optimizer state; the weights when inferring)
+    # are part of the peak, and only changes that fit are offered
+    assert d["breakdown_bytes"]["parameters"] <= d["model_states_bytes"] <= d["peak_allocated_bytes"], d
+    assert d["kv_cache_bytes_per_token"] > 0 and d["host_bytes"] == 0
+    assert all(m["fits"] for m in d["mitigations"])
     return d
 
 
