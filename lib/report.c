@@ -162,7 +162,8 @@ static const char CSS[] =
     "svg .under{fill:none;stroke:var(--fg);stroke-width:1.5;pointer-events:none}svg .range{fill:var(--res);"
     "opacity:.15;pointer-events:none}svg .pin{fill:var(--peak);opacity:.2;stroke:var(--peak);stroke-width:1;"
     "pointer-events:none}svg .mark{fill:var(--oom);opacity:.15;stroke:var(--oom);pointer-events:none}"
-    ".od-slider{vertical-align:middle;width:22em}.od-state-info{flex-basis:100%}\n";
+    ".od-slider{vertical-align:middle;width:22em}.od-state-info{flex-basis:100%}svg .node{cursor:pointer}"
+    "svg text.ice{font-size:11px;fill:#fff;pointer-events:none}.od-crumb{font-family:ui-monospace,monospace}\n";
 
 /* BEGIN SCRIPT (the page's script; kept in this file so the page stays one file) */
 static const char SCRIPT[] =
@@ -547,12 +548,103 @@ static const char SCRIPT[] =
     "self.peakSample = peakAt;\n"
     "draw(peakAt);\n"
     "}\n"
-    "var all = [], states = [];\n"
+    "function Icicle(T) {\n"
+    "var D = T.D, fig = T.svg.parentNode, self = this, mode = 'stack', RH = 18, W = 960, ML = 8, PW = W - 16;\n"
+    "var wrap = document.createElement('figure');\n"
+    "wrap.className = 'od-icicle';\n"
+    "var h = document.createElement('h3');\n"
+    "h.textContent = 'Live at the peak, by full stack';\n"
+    "fig.parentNode.insertBefore(h, fig.nextSibling);\n"
+    "fig.parentNode.insertBefore(wrap, h.nextSibling);\n"
+    "var bar = div('od-bar', '', wrap);\n"
+    "var bStack = document.createElement('button'), bCat = document.createElement('button'), bUp = document.createElement('button');\n"
+    "bStack.type = bCat.type = bUp.type = 'button';\n"
+    "bStack.textContent = 'by stack'; bCat.textContent = 'by category'; bUp.textContent = 'zoom out';\n"
+    "bar.appendChild(bStack); bar.appendChild(bCat); bar.appendChild(bUp);\n"
+    "var crumb = div('od-crumb', '', bar);\n"
+    "var svg = el(T.svg, 'svg', {'class': 'icicle', id: 'icicle-' + T.svg.id, viewBox: '0 0 960 40', role: 'img',\n"
+    "'aria-label': 'live bytes at the peak by stack (icicle): click a frame to zoom into it'}, wrap);\n"
+    "var cap = document.createElement('figcaption');\n"
+    "wrap.appendChild(cap);\n"
+    "function build(byCat) {\n"
+    "var root = {name: byCat ? 'all categories' : 'all stacks', bytes: 0, kids: {}, list: [], parent: null};\n"
+    "for (var j = 0; j < D.ap.length; j++) {\n"
+    "var q = D.ap[j], sk = D.ak[q], fs = sk >= 0 ? D.st[sk] : [], node = root, path = [], k;\n"
+    "if (byCat) path.push((sk >= 0 ? D.cats[D.sc[sk]] : 'unknown'));\n"
+    "for (k = fs.length - 1; k >= 0; k--) path.push(D.fr[fs[k]]);\n"
+    "if (!fs.length) path.push('(no Python frames)');\n"
+    "root.bytes += D.ab[q];\n"
+    "for (k = 0; k < path.length; k++) {\n"
+    "var c = node.kids[path[k]];\n"
+    "if (!c) { c = node.kids[path[k]] = {name: path[k], bytes: 0, kids: {}, list: [], parent: node, cat: byCat && k === 0}; node.list.push(c); }\n"
+    "c.bytes += D.ab[q];\n"
+    "node = c;\n"
+    "}\n"
+    "}\n"
+    "return root;\n"
+    "}\n"
+    "var trees = {}, focus = null;\n"
+    "function depth(n) { var d = 0; for (var k = 0; k < n.list.length; k++) d = Math.max(d, depth(n.list[k])); return d + 1; }\n"
+    "function colour(n) {\n"
+    "if (n.cat) return 's' + (D.cats.indexOf(n.name) % 8);\n"
+    "var f = n.name.replace(/:[0-9]+:[^:]*$/, ''), hsh = 0;\n"
+    "for (var k = 0; k < f.length; k++) hsh = (hsh * 31 + f.charCodeAt(k)) >>> 0;\n"
+    "return 's' + (hsh % 8);\n"
+    "}\n"
+    "function draw() {\n"
+    "while (svg.firstChild) svg.removeChild(svg.firstChild);\n"
+    "var rows = Math.min(depth(focus), 60), top = focus;\n"
+    "svg.setAttribute('viewBox', '0 0 960 ' + (rows * RH + 4));\n"
+    "function put(n, x, w, d) {\n"
+    "if (w < 0.4 || d >= rows) return;\n"
+    "var g = el(svg, 'g', {'class': 'node'}, svg);\n"
+    "el(svg, 'rect', {'class': n === top ? 'so' : colour(n), x: x.toFixed(2), y: d * RH + 2, width: Math.max(0.4, w - 0.6).toFixed(2),\n"
+    "height: RH - 2}, g);\n"
+    "el(svg, 'title', {}, g).textContent = n.name + '\\n' + iec(n.bytes) + ' (' + (100 * n.bytes / trees[mode].bytes).toFixed(1) + '% of the peak\\'s live bytes)';\n"
+    "if (w > 40) {\n"
+    "var label = n.name.replace(/^.*\\//, ''), fit = Math.floor((w - 6) / 6.2);\n"
+    "if (label.length > fit) label = label.slice(0, Math.max(1, fit - 1)) + '\\u2026';\n"
+    "el(svg, 'text', {x: (x + 3).toFixed(1), y: d * RH + 14, 'class': 'ice'}, g).textContent = label;\n"
+    "}\n"
+    "g.addEventListener('click', function () { if (n.list.length || n.parent) { focus = n === focus && n.parent ? n.parent : n; draw(); } });\n"
+    "var cx = x;\n"
+    "n.list.sort(function (a, b) { return b.bytes - a.bytes; });\n"
+    "for (var k = 0; k < n.list.length; k++) {\n"
+    "var cw = n.bytes ? w * n.list[k].bytes / n.bytes : 0;\n"
+    "put(n.list[k], cx, cw, d + 1);\n"
+    "cx += cw;\n"
+    "}\n"
+    "}\n"
+    "put(top, ML, PW, 0);\n"
+    "var path = [], n = focus;\n"
+    "for (; n; n = n.parent) path.unshift(n.name.replace(/^.*\\//, ''));\n"
+    "crumb.textContent = path.join(' \\u203a ') + ' \\u2014 ' + iec(focus.bytes);\n"
+    "bUp.disabled = !focus.parent;\n"
+    "self.focus = focus;\n"
+    "cap.textContent = 'The ' + D.ap.length + ' allocations live at the peak (' + iec(trees[mode].bytes) + ' in blocks), ' +\n"
+    "(mode === 'cat' ? 'by category (from their frames), then ' : '') + 'by full stack from the outermost frame down; width is bytes. ' +\n"
+    "'Click a frame to zoom into it, click it again (or zoom out) to go back up; hover for the frame and its bytes.';\n"
+    "}\n"
+    "function set(m) { mode = m; trees[m] = trees[m] || build(m === 'cat'); focus = trees[m]; draw(); }\n"
+    "bStack.addEventListener('click', function () { set('stack'); });\n"
+    "bCat.addEventListener('click', function () { set('cat'); });\n"
+    "bUp.addEventListener('click', function () { if (focus.parent) { focus = focus.parent; draw(); } });\n"
+    "self.svg = svg;\n"
+    "self.set = set;\n"
+    "self.zoom = function (n) { focus = n; draw(); };\n"
+    "self.root = function () { return trees[mode]; };\n"
+    "set('stack');\n"
+    "}\n"
+    "var all = [], states = [], icicles = [];\n"
     "var blocks = document.querySelectorAll('script.od-timeline');\n"
     "for (var i = 0; i < blocks.length; i++) {\n"
     "var svg = document.getElementById(blocks[i].getAttribute('data-for'));\n"
     "if (!svg) continue;\n"
-    "try { all.push(new Timeline(svg, JSON.parse(blocks[i].textContent))); } catch (err) { if (window.console) console.error(err); }\n"
+    "try {\n"
+    "var tl = new Timeline(svg, JSON.parse(blocks[i].textContent));\n"
+    "all.push(tl);\n"
+    "if (tl.D.ap && tl.D.ap.length) icicles.push(new Icicle(tl));\n"
+    "} catch (err) { if (window.console) console.error(err); }\n"
     "}\n"
     "blocks = document.querySelectorAll('script.od-state');\n"
     "for (i = 0; i < blocks.length; i++) {\n"
@@ -560,7 +652,7 @@ static const char SCRIPT[] =
     "if (!svg) continue;\n"
     "try { states.push(new State(svg, JSON.parse(blocks[i].textContent))); } catch (err) { if (window.console) console.error(err); }\n"
     "}\n"
-    "window.oomdoc = {timelines: all, states: states, ready: true};\n"
+    "window.oomdoc = {timelines: all, states: states, icicles: icicles, ready: true};\n"
     "document.documentElement.setAttribute('data-oomdoc', 'ready');\n"
     "})();\n";
 /* END SCRIPT */
@@ -748,7 +840,8 @@ static int cmp_order(const void *pa, const void *pb)
  *   fr, st       frame texts "file:line:function" and stacks as frame indices
  *                (innermost first), both deduplicated: only those the lifetimes use
  *   a            lifetimes in trace order: start deltas, durations (-1: never freed),
- *                block and requested bytes, stack, category (cats) */
+ *                block and requested bytes, stack, category (cats)
+ *   ap           which of them are live at the peak */
 static od_status timeline_data(ctx *c, const od_device_summary *d, const od_timeline *t, const frame *fr,
                                const size_t *order, int other, const char *id, od_error *err)
 {
@@ -910,6 +1003,11 @@ static od_status timeline_data(ctx *c, const od_device_summary *d, const od_time
         fprintf(f, "%s%lld", i ? "," : "", e - prev_entry);
         prev_entry = e;
     }
+    fprintf(f, "],\n\"ap\":[");
+    size_t w = 0; /* the lifetimes live at the peak (for the icicle), as positions in the above */
+    for (size_t i = 0; i < n_sel; i++)
+        if (at_peak[sel[i]])
+            fprintf(f, "%s%zu", w++ ? "," : "", i);
     fprintf(f, "]}\n</script>\n");
     c->scripted = 1;
 out:

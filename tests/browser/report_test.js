@@ -103,6 +103,46 @@ async function slider(browser, name, snapshot, tag) {
   await page.close();
 }
 
+// The icicle of live bytes at the peak: its root holds the peak's live bytes, a click
+// zooms into a frame, "by category" puts categories on top.
+async function icicle(browser, name, tag) {
+  const page = await open(browser, name);
+  const first = await page.evaluate(() => {
+    const I = window.oomdoc.icicles[0], D = window.oomdoc.timelines[0].D;
+    I.svg.scrollIntoView({block: 'center'});
+    const root = I.root();
+    return {rootBytes: root.bytes, peakb: D.peakb, nodes: I.svg.querySelectorAll('g.node').length,
+            crumb: document.querySelector('.od-crumb').textContent};
+  });
+  check(tag + ' icicle root holds the peak\'s live bytes', first.rootBytes === first.peakb, first.rootBytes + ' vs ' + first.peakb);
+  check(tag + ' icicle drawn', first.nodes >= 10, first.nodes + ' nodes');
+  await page.screenshot({path: path.join(shotsDir, tag + '_icicle.png')});
+  // Click the widest node of the third row: the icicle zooms into it.
+  const box = await page.evaluate(() => {
+    const I = window.oomdoc.icicles[0];
+    const rects = [...I.svg.querySelectorAll('g.node > rect')].filter((r) => Number(r.getAttribute('y')) === 2 + 2 * 18);
+    rects.sort((a, b) => b.getBoundingClientRect().width - a.getBoundingClientRect().width);
+    const r = rects[0].getBoundingClientRect();
+    return {x: r.left + Math.min(r.width / 2, 30), y: r.top + r.height / 2, title: rects[0].parentNode.querySelector('title').textContent};
+  });
+  await page.mouse.click(box.x, box.y);
+  await settle(page);
+  const zoomed = await page.evaluate(() => ({crumb: document.querySelector('.od-crumb').textContent,
+    focus: window.oomdoc.icicles[0].focus.name, depth: window.oomdoc.icicles[0].focus.parent ? 1 : 0}));
+  check(tag + ' icicle click zooms into the frame', zoomed.focus === box.title.split('\n')[0] && zoomed.crumb !== first.crumb,
+        JSON.stringify(zoomed) + ' clicked ' + box.title.split('\n')[0]);
+  await page.screenshot({path: path.join(shotsDir, tag + '_icicle_zoomed.png')});
+  const cats = await page.evaluate(() => {
+    const I = window.oomdoc.icicles[0];
+    I.set('cat');
+    return I.root().list.map((n) => n.name);
+  });
+  check(tag + ' icicle by category', cats.length >= 1 && cats.every((c) => /^[a-z_]+$/.test(c)), cats.join());
+  await page.screenshot({path: path.join(shotsDir, tag + '_icicle_category.png')});
+  check(tag + ' no script errors (icicle)', page.errors.length === 0, page.errors.join('; '));
+  await page.close();
+}
+
 async function interact(browser, name, site, tag) {
   const page = await open(browser, name);
   check(tag + ' interactive in <= 2 s', page.readyMs <= 2000, page.readyMs + ' ms');
@@ -180,6 +220,8 @@ async function interact(browser, name, site, tag) {
   try {
     await interact(browser, 'snap_train_oom', 'train.py:96:train_step', 'snap_train_oom');
     await interact(browser, 'long', 'train.py', 'long');
+    await icicle(browser, 'snap_train_oom', 'snap_train_oom');
+    await icicle(browser, 'long', 'long');
     await slider(browser, 'snap_train_oom', path.join(fixtures, 'snap_train_oom.pickle'), 'snap_train_oom');
     await slider(browser, 'long', path.join(fixtures, 'snap_train_long.pickle.gz'), 'long');
     // With JavaScript disabled: the static plots are the page.

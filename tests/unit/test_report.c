@@ -307,6 +307,10 @@ static void interactive_data(void **state)
         assert_int_equal(count(v, ",") + 1, 257);
         free(v);
     }
+    /* live at the peak, for the icicle: the 183 blocks oomdoc snapshot counts there */
+    char *ap = between(data, "\"ap\":[", "]");
+    assert_int_equal(count(ap, ",") + 1, 183);
+    free(ap);
     /* each frame once, however many stacks share it */
     char *fr = between(data, "\"fr\":[", "]");
     assert_int_equal(count(fr, "\"/home/user/project/train.py:96:train_step\""), 1);
