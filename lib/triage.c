@@ -8,6 +8,7 @@
 
 #include <ctype.h>
 #include <jansson.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,41 +644,39 @@ static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *
  * figure on the next line (2^64 bytes, unparsable, when no fraction is set). */
 static void parse_torch_async(od_oom_report *r, const char *p, const char *end)
 {
-    int want_limit = 0;
-    parse_device(r, p, end);
     const char *d = find(p, end, "on device ");
     uint64_t dev;
     if (d && parse_uint(d + 10, end, &dev) && dev < 4096) {
         r->device = (int)dev;
         r->have |= OD_HAVE_DEVICE;
     }
-    for (int n = 0; n < 8 && p < end; n++) {
-        const char *e = memchr(p, '\n', (size_t)(end - p));
-        if (!e)
-            e = end;
-        const char *colon = find(p, e, ":");
+    /* The message spans up to 8 lines (or one, when a log joined them). */
+    const char *e = p;
+    for (int n = 0; n < 8 && e < end; n++) {
+        const char *nl = memchr(e, '\n', (size_t)(end - e));
+        e = nl ? nl + 1 : end;
+        if (e < end && (*skip_sp(e, end) == '\n' || starts(skip_sp(e, end), end, "Traceback")))
+            break;
+    }
+    static const struct { const char *label; unsigned bit; size_t off; } f[] = {
+        {"Currently allocated", OD_HAVE_ALLOCATED, offsetof(od_oom_report, allocated_bytes)},
+        {"Requested", OD_HAVE_REQUESTED, offsetof(od_oom_report, requested_bytes)},
+        {"Device limit", OD_HAVE_CAPACITY, offsetof(od_oom_report, capacity_bytes)},
+        {"Free (according to CUDA)", OD_HAVE_FREE, offsetof(od_oom_report, free_bytes)},
+        {"PyTorch limit", OD_HAVE_ALLOWED, offsetof(od_oom_report, allowed_bytes)},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        const char *k = find(p, e, f[i].label), *c;
         size_tok t;
-        int have = colon && next_size(colon, e, p, &t);
-        if (want_limit && have) {
-            set(r, OD_HAVE_ALLOWED, &r->allowed_bytes, &t);
-            want_limit = 0;
-        } else if (find(p, e, "17179869184.00 GiB")) {
-            r->garbage_figure = want_limit; /* the limit without a fraction: 2^64, no cap */
-            want_limit = 0;
-        } else if (find(p, e, "PyTorch limit")) {
-            if (have)
-                set(r, OD_HAVE_ALLOWED, &r->allowed_bytes, &t);
-            else
-                want_limit = 1;
-        } else if (have && find(p, e, "Currently allocated"))
-            set(r, OD_HAVE_ALLOCATED, &r->allocated_bytes, &t);
-        else if (have && find(p, e, "Requested"))
-            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
-        else if (have && find(p, e, "Device limit"))
-            set(r, OD_HAVE_CAPACITY, &r->capacity_bytes, &t);
-        else if (have && find(p, e, "Free (according to CUDA)"))
-            set(r, OD_HAVE_FREE, &r->free_bytes, &t);
-        p = e < end ? e + 1 : end;
+        if (!k || !(c = find(k + strlen(f[i].label), e, ":")))
+            continue;
+        const char *v = c + 1;
+        while (v < e && isspace((unsigned char)*v))
+            v++;
+        if (parse_size(v, e, &t))
+            set(r, f[i].bit, (uint64_t *)((char *)r + f[i].off), &t);
+        else if (f[i].bit == OD_HAVE_ALLOWED && starts(v, e, "17179869184"))
+            r->garbage_figure = 1; /* 2^64 bytes: no fraction set, no cap */
     }
 }
 
