@@ -175,6 +175,13 @@ od_status od_model_validate(const od_model *m, od_error *err)
     }
     if (m->shared_intermediate > MAX_DIM)
         return od_fail(err, OD_ERR_LIMIT, "shared_expert_intermediate_size is absurdly large");
+    if (m->q_lora_rank > 65536 || m->kv_lora_rank > 65536 || m->qk_rope_dim > 65536 ||
+        m->qk_nope_dim > 65536 || m->v_head_dim > 65536)
+        return od_fail(err, OD_ERR_LIMIT, "a multi-head latent attention size is absurdly large");
+    if (m->kv_lora_rank && !m->v_head_dim)
+        return od_fail(err, OD_ERR_FORMAT, "v_head_dim must be a positive integer");
+    if (m->type_vocab > MAX_DIM)
+        return od_fail(err, OD_ERR_LIMIT, "type_vocab_size is absurdly large");
     if (!(m->attn_dropout >= 0 && m->attn_dropout < 1) ||
         !(m->resid_dropout >= 0 && m->resid_dropout < 1) ||
         !(m->embd_dropout >= 0 && m->embd_dropout < 1))

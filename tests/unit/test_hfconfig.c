@@ -275,6 +275,11 @@ static void test_generic_fallback(void **state)
                                  "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
                                  "\"intermediate_size\": 512, \"vocab_size\": 1000, "
                                  "\"tie_word_embeddings\": true}", &m), want - V * h);
+    const char *mla = "{\"model_type\": \"deepseek_v2\", \"hidden_size\": 64, "
+                      "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 10, "
+                      "\"intermediate_size\": 10, \"kv_lora_rank\": 1099511627776, "
+                      "\"qk_rope_head_dim\": 4, \"qk_nope_head_dim\": 8, \"v_head_dim\": 8}";
+    assert_int_equal(od_hfconfig_parse(mla, strlen(mla), &m, &err), OD_ERR_LIMIT);
     const char *xl = "{\"model_type\": \"xlnet\", \"d_model\": 512}";
     assert_int_equal(od_hfconfig_parse(xl, strlen(xl), &m, &err), OD_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "hidden_size"));
