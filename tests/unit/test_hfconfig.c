@@ -191,6 +191,7 @@ static void test_more_families(void **state)
     assert_int_equal(params_of("examples/configs/bert-base-cased.json"), 108310272ULL);
     assert_int_equal(params_of("examples/configs/phi-2.json"), 2779683840ULL);
     assert_int_equal(params_of("examples/configs/gemma-2-9b.json"), 9241705984ULL);
+    assert_int_equal(params_of("examples/configs/deepseek-v2-lite.json"), 15706484224ULL);
     /* google-t5/t5-3b: DeepSpeed's memory.rst counts "2851M total params" */
     assert_int_equal(params_of("examples/configs/t5-3b.json"), 2851598336ULL);
     /* mosaicml/mpt-7b: ALiBi, fused Wqkv, LayerNorms without biases, tied */
