@@ -163,7 +163,8 @@ static const char CSS[] =
     "opacity:.15;pointer-events:none}svg .pin{fill:var(--peak);opacity:.2;stroke:var(--peak);stroke-width:1;"
     "pointer-events:none}svg .mark{fill:var(--oom);opacity:.15;stroke:var(--oom);pointer-events:none}"
     ".od-slider{vertical-align:middle;width:22em}.od-state-info{flex-basis:100%}svg .node{cursor:pointer}"
-    "svg text.ice{font-size:11px;fill:#fff;pointer-events:none}.od-crumb{font-family:ui-monospace,monospace}\n";
+    "svg text.ice{font-size:11px;fill:#fff;pointer-events:none}.od-crumb{font-family:ui-monospace,monospace}"
+    ".od-link{cursor:pointer;border-bottom:1px dotted var(--muted)}.od-link:hover,.od-link.on{background:var(--panel)}\n";
 
 /* BEGIN SCRIPT (the page's script; kept in this file so the page stays one file) */
 static const char SCRIPT[] =
@@ -383,6 +384,10 @@ static const char SCRIPT[] =
     "}\n"
     "function drawPin() {\n"
     "while (hl.firstChild) hl.removeChild(hl.firstChild);\n"
+    "if (self.marked) {\n"
+    "var m1 = Number(cx(X(self.marked.a))), m2 = Number(cx(X(self.marked.b)));\n"
+    "el(svg, 'rect', {'class': 'mark', x: (m1 - 1).toFixed(1), y: TOP, width: Math.max(2, m2 - m1 + 2).toFixed(1), height: H}, hl);\n"
+    "}\n"
     "if (pinned < 0) return;\n"
     "var x1 = Number(cx(X(AS[pinned]))), x2 = Number(cx(X(Math.min(AE[pinned], T1))));\n"
     "el(svg, 'rect', {'class': 'pin', x: x1, y: TOP, width: Math.max(1.5, x2 - x1).toFixed(1), height: H}, hl);\n"
@@ -402,13 +407,11 @@ static const char SCRIPT[] =
     "self.view = view;\n"
     "self.range = function (q) { return {start: AS[q], end: AE[q]}; };\n"
     "self.reset = function () { setView(D.t0, T1); };\n"
-    "self.showRange = function (a, b) { /* an evidence link: this stretch of time, highlighted */\n"
-    "var pad = Math.max((b - a) * 0.5, 50);\n"
-    "setView(a - pad, b + pad);\n"
-    "pinned = -1;\n"
-    "hl.textContent = '';\n"
+    "self.showRange = function (a, b) {\n"
+    "var pad = Math.max((b - a) * 0.15, (T1 - D.t0) * 0.02, 20);\n"
+    "pin(-1);\n"
     "self.marked = {a: a, b: b};\n"
-    "schedule();\n"
+    "setView(a - pad, b + pad);\n"
     "};\n"
     "hit.addEventListener('pointerdown', function (ev) {\n"
     "if (ev.button !== 0) return;\n"
@@ -652,6 +655,25 @@ static const char SCRIPT[] =
     "if (!svg) continue;\n"
     "try { states.push(new State(svg, JSON.parse(blocks[i].textContent))); } catch (err) { if (window.console) console.error(err); }\n"
     "}\n"
+    "var evs = document.querySelectorAll('.od-ev');\n"
+    "function evidence(e) {\n"
+    "var item = Number(e.getAttribute('data-item')), dev = Number(e.getAttribute('data-device')), T = null;\n"
+    "for (var j = 0; j < all.length && !T; j++) if (all[j].D.item === item && all[j].D.device === dev) T = all[j];\n"
+    "if (!T) return;\n"
+    "e.className += ' od-link';\n"
+    "e.setAttribute('role', 'link');\n"
+    "e.setAttribute('tabindex', '0');\n"
+    "e.title = 'show this moment on the timeline';\n"
+    "function go() {\n"
+    "for (var k = 0; k < evs.length; k++) evs[k].classList.remove('on');\n"
+    "e.classList.add('on');\n"
+    "T.showRange(Number(e.getAttribute('data-a')), Number(e.getAttribute('data-b')));\n"
+    "T.svg.scrollIntoView({block: 'center'});\n"
+    "}\n"
+    "e.addEventListener('click', go);\n"
+    "e.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); go(); } });\n"
+    "}\n"
+    "for (i = 0; i < evs.length; i++) evidence(evs[i]);\n"
     "window.oomdoc = {timelines: all, states: states, icicles: icicles, ready: true};\n"
     "document.documentElement.setAttribute('data-oomdoc', 'ready');\n"
     "})();\n";
@@ -842,8 +864,8 @@ static int cmp_order(const void *pa, const void *pb)
  *   a            lifetimes in trace order: start deltas, durations (-1: never freed),
  *                block and requested bytes, stack, category (cats)
  *   ap           which of them are live at the peak */
-static od_status timeline_data(ctx *c, const od_device_summary *d, const od_timeline *t, const frame *fr,
-                               const size_t *order, int other, const char *id, od_error *err)
+static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, const od_timeline *t,
+                               const frame *fr, const size_t *order, int other, const char *id, od_error *err)
 {
     const od_trace *tr = d->trace;
     const od_snapshot *s = tr->snap;
@@ -903,10 +925,10 @@ static od_status timeline_data(ctx *c, const od_device_summary *d, const od_time
 
     fprintf(f, "<script type=\"application/json\" class=\"od-timeline\" data-for=\"%s\">\n{\"t0\":%llu,\"t1\":%llu,"
                "\"ymax\":%llu,\"w\":%.0f,\"ml\":%.0f,\"mr\":%.0f,\"top\":%.0f,\"h\":%.0f,\"peak\":%llu,\"peakb\":%llu,"
-               "\"entries\":%llu,\"lives\":%zu,\"all\":%d",
+               "\"entries\":%llu,\"lives\":%zu,\"all\":%d,\"item\":%zu,\"device\":%lld",
             id, (unsigned long long)fr->t0, (unsigned long long)fr->t1, (unsigned long long)fr->ymax, W, ML, MR, fr->top,
             fr->h, (unsigned long long)t->peak_time_us, (unsigned long long)t->peak_live_bytes,
-            (unsigned long long)d->entries, nl, n_sel == nl);
+            (unsigned long long)d->entries, nl, n_sel == nl, item, (long long)d->device);
     /* points */
     jarr_u64(f, "p", pt->time_us, pt->n_points, 1, fr->t0);
     jarr_u64(f, "l", pt->live_bytes, pt->n_points, 0, 0);
@@ -1200,7 +1222,7 @@ static od_status timeline_plot(ctx *c, const od_device_summary *d, const od_time
                 d->n_ooms && !c->in->capacity_bytes ? " (was the run capped? give the cap as the capacity)" : "");
     }
     fprintf(c->f, "</figcaption>\n");
-    od_status st = timeline_data(c, d, t, &fr, order, other, id, err);
+    od_status st = timeline_data(c, (size_t)(it - c->in->items), d, t, &fr, order, other, id, err);
     fprintf(c->f, "</figure>\n");
     return st;
 }
@@ -1954,7 +1976,53 @@ static void fixes(ctx *c, const char *title, const od_report_fix *f, size_t n)
     fprintf(c->f, "</ol>\n");
 }
 
-static void diagnosis_section(ctx *c, const od_report_diagnosis *d)
+/* The moment of the trace an evidence sentence talks about, on the timeline of the
+ * snapshot it names ("NAME: ..."; "tried: ..." sentences are about the first snapshot):
+ * the entry it names ("entry N"), else the peak when it speaks of the peak, else the
+ * iterations from the first boundary to the last when it speaks of iterations. Fills the
+ * item, the device and the time range [*a, *b] (trace clock); 0 when there is none. */
+static int evidence_moment(const ctx *c, od_summary *const *sums, const char *ev, size_t *item, int64_t *device,
+                           uint64_t *a, uint64_t *b)
+{
+    const od_report_input *in = c->in;
+    size_t k = in->n_items;
+    for (size_t i = 0; i < in->n_items && k == in->n_items; i++) {
+        size_t len = strlen(in->items[i].name);
+        if (sums[i] && strncmp(ev, in->items[i].name, len) == 0 && ev[len] == ':')
+            k = i;
+    }
+    if (k == in->n_items && strncmp(ev, "tried:", 6) == 0)
+        for (size_t i = 0; i < in->n_items && k == in->n_items; i++)
+            if (sums[i])
+                k = i;
+    if (k == in->n_items || !sums[k]->n_devices)
+        return 0;
+    const od_device_summary *d = NULL;
+    for (size_t i = 0; i < sums[k]->n_devices && !d; i++)
+        if (sums[k]->devices[i].has_trace && sums[k]->devices[i].entries)
+            d = &sums[k]->devices[i];
+    if (!d)
+        return 0;
+    const od_trace *t = d->trace;
+    const char *e = strstr(ev, "entry ");
+    char *end;
+    unsigned long long n = e ? strtoull(e + 6, &end, 10) : 0;
+    if (e && end != e + 6 && n < t->n_entries) {
+        *a = *b = t->entries[n].time_us;
+    } else if (strstr(ev, "peak") && t->has_peak) {
+        *a = *b = t->peak_time_us;
+    } else if (strstr(ev, "iteration") && t->n_boundaries >= 2) {
+        *a = t->entries[t->boundaries[0]].time_us;
+        *b = t->entries[t->boundaries[t->n_boundaries - 1]].time_us;
+    } else {
+        return 0;
+    }
+    *item = k;
+    *device = d->device;
+    return 1;
+}
+
+static void diagnosis_section(ctx *c, const od_report_diagnosis *d, od_summary *const *sums)
 {
     int ok = d->verdict && strcmp(d->verdict, "healthy") == 0;
     fprintf(c->f, "<section class=\"diagnosis card\">\n<h2>Diagnosis: <span class=\"verdict%s\">", ok ? " ok" : "");
@@ -1968,9 +2036,17 @@ static void diagnosis_section(ctx *c, const od_report_diagnosis *d)
     if (d->n_evidence) {
         fprintf(c->f, "<h3>Evidence</h3>\n<ul>\n");
         for (size_t i = 0; i < d->n_evidence; i++) {
-            fprintf(c->f, "<li>");
+            size_t item;
+            int64_t device;
+            uint64_t a, b;
+            /* linked (by the page's script) to the moment of the timeline it talks about */
+            if (evidence_moment(c, sums, d->evidence[i], &item, &device, &a, &b))
+                fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-a=\"%llu\" "
+                              "data-b=\"%llu\">", item, (long long)device, (unsigned long long)a, (unsigned long long)b);
+            else
+                fprintf(c->f, "<li><span>");
             esc(c->f, d->evidence[i]);
-            fprintf(c->f, "</li>\n");
+            fprintf(c->f, "</span></li>\n");
         }
         fprintf(c->f, "</ul>\n");
     }
@@ -2037,7 +2113,7 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
     fprintf(f, ".</p>\n</header>\n");
 
     if (in->diagnosis)
-        diagnosis_section(&c, in->diagnosis);
+        diagnosis_section(&c, in->diagnosis, sums);
     if (n_snap) {
         fprintf(f, "<section class=\"glance\">\n<h2>At a glance</h2>\n<table><tr><th>snapshot</th><th class=\"n\">device</th>"
                    "<th class=\"n\">peak live</th><th class=\"n\">reserved</th><th class=\"n\">allocated</th>"

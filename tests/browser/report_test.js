@@ -143,6 +143,35 @@ async function icicle(browser, name, tag) {
   await page.close();
 }
 
+// An evidence link: the first linked evidence item (snap_train_oom: the OOM at entry 500)
+// zooms the timeline to its moment and highlights it.
+async function evidenceLink(browser, name, tag) {
+  const page = await open(browser, name);
+  const ev = await page.evaluate(() => {
+    const e = document.querySelector('.od-ev.od-link');
+    if (!e) return null;
+    e.scrollIntoView({block: 'center'});
+    const r = e.getBoundingClientRect();
+    return {x: r.left + 10, y: r.top + r.height / 2, text: e.textContent, a: Number(e.dataset.a), b: Number(e.dataset.b)};
+  });
+  check(tag + ' evidence items linked', ev, 'no linked evidence item');
+  if (!ev) return page.close();
+  await page.mouse.click(ev.x, ev.y);
+  await settle(page);
+  const got = await page.evaluate(() => {
+    const T = window.oomdoc.timelines[0], m = T.svg.querySelector('rect.mark'), r = T.svg.getBoundingClientRect();
+    return {view: [T.view.a, T.view.b], full: [T.D.t0, T.D.t1], mark: m ? m.getBoundingClientRect().width : 0,
+            marked: T.marked, onScreen: r.top < window.innerHeight && r.bottom > 0};
+  });
+  check(tag + ' evidence link highlights its moment', got.mark > 0 && got.marked && got.marked.a === ev.a && got.marked.b === ev.b &&
+        got.view[0] <= ev.a && got.view[1] >= ev.b && got.view[1] - got.view[0] < (got.full[1] - got.full[0]) * 0.5 && got.onScreen,
+        JSON.stringify(got) + ' for ' + ev.text);
+  console.log(tag + ' evidence link: "' + ev.text.slice(0, 90) + '..." -> +' + ((ev.a - got.full[0]) / 1e6).toFixed(6) + ' s');
+  await page.screenshot({path: path.join(shotsDir, tag + '_evidence.png')});
+  check(tag + ' no script errors (evidence)', page.errors.length === 0, page.errors.join('; '));
+  await page.close();
+}
+
 async function interact(browser, name, site, tag) {
   const page = await open(browser, name);
   check(tag + ' interactive in <= 2 s', page.readyMs <= 2000, page.readyMs + ' ms');
@@ -220,6 +249,7 @@ async function interact(browser, name, site, tag) {
   try {
     await interact(browser, 'snap_train_oom', 'train.py:96:train_step', 'snap_train_oom');
     await interact(browser, 'long', 'train.py', 'long');
+    await evidenceLink(browser, 'snap_train_oom', 'snap_train_oom');
     await icicle(browser, 'snap_train_oom', 'snap_train_oom');
     await icicle(browser, 'long', 'long');
     await slider(browser, 'snap_train_oom', path.join(fixtures, 'snap_train_oom.pickle'), 'snap_train_oom');

@@ -296,11 +296,23 @@ static void interactive_data(void **state)
     od_report_input in = {0};
     in.items = &item;
     in.n_items = 1;
+    /* evidence names its snapshot, then the moment: entry 500 (the OOM), the peak */
+    const char *ev[] = {"snap_train_oom.pickle: OOM at entry 500: 128.00 MiB requested",
+                        "snap_train_oom.pickle: 8.37 GiB live at the peak", "tried: x -- still OOM at entry 500",
+                        "snap_train_oom.pickle: torch 2.3.0 or newer", "other.pickle: OOM at entry 500"};
+    od_report_diagnosis diag = {"capacity", NULL, ev, 5, NULL, 0, NULL, 0, NULL};
+    in.diagnosis = &diag;
     size_t len;
     char *html = render(&in, &len);
+    assert_non_null(strstr(html, "<li><span class=\"od-ev\" data-item=\"0\" data-device=\"0\" data-a=\"1796050986552070\" "
+                                 "data-b=\"1796050986552070\">snap_train_oom.pickle: OOM at entry 500"));
+    assert_non_null(strstr(html, "data-a=\"1796050986551197\" data-b=\"1796050986551197\">snap_train_oom.pickle: 8.37 GiB"));
+    assert_non_null(strstr(html, "data-b=\"1796050986552070\">tried: x"));
+    assert_non_null(strstr(html, "<li><span>snap_train_oom.pickle: torch 2.3.0"));
+    assert_non_null(strstr(html, "<li><span>other.pickle: OOM at entry 500"));
     char *data = between(html, "<script type=\"application/json\" class=\"od-timeline\" data-for=\"timeline-0\">",
                          "</script>");
-    assert_non_null(strstr(data, "\"entries\":635,\"lives\":257,\"all\":1"));
+    assert_non_null(strstr(data, "\"entries\":635,\"lives\":257,\"all\":1,\"item\":0,\"device\":0"));
     const char *cols[] = {"\"as\":[", "\"ad\":[", "\"ab\":[", "\"ar\":[", "\"ak\":[", "\"ai\":["};
     for (size_t i = 0; i < 6; i++) {
         char *v = between(data, cols[i], "]");
@@ -336,6 +348,7 @@ static void interactive_data(void **state)
 
     s = load("tests/data/snapshots/snap_train_long.pickle.gz");
     item.snapshot = s;
+    in.diagnosis = NULL;
     html = render(&in, &len);
     assert_true(len <= 5 * MiB);
     data = between(html, "data-for=\"timeline-0\">", "</script>");
