@@ -19,7 +19,7 @@
 #define MiB (1024.0 * 1024.0)
 
 static const char *const verdict_names[OD_VERDICT_COUNT] = {
-    "healthy", "unknown", "capacity", "fragmentation", "other_processes", "cap_limit", "leak",
+    "healthy", "unknown", "capacity", "fragmentation", "other_processes", "cap_limit", "leak", "host_memory",
 };
 
 const char *od_verdict_name(od_verdict v)
@@ -56,7 +56,12 @@ void od_oom_reason(const od_oom_report *r, char *buf, size_t size)
     char a[32], b[32], c[32], d[32], e[32], f[32];
     uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
     const char *lim = (r->have & OD_HAVE_ALLOWED) ? "the cap" : "capacity";
+    if (od_triage_reason(r, buf, size))
+        return;
     switch (r->verdict) {
+    case OD_OOM_HOST_MEMORY:
+        snprintf(buf, size, "host RAM, the OOM killer or shared memory ran out, not GPU memory");
+        return;
     case OD_OOM_UNKNOWN:
         if (!(r->have & OD_HAVE_REQUESTED))
             snprintf(buf, size, "the message does not say how much was requested");
@@ -155,6 +160,7 @@ static od_verdict from_oom(od_oom_verdict v)
     case OD_OOM_OTHER_PROCESSES: return OD_VERDICT_OTHER_PROCESSES;
     case OD_OOM_CAPACITY: return OD_VERDICT_CAPACITY;
     case OD_OOM_UNKNOWN: return OD_VERDICT_UNKNOWN;
+    case OD_OOM_HOST_MEMORY: return OD_VERDICT_HOST_MEMORY;
     }
     return OD_VERDICT_UNKNOWN;
 }
@@ -906,6 +912,9 @@ static void evidence_from_log(od_diagnosis *d, const od_diag_input *in, size_t i
         const char *note = od_oom_request_note(r);
         if (note && r->verdict != OD_OOM_UNKNOWN)
             evid(d, idx, NULL, 0, "requested %s: %s", iec(r->requested_bytes, a, sizeof a), note);
+        const char *meaning = od_advice_meaning(r);
+        if (meaning)
+            evid(d, idx, NULL, 0, "%s: what it means: %s", in->name, meaning);
     }
     for (size_t i = 0; i < t->n_summaries; i++) {
         const od_mem_summary *m = &t->summaries[i];
@@ -1066,7 +1075,8 @@ static void evidence_from_profile(od_diagnosis *d, const od_diag_input *in, size
 static int complete_from_profiles(od_diagnosis *d, const od_diag_input *ins, size_t n)
 {
     const od_oom_report *r = d->report;
-    if (!r || d->verdict != OD_VERDICT_UNKNOWN || !r->requested_bytes)
+    if (!r || !r->requested_bytes || r->have_headroom ||
+        (d->verdict != OD_VERDICT_UNKNOWN && d->verdict != OD_VERDICT_CAPACITY))
         return 0;
     for (size_t i = 0; i < n; i++) {
         const od_profile *p = ins[i].profile;
@@ -1734,7 +1744,33 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
     uint64_t request = r ? r->requested_bytes : x->sf ? x->sf->oom_request_bytes : 0;
     int device_had_room = (r && (r->have & OD_HAVE_FREE) && r->free_bytes >= request && request) ||
                           (x->sf && x->sf->have_oom && x->sf->oom_device_free_bytes >= x->sf->oom_request_bytes);
+    /* A report from outside PyTorch's caching allocator (the host, vLLM, a library, XLA,
+     * TF, JAX) takes the remedies its own knobs give, unchecked: no model of those. */
+    int torch_report = !r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM ||
+                       r->framework == OD_FW_PYTORCH_MPS;
+    if (r && !x->sf && (!torch_report || d->verdict == OD_VERDICT_HOST_MEMORY)) {
+        od_advice h[8];
+        size_t nh = od_advice_for_report(r, h, 8);
+        for (size_t i = 0; i < nh; i++)
+            advise_as(x, 1, 5, (double)i, h[i], NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: oomdoc has no model of this allocator"));
+        if (d->verdict == OD_VERDICT_HOST_MEMORY) {
+            snprintf(d->verify, sizeof d->verify, "rerun, and expect no OOM report in the new log");
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
+        }
+        if (nh || d->verdict == OD_VERDICT_HOST_MEMORY) {
+            rank_remedies(d->do_now, d->n_do_now);
+            rank_remedies(d->long_term, d->n_long_term);
+            if (!d->verify[0]) {
+                snprintf(d->verify, sizeof d->verify, "rerun with the change, and triage the new log");
+                snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
+            }
+            return;
+        }
+    }
     switch (d->verdict) {
+    case OD_VERDICT_HOST_MEMORY:
+        break;
     case OD_VERDICT_LEAK: {
         const char *per = d->have_growth_per_step ? "step" : "second";
         double g = d->have_growth_per_step ? d->growth_bytes_per_step : d->growth_bytes_per_second;

@@ -35,6 +35,7 @@ typedef enum {
     OD_VERDICT_OTHER_PROCESSES,
     OD_VERDICT_CAP_LIMIT,
     OD_VERDICT_LEAK,
+    OD_VERDICT_HOST_MEMORY,   /* CPU RAM, the OOM killer or shared memory ran out, not the GPU */
     OD_VERDICT_COUNT
 } od_verdict;
 
