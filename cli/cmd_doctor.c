@@ -504,7 +504,7 @@ static int parse_fail_on(const char *list, int *fail_on)
         else
             return od_cli_usage_error("doctor",
                                       "--fail-on: '%s' is not a verdict (capacity, fragmentation, leak, "
-                                      "other_processes, cap_limit, healthy, unknown)", tok);
+                                      "other_processes, cap_limit, host_memory, healthy, unknown)", tok);
     }
     return 0;
 }
