@@ -24,12 +24,14 @@
 /* Smallest memory first: od_gpu_by_memory walks the table in this order (test_plan
  * checks it), so a new entry goes where its memory puts it. */
 static const od_gpu TABLE[] = {
-    /* "GPU 0 has a total capacity of 14.56 GiB" (torch 2.x, Tesla T4; 15360 MiB in
-     * nvidia-smi); no bf16 on Turing */
+    /* "GPU 0 has a total capacity of 14.56 GiB" (torch 2.x OOMs on Tesla T4 in public
+     * issues; 15360 MiB in nvidia-smi); no bf16 on Turing */
     {"t4", "Tesla T4 (16 GB)", GIBF(14.56), 450 * MIB, WS_OLD, 0, 0, 0},
-    /* "15.77 GiB total capacity" (Tesla V100-SXM2-16GB); no bf16 on Volta */
+    /* 15.77 GiB: the usual total of a Tesla V100-SXM2-16GB (16160 MiB in nvidia-smi; not
+     * checked against a captured message here); no bf16 on Volta */
     {"v100-16", "Tesla V100 16GB", GIBF(15.77), 450 * MIB, WS_OLD, 0, 0, 0},
-    /* "total capacity of 21.99 GiB" (A10/A10G, 23028 MiB in nvidia-smi) */
+    /* "a total capacty of 21.99 GiB" (an A10's torch 2.x OOM in a public issue; A10 and
+     * A10G both show 23028 MiB in nvidia-smi) */
     {"a10g", "NVIDIA A10G (24 GB)", GIBF(21.99), 500 * MIB, WS_OLD, 0, 0, 1},
     /* 23034 MiB in nvidia-smi; "22.05 GiB total capacity" */
     {"l4", "NVIDIA L4 24GB", GIBF(22.05), 500 * MIB, WS_OLD, 0, 0, 1},
@@ -37,16 +39,19 @@ static const od_gpu TABLE[] = {
     {"rtx4090", "NVIDIA GeForce RTX 4090 24GB", GIBF(23.65), 450 * MIB, WS_OLD, 0, 0, 1},
     /* "23.69 GiB total capacity" */
     {"rtx3090", "NVIDIA GeForce RTX 3090 24GB", GIBF(23.69), 450 * MIB, WS_OLD, 0, 0, 1},
-    /* "31.75 GiB total capacity" (Tesla V100-SXM2-32GB); no bf16 on Volta */
+    /* 31.75 GiB: the usual total of a Tesla V100-SXM2-32GB (32510 MiB in nvidia-smi; not
+     * checked against a captured message here); no bf16 on Volta */
     {"v100-32", "Tesla V100 32GB", GIBF(31.75), 450 * MIB, WS_OLD, 0, 0, 0},
     /* A100-SXM4-40GB / A100-PCIE-40GB: 40960 MiB in nvidia-smi, 39.39 GiB in torch */
     {"a100-40", "NVIDIA A100 40GB", 42298834944ULL, 600 * MIB, WS_OLD, 0, 0, 1},
     /* "44.42 GiB total capacity" (46068 MiB in nvidia-smi) */
     {"l40s", "NVIDIA L40S 48GB", GIBF(44.42), 550 * MIB, WS_OLD, 0, 0, 1},
-    /* "47.54 GiB total capacity" (NVIDIA RTX A6000, 49140 MiB in nvidia-smi) */
+    /* 47.54 GiB: the usual total of an NVIDIA RTX A6000 (49140 MiB in nvidia-smi; not
+     * checked against a captured message here) */
     {"a6000", "NVIDIA RTX A6000 48GB", GIBF(47.54), 550 * MIB, WS_OLD, 0, 0, 1},
-    /* one GCD, which torch sees as one device: "total capacity of 63.98 GiB"; HIP's
-     * context and hipBLASLt workspace taken as CUDA's */
+    /* one GCD, which torch sees as one device: "a total capacity of 63.98 GiB" (a 64 GB
+     * HIP device's OOM in a public issue); HIP's context and hipBLASLt workspace taken as
+     * CUDA's */
     {"mi250x", "AMD Instinct MI250X (one of its two GCDs, 64 GB)", GIBF(63.98), 600 * MIB, WS_SM90, 0, 0, 1},
     /* "total capacity of 79.11 GiB" (NVIDIA H100 80GB HBM3, 81559 MiB in nvidia-smi) */
     {"h100-sxm", "NVIDIA H100 80GB HBM3 (SXM)", GIBF(79.11), CTX_MEASURED, WS_SM90, 0, 0, 1},
@@ -54,13 +59,15 @@ static const od_gpu TABLE[] = {
     {"h100-pcie", "NVIDIA H100 PCIe 80GB", GIBF(79.11), CTX_MEASURED, WS_SM90, 0, 0, 1},
     /* "79.15 GiB total capacity" (NVIDIA A100-SXM4-80GB, 81920 MiB in nvidia-smi) */
     {"a100-80", "NVIDIA A100 80GB", GIBF(79.15), 600 * MIB, WS_OLD, 0, 0, 1},
-    /* "total capacity of 93.00 GiB" (NVIDIA H100 NVL, 94 GB) */
+    /* "a total capacity of 93.00 GiB" (an H100 NVL 94GB's OOM in a public issue) */
     {"h100-nvl", "NVIDIA H100 NVL 94GB", GIBF(93.00), CTX_MEASURED, WS_SM90, 0, 0, 1},
     /* measured: torch.cuda.mem_get_info() total on NVIDIA H200 (143771 MiB in nvidia-smi) */
     {"h200", "NVIDIA H200 141GB (measured)", 150109880320ULL, CTX_MEASURED, WS_SM90, 0, 0, 1},
-    /* "total capacity of 178.35 GiB" (NVIDIA B200, 183359 MiB in nvidia-smi) */
+    /* 178.35 GiB: NVIDIA B200's 183359 MiB in nvidia-smi less the driver's share (derived,
+     * not checked against a captured message) */
     {"b200", "NVIDIA B200 180GB", GIBF(178.35), CTX_MEASURED, WS_SM90, 0, 0, 1},
-    /* "total capacity of 191.98 GiB" (AMD Instinct MI300X, 192 GB HBM3) */
+    /* 191.98 GiB: AMD Instinct MI300X's 192 GiB HBM3 less the driver's share (derived,
+     * not checked against a captured message) */
     {"mi300x", "AMD Instinct MI300X 192GB", GIBF(191.98), 600 * MIB, WS_SM90, 0, 0, 1},
 };
 #define N_TABLE (sizeof TABLE / sizeof TABLE[0])
