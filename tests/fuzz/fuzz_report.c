@@ -1,7 +1,9 @@
 /* fuzz_report.c - libFuzzer target for the HTML report on any snapshot the loader
  * accepts: the timeline, the layout at several moments and the page must come out of
  * inconsistent segments, blocks and traces (out-of-order times, frees of unknown
- * addresses, absurd sizes) without a crash, a sanitizer report or a hang. */
+ * addresses, absurd sizes) without a crash, a sanitizer report or a hang: with the data
+ * the page's script reads (lifetimes, stacks, allocator states) and evidence linked to
+ * moments the trace may lack. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,11 +41,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *f = fopen("/dev/null", "w");
     if (!f)
         abort();
-    od_report_item item = {OD_REPORT_SNAPSHOT, "fuzz", s, NULL, 0, NULL, NULL, NULL};
+    od_report_item item = {OD_REPORT_SNAPSHOT, "fuzz", s, NULL, 0, NULL, NULL, NULL, NULL};
+    /* evidence that names moments the trace may not have: the page links what exists */
+    const char *ev[] = {"fuzz: OOM at entry 0", "fuzz: at entry 18446744073709551615", "fuzz: entry x at the peak",
+                        "tried: x -- still OOM at entry 3", "fuzz: 2 per iteration", "fuzz", "fuzz:", ""};
+    od_report_diagnosis diag = {"capacity", NULL, ev, sizeof ev / sizeof ev[0], NULL, 0, NULL, 0, NULL};
     od_report_input rin = {0};
     rin.items = &item;
     rin.n_items = 1;
     rin.max_points = 64;
+    rin.diagnosis = &diag;
     st = od_report_write(&rin, f, &err);
     if (st != OD_OK && st != OD_ERR_NOMEM && st != OD_ERR_LIMIT)
         abort();
