@@ -1550,8 +1550,10 @@ static void recipe_items(rx *x, uint64_t target, int is_cap, const char *under)
         const od_gpu *gg = od_gpu_by_memory(i);
         uint64_t dev = 0;
         int fits = 0;
-        if (gg->memory_bytes <= target || od_plan_fits(x->o->model, w, gg, &dev, &fits, NULL) != OD_OK || !fits)
-            continue;
+        int bf16 = w->precision == OD_PREC_AMP_BF16 || w->precision == OD_PREC_BF16 || w->precision == OD_PREC_MIXED_BF16;
+        if (gg->memory_bytes <= target || (bf16 && !gg->bf16) ||
+            od_plan_fits(x->o->model, w, gg, &dev, &fits, NULL) != OD_OK || !fits)
+            continue; /* too small, without bf16 for a bf16 recipe, or the step does not fit it */
         od_plan_workload_flags(w, fl, sizeof fl);
         snprintf(act, sizeof act, "or a GPU with more memory: the smallest that fits the step as it is is the %s",
                  gg->description);
