@@ -8,6 +8,7 @@
 #include "categorize.h"
 #include "profilesvg.h"
 #include "replay.h"
+#include "snapdiff.h"
 #include "summary.h"
 #include "timeline.h"
 #include "units.h"
@@ -1671,6 +1672,160 @@ static void glance_rows(ctx *c, const od_report_item *it, const od_summary *sum)
     }
 }
 
+/* ---------- compare ---------- */
+
+/* A signed byte change: "+1.00 GiB", "&minus;512.00 MiB", "0". */
+static void delta_cell(FILE *f, uint64_t before, uint64_t after)
+{
+    if (after == before)
+        fprintf(f, "<td class=\"n\">0</td>");
+    else if (after > before)
+        fprintf(f, "<td class=\"n\">+%s</td>", IEC(after - before));
+    else
+        fprintf(f, "<td class=\"n\">&minus;%s</td>", IEC(before - after));
+}
+
+/* Two snapshots side by side (the first is "before"): their figures, both timelines of
+ * live bytes on one axis (time since each trace's first entry), and live bytes at each
+ * peak by site (snapdiff.h) and by category (categorize.h). */
+static od_status compare_section(ctx *c, const od_report_item *ia, const od_summary *a, const od_report_item *ib,
+                                 const od_summary *b, od_error *err)
+{
+    FILE *f = c->f;
+    od_snapdiff *df = NULL;
+    od_status st = od_snapdiff_compute(a, b, &df, err);
+    if (st != OD_OK)
+        return st;
+    fprintf(f, "<section class=\"compare\">\n<h2>Compare <code>");
+    esc(f, ia->name);
+    fprintf(f, "</code> (before) and <code>");
+    esc(f, ib->name);
+    fprintf(f, "</code> (after)</h2>\n");
+    for (size_t k = 0; k < df->n_devices && st == OD_OK; k++) {
+        const od_device_change *ch = &df->devices[k];
+        if (ch->device_before < 0 || ch->device_after < 0)
+            continue;
+        const od_device_summary *da = NULL, *db = NULL;
+        for (size_t i = 0; i < a->n_devices; i++)
+            if (a->devices[i].device == ch->device_before)
+                da = &a->devices[i];
+        for (size_t i = 0; i < b->n_devices; i++)
+            if (b->devices[i].device == ch->device_after)
+                db = &b->devices[i];
+        if (!da || !db)
+            continue;
+        if (df->n_devices > 1)
+            fprintf(f, "<h3>Device %lld and device %lld</h3>\n", (long long)ch->device_before, (long long)ch->device_after);
+        fprintf(f, "<table><tr><th></th><th class=\"n\">before</th><th class=\"n\">after</th><th class=\"n\">change</th></tr>\n");
+        static const char *const rows[] = {"peak live requested (trace)", "reserved at the end", "allocated at the end",
+                                           "stranded at the end", "segments at the end"};
+        const uint64_t *vals[] = {ch->peak, ch->reserved, ch->allocated, ch->stranded, ch->segments};
+        for (size_t r = 0; r < 5; r++) {
+            if (r == 0 && (!ch->have_peak[0] || !ch->have_peak[1]))
+                continue;
+            if (r == 4) {
+                uint64_t x = vals[r][0], y = vals[r][1];
+                fprintf(f, "<tr><td>%s</td><td class=\"n\">%llu</td><td class=\"n\">%llu</td><td class=\"n\">%s%llu</td></tr>\n",
+                        rows[r], (unsigned long long)x, (unsigned long long)y, y > x ? "+" : y < x ? "&minus;" : "",
+                        (unsigned long long)(y > x ? y - x : x - y));
+                continue;
+            }
+            fprintf(f, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>", rows[r], IEC(vals[r][0]),
+                    IEC(vals[r][1]));
+            delta_cell(f, vals[r][0], vals[r][1]);
+            fprintf(f, "</tr>\n");
+        }
+        fprintf(f, "</table>\n");
+
+        /* Both timelines on one axis. */
+        od_timeline *ta = NULL, *tb = NULL;
+        if (da->has_trace && da->entries && db->has_trace && db->entries) {
+            st = od_timeline_build(ia->snapshot, da, c->points, c->top, &ta, err);
+            if (st == OD_OK)
+                st = od_timeline_build(ib->snapshot, db, c->points, c->top, &tb, err);
+        }
+        if (st == OD_OK && ta && tb) {
+            uint64_t span = ta->last_time_us - ta->first_time_us, sb = tb->last_time_us - tb->first_time_us;
+            uint64_t top = ta->peak_live_bytes > tb->peak_live_bytes ? ta->peak_live_bytes : tb->peak_live_bytes;
+            if (sb > span)
+                span = sb;
+            if (!span)
+                span = 1;
+            uint64_t step = byte_step(top ? top : 1, 6);
+            frame fr = {0, span, round_up(top, step), MT, 260};
+            int ms = (double)span / 1e6 < 2;
+            char id[48];
+            snprintf(id, sizeof id, "compare-%u", c->figure++);
+            fprintf(f, "<h3>Both timelines on one axis</h3>\n<figure>\n");
+            svg_open(c, fr.top + fr.h + MB, id, "live bytes over time of both snapshots on one axis");
+            y_axis(c, fr.top, fr.h, fr.ymax, step, NULL);
+            x_axis(c, fr.top, fr.h, 0, (double)span, ms ? 1e-3 : 1e-6, ms ? " ms" : " s",
+                   "time since each trace's first entry", 0);
+            const od_timeline *tt[2] = {ta, tb};
+            for (int sd = 0; sd < 2; sd++) {
+                fprintf(f, "<path class=\"ml m%d\" d=\"", sd);
+                for (size_t i = 0; i < tt[sd]->n_points; i++)
+                    fprintf(f, "%c%.1f %.1f", i ? 'L' : 'M', fx(&fr, tt[sd]->time_us[i] - tt[sd]->first_time_us),
+                            fy(&fr, tt[sd]->live_bytes[i]));
+                fprintf(f, "\"><title>live bytes, %s</title></path>\n", sd ? "after" : "before");
+            }
+            fprintf(f, "</svg>\n<ul class=\"legend\"><li><span class=\"sw s0\"></span>before: <code>");
+            esc(f, ia->name);
+            fprintf(f, "</code> &mdash; peak %s in blocks</li><li><span class=\"sw s1\"></span>after: <code>",
+                    IEC(ta->peak_live_bytes));
+            esc(f, ib->name);
+            fprintf(f, "</code> &mdash; peak %s in blocks</li></ul>\n<figcaption>Live bytes (blocks) of each trace over the time "
+                       "since its own first entry.</figcaption>\n</figure>\n", IEC(tb->peak_live_bytes));
+        }
+        od_timeline_free(ta);
+        od_timeline_free(tb);
+        if (st != OD_OK)
+            break;
+
+        /* Live at each peak, by site and by category. */
+        if (ch->n_at_peak) {
+            fprintf(f, "<h3>Live at the peak, by site</h3>\n<table><tr><th class=\"n\">before</th><th class=\"n\">after</th>"
+                       "<th class=\"n\">change</th><th>site</th></tr>\n");
+            for (size_t i = 0; i < ch->n_at_peak && i < 2 * c->top; i++) {
+                const od_site_change *sc = &ch->at_peak[i];
+                fprintf(f, "<tr><td class=\"n\">%s</td><td class=\"n\">%s</td>", IEC(sc->before_bytes), IEC(sc->after_bytes));
+                delta_cell(f, sc->before_bytes, sc->after_bytes);
+                fprintf(f, "<td><code>");
+                esc(f, sc->site);
+                fprintf(f, "</code></td></tr>\n");
+            }
+            fprintf(f, "</table>\n");
+        }
+        if (da->has_trace && da->entries && db->has_trace && db->entries) {
+            od_categories *ca = NULL, *cb = NULL;
+            st = od_categorize(da->trace, SIZE_MAX, &ca, err);
+            if (st == OD_OK)
+                st = od_categorize(db->trace, SIZE_MAX, &cb, err);
+            if (st == OD_OK) {
+                fprintf(f, "<h3>Live at the peak, by category</h3>\n<table><tr><th>category</th><th class=\"n\">before</th>"
+                           "<th class=\"n\">after</th><th class=\"n\">change</th></tr>\n");
+                for (int k2 = 0; k2 < OD_CAT_COUNT; k2++) {
+                    if (!ca->bytes[k2] && !cb->bytes[k2])
+                        continue;
+                    fprintf(f, "<tr><td>%s</td><td class=\"n\">%s</td><td class=\"n\">%s</td>",
+                            od_category_name((od_category)k2), IEC(ca->bytes[k2]), IEC(cb->bytes[k2]));
+                    delta_cell(f, ca->bytes[k2], cb->bytes[k2]);
+                    fprintf(f, "</tr>\n");
+                }
+                fprintf(f, "<tr><td>total</td><td class=\"n\">%s</td><td class=\"n\">%s</td>", IEC(ca->total_bytes),
+                        IEC(cb->total_bytes));
+                delta_cell(f, ca->total_bytes, cb->total_bytes);
+                fprintf(f, "</tr>\n</table>\n");
+            }
+            od_categories_free(ca);
+            od_categories_free(cb);
+        }
+    }
+    fprintf(f, "</section>\n");
+    od_snapdiff_free(df);
+    return st;
+}
+
 /* ---------- plan ---------- */
 
 static void plan_section(ctx *c, const od_report_plan *p)
@@ -2127,6 +2282,17 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
     for (size_t i = 0; i < in->n_items && st == OD_OK; i++)
         if (sums[i])
             st = snapshot_section(&c, &in->items[i], sums[i], err);
+    if (st != OD_OK)
+        goto out;
+    /* Two snapshots or more: each after the first compared with it. */
+    for (size_t i = 0, first = in->n_items; i < in->n_items && st == OD_OK; i++) {
+        if (!sums[i])
+            continue;
+        if (first == in->n_items)
+            first = i;
+        else
+            st = compare_section(&c, &in->items[first], sums[first], &in->items[i], sums[i], err);
+    }
     if (st != OD_OK)
         goto out;
     if (in->plan)

@@ -172,6 +172,27 @@ async function evidenceLink(browser, name, tag) {
   await page.close();
 }
 
+// Compare: two snapshots give a compare section with both timelines on one axis and the
+// change by site and by category; the first large svg is still the first timeline.
+async function compare(browser, name) {
+  const page = await open(browser, name);
+  const got = await page.evaluate(() => {
+    const sec = document.querySelector('section.compare'), svg = sec && sec.querySelector('svg[id^="compare-"]');
+    if (svg) svg.scrollIntoView({block: 'center'});
+    const lines = svg ? [...svg.querySelectorAll('path.ml')].filter((p) => p.getBBox().width > 100).length : 0;
+    const first = [...document.querySelectorAll('svg')].find((s) => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 120; });
+    return {lines, tables: sec ? sec.querySelectorAll('table').length : 0, first: first.id,
+            heads: sec ? [...sec.querySelectorAll('h3')].map((h) => h.textContent) : []};
+  });
+  check('compare: both timelines on one axis', got.lines === 2, JSON.stringify(got));
+  check('compare: by site and by category', got.tables === 3 && got.heads.includes('Live at the peak, by category'), JSON.stringify(got));
+  check('compare: the first large svg is a timeline', /^timeline-/.test(got.first), got.first);
+  await page.screenshot({path: path.join(shotsDir, 'compare.png')});
+  check('compare: no requests', page.requests.length === 0, page.requests.join(' '));
+  check('compare: no script errors', page.errors.length === 0, page.errors.join('; '));
+  await page.close();
+}
+
 async function interact(browser, name, site, tag) {
   const page = await open(browser, name);
   check(tag + ' interactive in <= 2 s', page.readyMs <= 2000, page.readyMs + ' ms');
@@ -250,6 +271,7 @@ async function interact(browser, name, site, tag) {
     await interact(browser, 'snap_train_oom', 'train.py:96:train_step', 'snap_train_oom');
     await interact(browser, 'long', 'train.py', 'long');
     await evidenceLink(browser, 'snap_train_oom', 'snap_train_oom');
+    if (fs.existsSync(path.join(pagesDir, 'compare.html'))) await compare(browser, 'compare');
     await icicle(browser, 'snap_train_oom', 'snap_train_oom');
     await icicle(browser, 'long', 'long');
     await slider(browser, 'snap_train_oom', path.join(fixtures, 'snap_train_oom.pickle'), 'snap_train_oom');

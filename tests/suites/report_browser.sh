@@ -10,7 +10,8 @@
 #   - the interactive page (tests/browser/report_test.js, puppeteer-core driving the same
 #     Chromium, every request refused and counted): hover, pin, zoom and pan the timeline
 #     of snap_train_oom and of the 1 M-entry trace, the allocator-state slider at the peak
-#     against `oomdoc snapshot --json`, and the page with JavaScript off;
+#     against `oomdoc snapshot --json`, an evidence link, the icicle, the compare of two
+#     snapshots, and the page with JavaScript off;
 #   - screenshots are saved next to the binary (BUILD/report-shots/NAME.png).
 # Skips (exit 0, with a message) only when no Chromium is installed: .ci/run installs it.
 OOMDOC=$1
@@ -47,6 +48,7 @@ gen infer_wrapped $D/snap_infer_llama.pickle.gz
 gen mixed $D/leak_eval_no_grad.pickle tests/data/extracted/leak_eval_no_grad_steps.csv \
     tests/data/extracted/train_oom_log.txt
 gen long $D/snap_train_long.pickle.gz
+gen compare $D/frag_default.pickle $D/frag_expandable.pickle
 gen profile tests/data/profiler/torch_memory_timeline.json tests/data/profiler/torch_profiler_trace.json.gz \
     tests/data/profiler/jax_device_memory.prof
 size=$(wc -c <"$tmp/long.html")
@@ -97,7 +99,7 @@ browse() { # chromium with networking routed to the listener; extra arguments fo
 
 # 4. All reports in one page of frames; a script in that page (not in the reports)
 #    measures every SVG and its drawn shapes once each report has loaded.
-names="frag_default snap_train_oom leak_eval_no_grad infer_wrapped mixed long profile"
+names="frag_default snap_train_oom leak_eval_no_grad infer_wrapped mixed long profile compare"
 {
     echo '<!DOCTYPE html><html><body><pre id="out">pending</pre>'
     for n in $names; do echo "<iframe data-name=\"$n\" src=\"$n.html\" style=\"width:1100px;height:900px\"></iframe>"; done
@@ -139,7 +141,9 @@ want = {"frag_default": {"timeline": 4, "segments": 50},
         "mixed": {"timeline": 6, "iterations": 16, "segments": 50, "series": 2},
         "long": {"timeline": 6, "iterations": 100, "segments": 50},
         # profiler records: per-category timeline and the trace, phases shaded (rects)
-        "profile": {"profile": 12}}
+        "profile": {"profile": 12},
+        # two snapshots: both timelines, and their live bytes on one axis
+        "compare": {"timeline": 4, "segments": 50, "compare": 2}}
 ok = True
 for name in sys.argv[2:]:
     got = {}

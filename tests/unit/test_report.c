@@ -239,7 +239,7 @@ static void escaped_and_self_contained(void **state)
     s.n_stacks = 2;
     s.settings.present = 1;
     s.settings.alloc_conf = "<b>";
-    od_report_item item = {OD_REPORT_SNAPSHOT, "a&b<.pickle", &s, NULL, 0, NULL, NULL};
+    od_report_item item = {OD_REPORT_SNAPSHOT, "a&b<.pickle", &s, NULL, 0, NULL, NULL, NULL, NULL};
     od_report_input in = {0};
     in.items = &item;
     in.n_items = 1;
@@ -390,9 +390,40 @@ static void hooks(void **state)
     free(html);
 }
 
+/* Two snapshots: the second compared with the first, after both snapshot sections (the
+ * first timeline stays the page's first plot): frag_default then frag_expandable, 55
+ * segments at the end against 3 (their memory_summary). */
+static void compare(void **state)
+{
+    od_snapshot *a = load("tests/data/snapshots/frag_default.pickle"), *b = load("tests/data/snapshots/frag_expandable.pickle");
+    od_report_item items[2] = {{OD_REPORT_SNAPSHOT, "before.pickle", a, NULL, 0, NULL, NULL, NULL, NULL},
+                               {OD_REPORT_SNAPSHOT, "after.pickle", b, NULL, 0, NULL, NULL, NULL, NULL}};
+    od_report_input in = {0};
+    in.items = items;
+    in.n_items = 2;
+    size_t len;
+    char *html = render(&in, &len);
+    char *sec = between(html, "<section class=\"compare\">", "</section>");
+    assert_non_null(strstr(sec, "<h2>Compare <code>before.pickle</code> (before) and <code>after.pickle</code> (after)</h2>"));
+    assert_non_null(strstr(sec, "<tr><td>segments at the end</td><td class=\"n\">55</td><td class=\"n\">3</td>"
+                                "<td class=\"n\">&minus;52</td></tr>"));
+    assert_int_equal(count(sec, "<path class=\"ml m"), 2);
+    assert_non_null(strstr(sec, "<h3>Live at the peak, by category</h3>"));
+    assert_true(strstr(html, "<svg id=\"timeline-0\"") < strstr(html, "<svg id=\"compare-"));
+    free(sec);
+    free(html);
+    /* one snapshot: no compare */
+    in.n_items = 1;
+    html = render(&in, &len);
+    assert_null(strstr(html, "<section class=\"compare\">"));
+    free(html);
+    od_snapshot_free(a);
+    od_snapshot_free(b);
+}
+
 static void bad_input(void **state)
 {
-    od_report_item item = {OD_REPORT_SNAPSHOT, "x", NULL, NULL, 0, NULL, NULL};
+    od_report_item item = {OD_REPORT_SNAPSHOT, "x", NULL, NULL, 0, NULL, NULL, NULL, NULL};
     od_report_input in = {0};
     in.items = &item;
     in.n_items = 1;
@@ -413,6 +444,7 @@ int main(void)
         cmocka_unit_test(tiny_points),
         cmocka_unit_test(escaped_and_self_contained),
         cmocka_unit_test(interactive_data),
+        cmocka_unit_test(compare),
         cmocka_unit_test(hooks),
         cmocka_unit_test(bad_input),
     };
