@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "categorize.h"
+#include "pools.h"
 #include "profilesvg.h"
 #include "replay.h"
 #include "snapdiff.h"
@@ -165,7 +166,8 @@ static const char CSS[] =
     "pointer-events:none}svg .mark{fill:var(--oom);opacity:.15;stroke:var(--oom);pointer-events:none}"
     ".od-slider{vertical-align:middle;width:22em}.od-state-info{flex-basis:100%}svg .node{cursor:pointer}"
     "svg text.ice{font-size:11px;fill:#fff;pointer-events:none}.od-crumb{font-family:ui-monospace,monospace}"
-    ".od-link{cursor:pointer;border-bottom:1px dotted var(--muted)}.od-link:hover,.od-link.on{background:var(--panel)}\n";
+    ".od-link{cursor:pointer;border-bottom:1px dotted var(--muted)}.od-link:hover,.od-link.on{background:var(--panel)}"
+    "svg g.dim{opacity:.18}\n";
 
 /* BEGIN SCRIPT (the page's script; kept in this file so the page stays one file) */
 static const char SCRIPT[] =
@@ -491,6 +493,22 @@ static const char SCRIPT[] =
     "var toPeak = document.createElement('button');\n"
     "toPeak.type = 'button'; toPeak.textContent = 'peak';\n"
     "bar.appendChild(toPeak);\n"
+    "var only = -1, pick = null;\n"
+    "if (S.homes && S.homes.length > 1) {\n"
+    "pick = document.createElement('select');\n"
+    "pick.className = 'od-home';\n"
+    "pick.setAttribute('aria-label', 'stream and pool');\n"
+    "var o = document.createElement('option');\n"
+    "o.value = -1; o.textContent = 'all ' + S.homes.length + ' streams and pools';\n"
+    "pick.appendChild(o);\n"
+    "for (k = 0; k < S.homes.length; k++) {\n"
+    "o = document.createElement('option');\n"
+    "o.value = k; o.textContent = S.homes[k];\n"
+    "pick.appendChild(o);\n"
+    "}\n"
+    "bar.appendChild(pick);\n"
+    "pick.addEventListener('change', function () { only = Number(pick.value); draw(Number(slider.value)); });\n"
+    "}\n"
     "var info = div('od-state-info', '', bar);\n"
     "var title = svg.querySelector('title');\n"
     "function strip(g, a, z, row, unit, cls) {\n"
@@ -511,10 +529,13 @@ static const char SCRIPT[] =
     "for (j = 0; j < rows; j++)\n"
     "el(svg, 'text', {'class': 'axis', x: ML - 6, y: (6 + j * (RH + GAP) + RH / 2).toFixed(1), 'text-anchor': 'end',\n"
     "'dominant-baseline': 'middle'}, svg).textContent = tickLabel(j * row);\n"
-    "for (j = 0; j < smp.s.length; j += 2) {\n"
-    "var size = smp.s[j], n = smp.s[j + 1], g = el(svg, 'g', {}, svg), pos = 0, used = 0, b;\n"
+    "var inHome = {segments: 0, reserved: 0, busy: 0};\n"
+    "for (j = 0; j < smp.s.length; j += 3) {\n"
+    "var size = smp.s[j], n = smp.s[j + 1], home = smp.s[j + 2], pos = 0, used = 0, b;\n"
+    "var g = el(svg, 'g', {'class': only >= 0 && home !== only ? 'dim' : ''}, svg);\n"
     "for (b = 0; b < n; b++) used += smp.b[(q + b) * 3 + 1];\n"
-    "el(svg, 'title', {}, g).textContent = 'segment of ' + iec(size) + ', ' + n + ' busy block' + (n === 1 ? '' : 's') +\n"
+    "if (home === only) { inHome.segments++; inHome.reserved += size; inHome.busy += used; }\n"
+    "el(svg, 'title', {}, g).textContent = (S.homes[home] || '') + ': segment of ' + iec(size) + ', ' + n + ' busy block' + (n === 1 ? '' : 's') +\n"
     "': ' + iec(used) + ' in use, ' + iec(Math.max(0, size - used)) + ' free' +\n"
     "(n && size > used ? ' (stranded: empty_cache() cannot release it)' : '');\n"
     "for (b = 0; b < n; b++, q++) {\n"
@@ -537,11 +558,13 @@ static const char SCRIPT[] =
     "y2: (6 + r0 * (RH + GAP) + RH).toFixed(1)}, g);\n"
     "off += size;\n"
     "}\n"
-    "self.blocks = nb; self.busy = smp.u; self.entry = smp.i; self.segments = smp.s.length / 2;\n"
+    "self.blocks = nb; self.busy = smp.u; self.entry = smp.i; self.segments = smp.s.length / 3;\n"
     "info.setAttribute('data-entry', smp.i); info.setAttribute('data-blocks', nb); info.setAttribute('data-busy', smp.u);\n"
     "info.textContent = smp.i + ' of ' + S.entries + (smp.i === S.peak ? ' (the peak)' : '') + ', +' + secs(smp.t) +\n"
-    "': ' + (smp.s.length / 2) + ' segments, ' + iec(total) + ' reserved, ' + nb + ' busy blocks (' + iec(smp.u) +\n"
-    "'), ' + iec(stranded) + ' stranded, ' + iec(freeIdle) + ' free in idle segments, largest free run ' + iec(largest);\n"
+    "': ' + (smp.s.length / 3) + ' segments, ' + iec(total) + ' reserved, ' + nb + ' busy blocks (' + iec(smp.u) +\n"
+    "'), ' + iec(stranded) + ' stranded, ' + iec(freeIdle) + ' free in idle segments, largest free run ' + iec(largest) +\n"
+    "(only >= 0 ? '; ' + S.homes[only] + ': ' + inHome.segments + ' segments, ' + iec(inHome.reserved) + ' reserved, ' +\n"
+    "iec(inHome.busy) + ' busy' : '');\n"
     "}\n"
     "slider.addEventListener('input', function () { draw(Number(slider.value)); });\n"
     "toPeak.addEventListener('click', function () { slider.value = peakAt; draw(peakAt); });\n"
@@ -1468,11 +1491,67 @@ static int cmp_size(const void *pa, const void *pb)
  * slider, as JSON beside the segment map at the peak (map_id):
  *   i, t      the entry and its time (delta from the trace's first)
  *   r, u      reserved and busy bytes
- *   s         per segment in address order: size, number of busy blocks
+ *   s         per segment in address order: size, number of busy blocks, its stream and
+ *             pool (an index into homes)
  *   b         per busy block: offset in its segment, size, state (1 allocated, 2 pending free) */
+/* A segment's stream and pool: from the snapshot's own segment at that address when it
+ * is still there at the end, else the stream of the trace's segment event that made it
+ * (its pool is then unknown). */
+typedef struct {
+    uint64_t stream;
+    int64_t pool[2];
+    int known_pool;
+} seg_home;
+
+typedef struct {
+    uint64_t addr, stream;
+} seg_event;
+
+static int cmp_seg_event(const void *pa, const void *pb)
+{
+    const seg_event *a = pa, *b = pb;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static seg_home home_of(const od_snapshot *s, int64_t device, const seg_event *ev, size_t n_ev, uint64_t addr)
+{
+    seg_home h = {0, {0, 0}, 0};
+    size_t lo = 0, hi = s->n_segments; /* segments sorted by (device, address) */
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        const od_segment *g = &s->segments[m];
+        if (g->device < device || (g->device == device && g->address < addr))
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    if (lo < s->n_segments && s->segments[lo].device == device && s->segments[lo].address == addr) {
+        h.stream = s->segments[lo].stream;
+        h.pool[0] = s->segments[lo].pool_id[0];
+        h.pool[1] = s->segments[lo].pool_id[1];
+        h.known_pool = 1;
+        return h;
+    }
+    lo = 0, hi = n_ev;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (ev[m].addr < addr)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    if (lo < n_ev && ev[lo].addr == addr)
+        h.stream = ev[lo].stream;
+    return h;
+}
+
 static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_blocks, const char *map_id, od_error *err)
 {
     const od_trace *t = d->trace;
+    const od_snapshot *snap = t->snap;
+    seg_event *ev = NULL;
+    seg_home *homes = NULL;
+    size_t n_ev = 0, n_homes = 0, cap_homes = 0;
     size_t n = t->n_entries, k = STATE_SAMPLES;
     if (peak_blocks * k > STATE_BLOCKS)
         k = STATE_BLOCKS / (peak_blocks ? peak_blocks : 1);
@@ -1492,9 +1571,21 @@ static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_bloc
         if (!u || at[i] != at[u - 1])
             at[u++] = at[i];
     FILE *f = c->f;
+    od_status st = OD_OK;
+    for (size_t i = 0; i < n; i++)
+        n_ev += t->entries[i].action == OD_ACT_SEGMENT_ALLOC || t->entries[i].action == OD_ACT_SEGMENT_MAP;
+    ev = malloc((n_ev ? n_ev : 1) * sizeof *ev);
+    if (!ev) {
+        free(at);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    n_ev = 0;
+    for (size_t i = 0; i < n; i++)
+        if (t->entries[i].action == OD_ACT_SEGMENT_ALLOC || t->entries[i].action == OD_ACT_SEGMENT_MAP)
+            ev[n_ev++] = (seg_event){t->entries[i].addr, t->entries[i].stream};
+    qsort(ev, n_ev, sizeof *ev, cmp_seg_event);
     fprintf(f, "<script type=\"application/json\" class=\"od-state\" data-for=\"%s\">\n{\"entries\":%zu,\"peak\":%zu,"
                "\"from_replay\":%d,\"samples\":[", map_id, n, t->peak_index, t->blocks_from_replay);
-    od_status st = OD_OK;
     for (size_t i = 0; i < u && st == OD_OK; i++) {
         od_layout *l = NULL;
         st = od_layout_at(t, at[i], &l, err);
@@ -1504,8 +1595,27 @@ static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_bloc
         fprintf(f, "%s\n{\"i\":%zu,\"t\":%llu,\"r\":%llu,\"u\":%llu,\"o\":%zu,\"s\":[", i ? "," : "", at[i],
                 (unsigned long long)(tt > d->first_time_us ? tt - d->first_time_us : 0),
                 (unsigned long long)l->reserved_bytes, (unsigned long long)l->busy_bytes, l->orphans);
-        for (size_t g = 0; g < l->n_segments; g++)
-            fprintf(f, "%s%llu,%zu", g ? "," : "", (unsigned long long)l->segments[g].size, l->segments[g].n_blocks);
+        for (size_t g = 0; g < l->n_segments && st == OD_OK; g++) {
+            seg_home h = home_of(snap, t->device, ev, n_ev, l->segments[g].address);
+            size_t hk = 0;
+            while (hk < n_homes && !(homes[hk].stream == h.stream && homes[hk].pool[0] == h.pool[0] &&
+                                     homes[hk].pool[1] == h.pool[1] && homes[hk].known_pool == h.known_pool))
+                hk++;
+            if (hk == n_homes) {
+                if (n_homes == cap_homes) {
+                    size_t cap = cap_homes ? 2 * cap_homes : 8;
+                    seg_home *nh = realloc(homes, cap * sizeof *nh);
+                    if (!nh) {
+                        st = od_fail(err, OD_ERR_NOMEM, "out of memory");
+                        break;
+                    }
+                    homes = nh;
+                    cap_homes = cap;
+                }
+                homes[n_homes++] = h;
+            }
+            fprintf(f, "%s%llu,%zu,%zu", g ? "," : "", (unsigned long long)l->segments[g].size, l->segments[g].n_blocks, hk);
+        }
         fprintf(f, "],\"b\":[");
         size_t w = 0;
         for (size_t g = 0; g < l->n_segments; g++) {
@@ -1519,9 +1629,26 @@ static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_bloc
         fprintf(f, "]}");
         od_layout_free(l);
     }
+    /* the streams and pools the segments belong to, as the s triples' last member */
+    fprintf(f, "],\n\"homes\":[");
+    for (size_t hk = 0; hk < n_homes; hk++) {
+        const seg_home *h = &homes[hk];
+        char text[160];
+        if (h->known_pool)
+            snprintf(text, sizeof text, "stream %llu, %s pool (%lld, %lld)", (unsigned long long)h->stream,
+                     od_pool_kind_name(od_pool_kind_of(h->pool[0], h->pool[1])), (long long)h->pool[0],
+                     (long long)h->pool[1]);
+        else
+            snprintf(text, sizeof text, "stream %llu, pool not recorded (segment released before the snapshot)",
+                     (unsigned long long)h->stream);
+        fprintf(f, "%s", hk ? "," : "");
+        jstr(f, text);
+    }
     fprintf(f, "]}\n</script>\n");
     c->scripted = 1;
     free(at);
+    free(ev);
+    free(homes);
     return st;
 }
 

@@ -193,6 +193,29 @@ async function compare(browser, name) {
   await page.close();
 }
 
+// Per stream and pool: on snap_cudagraph the last state, filtered to the CUDA graph's
+// pool, is what `oomdoc snapshot` says that pool holds at the end (3 segments, 36 MiB).
+async function pools(browser, name) {
+  const page = await open(browser, name);
+  const got = await page.evaluate(() => {
+    const S = window.oomdoc.states[0], sel = document.querySelector('select.od-home');
+    if (!sel) return null;
+    S.slider.scrollIntoView({block: 'center'});
+    S.show(S.S.samples.length - 1);
+    const opt = [...sel.options].find((o) => /graph pool/.test(o.textContent));
+    sel.value = opt.value;
+    sel.dispatchEvent(new Event('change'));
+    return {text: document.querySelector('.od-state-info').textContent, options: [...sel.options].map((o) => o.textContent),
+            dim: S.svg.querySelectorAll('g.dim').length};
+  });
+  check('pools: streams and pools offered', got && got.options.length >= 3, JSON.stringify(got));
+  check('pools: the graph pool at the end as oomdoc snapshot says', got && /graph pool \(1, 0\): 3 segments, 36\.00 MiB reserved/.test(got.text) &&
+        got.dim > 0, JSON.stringify(got));
+  await page.screenshot({path: path.join(shotsDir, 'cudagraph_pool.png')});
+  check('pools: no script errors', page.errors.length === 0, page.errors.join('; '));
+  await page.close();
+}
+
 async function interact(browser, name, site, tag) {
   const page = await open(browser, name);
   check(tag + ' interactive in <= 2 s', page.readyMs <= 2000, page.readyMs + ' ms');
@@ -272,6 +295,7 @@ async function interact(browser, name, site, tag) {
     await interact(browser, 'long', 'train.py', 'long');
     await evidenceLink(browser, 'snap_train_oom', 'snap_train_oom');
     if (fs.existsSync(path.join(pagesDir, 'compare.html'))) await compare(browser, 'compare');
+    if (fs.existsSync(path.join(pagesDir, 'cudagraph.html'))) await pools(browser, 'cudagraph');
     await icicle(browser, 'snap_train_oom', 'snap_train_oom');
     await icicle(browser, 'long', 'long');
     await slider(browser, 'snap_train_oom', path.join(fixtures, 'snap_train_oom.pickle'), 'snap_train_oom');

@@ -49,6 +49,7 @@ gen mixed $D/leak_eval_no_grad.pickle tests/data/extracted/leak_eval_no_grad_ste
     tests/data/extracted/train_oom_log.txt
 gen long $D/snap_train_long.pickle.gz
 gen compare $D/frag_default.pickle $D/frag_expandable.pickle
+gen cudagraph $D/snap_cudagraph.pickle
 gen profile tests/data/profiler/torch_memory_timeline.json tests/data/profiler/torch_profiler_trace.json.gz \
     tests/data/profiler/jax_device_memory.prof
 size=$(wc -c <"$tmp/long.html")

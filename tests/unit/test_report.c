@@ -412,6 +412,17 @@ static void compare(void **state)
     assert_true(strstr(html, "<svg id=\"timeline-0\"") < strstr(html, "<svg id=\"compare-"));
     free(sec);
     free(html);
+    od_snapshot_free(b);
+    /* the allocator states name each segment's stream and pool: snap_cudagraph's graph
+     * pool (1, 0) on its capture stream */
+    b = load("tests/data/snapshots/snap_cudagraph.pickle");
+    items[0].snapshot = b;
+    in.n_items = 1;
+    html = render(&in, &len);
+    assert_non_null(strstr(html, "\"homes\":[\"stream 0, default pool (0, 0)\","));
+    assert_non_null(strstr(html, "\"stream 790322976, graph pool (1, 0)\"]}"));
+    free(html);
+    items[0].snapshot = a;
     /* one snapshot: no compare */
     in.n_items = 1;
     html = render(&in, &len);
