@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 dest=$tmp/dest
 fail=0
 ko() { echo "FAIL install: $*"; fail=1; }
-mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make --no-print-directory -s "$@"; }
+mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CC -u BUILD -u OPT -u EXTRA_CFLAGS -u CFLAGS make --no-print-directory -s "$@"; }
 
 mk install DESTDIR="$dest" PREFIX=/usr/local >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; ko "make install"; exit 1; }
 p=$dest/usr/local
