@@ -98,6 +98,15 @@ async function slider(browser, name, snapshot, tag) {
   check(tag + ' slider moves the state', got.first.entry === 0 && got.n > 2, JSON.stringify(got.first));
   check(tag + ' stranded memory marked', info.stranded > 0 && info.rects > 10, JSON.stringify(info));
   await page.screenshot({path: path.join(shotsDir, tag + '_state_peak.png')});
+  // The slider's value is the trace entry: set to the peak's entry, it shows the peak.
+  const direct = await page.evaluate((entry) => {
+    const S = window.oomdoc.states[0], sl = S.slider;
+    sl.value = 0; sl.dispatchEvent(new Event('input'));
+    sl.value = entry; sl.dispatchEvent(new Event('input'));
+    return {value: Number(sl.value), max: Number(sl.max), entry: S.entry, blocks: S.blocks};
+  }, want.entry);
+  check(tag + ' slider value is the entry', direct.value === want.entry && direct.entry === want.entry &&
+        direct.blocks === want.blocks && direct.max >= want.entry, JSON.stringify(direct));
   check(tag + ' no requests (slider)', page.requests.length === 0, page.requests.join(' '));
   check(tag + ' no script errors (slider)', page.errors.length === 0, page.errors.join('; '));
   await page.close();
@@ -279,6 +288,18 @@ async function interact(browser, name, site, tag) {
   const panned = await timeline(page);
   const view2 = await page.evaluate(() => { const T = window.oomdoc.timelines[0]; return [T.view.a, T.view.b]; });
   check(tag + ' drag pans', panned.ticks.join() !== zoomed.ticks.join() && view2[0] < view[0], view + ' -> ' + view2);
+  // A wheel event dispatched on the <svg> itself (as a script would) zooms too.
+  const synthetic = await page.evaluate(() => new Promise((done) => {
+    const T = window.oomdoc.timelines[0], svg = T.svg, r = svg.getBoundingClientRect();
+    T.reset();
+    requestAnimationFrame(() => {
+      const before = [...svg.querySelectorAll('text')].map((t) => t.textContent).join('|');
+      svg.dispatchEvent(new WheelEvent('wheel', {deltaY: -500, clientX: r.left + r.width / 2, clientY: r.top + r.height / 2,
+                                                 bubbles: true, cancelable: true}));
+      requestAnimationFrame(() => done(before !== [...svg.querySelectorAll('text')].map((t) => t.textContent).join('|')));
+    });
+  }));
+  check(tag + ' a wheel event on the svg zooms', synthetic, 'labels unchanged');
   check(tag + ' no script errors', page.errors.length === 0, page.errors.join('; '));
   check(tag + ' no requests', page.requests.length === 0, page.requests.join(' '));
   await page.close();
