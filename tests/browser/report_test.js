@@ -329,9 +329,19 @@ async function interact(browser, name, site, tag) {
       bar: document.querySelectorAll('.od-bar').length,
     }));
     check('no-script page keeps its plots', st.svgs >= 3 && st.paths >= 3 && st.bar === 0, JSON.stringify(st));
-    await page.screenshot({path: path.join(shotsDir, 'snap_train_oom_noscript.png')});
+    await page.screenshot({path: path.join(shotsDir, 'snap_train_oom_noscript.png'), fullPage: true});
     check('no-script no requests', page.requests.length === 0, page.requests.join(' '));
     await page.close();
+    // Dark mode: the tooltip over the timeline follows the page's colours.
+    const dark = await open(browser, 'snap_train_oom');
+    await dark.emulateMediaFeatures([{name: 'prefers-color-scheme', value: 'dark'}]);
+    const tl = await timeline(dark, true);
+    await dark.mouse.move(tl.peak.x, tl.plot.y + tl.plot.h * 0.8);
+    await settle(dark);
+    const bg = await dark.evaluate(() => getComputedStyle(document.querySelector('.od-tip')).backgroundColor);
+    check('dark mode tooltip', bg === 'rgb(13, 17, 23)', bg);
+    await dark.screenshot({path: path.join(shotsDir, 'snap_train_oom_dark_hover.png')});
+    await dark.close();
   } catch (e) {
     failed++;
     console.log('FAIL report_test: ' + (e && e.stack || e));
