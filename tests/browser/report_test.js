@@ -288,6 +288,15 @@ async function interact(browser, name, site, tag) {
   const panned = await timeline(page);
   const view2 = await page.evaluate(() => { const T = window.oomdoc.timelines[0]; return [T.view.a, T.view.b]; });
   check(tag + ' drag pans', panned.ticks.join() !== zoomed.ticks.join() && view2[0] < view[0], view + ' -> ' + view2);
+  // Above the live bytes (the plot's top left corner): the topmost allocation live then.
+  await page.evaluate(() => window.oomdoc.timelines[0].reset());
+  await settle(page);
+  const tl2 = await timeline(page, true);
+  await page.mouse.move(tl2.plot.x + tl2.plot.w * 0.5, tl2.plot.y + 5);
+  await settle(page);
+  const aboveTip = await tipText(page);
+  check(tag + ' above the live bytes: the topmost allocation', aboveTip && /topmost allocation/.test(aboveTip) &&
+        aboveTip.split('\n').some((l) => FRAME.test(l.trim())), JSON.stringify(aboveTip));
   // A wheel event dispatched on the <svg> itself (as a script would) zooms too.
   const synthetic = await page.evaluate(() => new Promise((done) => {
     const T = window.oomdoc.timelines[0], svg = T.svg, r = svg.getBoundingClientRect();
