@@ -167,7 +167,7 @@ static const char CSS[] =
     ".od-slider{vertical-align:middle;width:22em}.od-state-info{flex-basis:100%}svg .node{cursor:pointer}"
     "svg text.ice{font-size:11px;fill:#fff;pointer-events:none}.od-crumb{font-family:ui-monospace,monospace}"
     ".od-link{cursor:pointer;border-bottom:1px dotted var(--muted)}.od-link:hover,.od-link.on{background:var(--panel)}"
-    "svg g.dim{opacity:.18}\n";
+    "svg g.dim{opacity:.18}svg rect.flash{stroke:var(--fg);stroke-width:2.5}\n";
 
 /* BEGIN SCRIPT (the page's script; kept in this file so the page stays one file) */
 static const char SCRIPT[] =
@@ -709,8 +709,34 @@ static const char SCRIPT[] =
     "try { states.push(new State(svg, JSON.parse(blocks[i].textContent))); } catch (err) { if (window.console) console.error(err); }\n"
     "}\n"
     "var evs = document.querySelectorAll('.od-ev');\n"
+    "function mapLink(e, fig) {\n"
+    "e.className += ' od-link';\n"
+    "e.setAttribute('role', 'link');\n"
+    "e.setAttribute('tabindex', '0');\n"
+    "e.title = 'show these blocks in the segment map at the end';\n"
+    "function go() {\n"
+    "for (var k = 0; k < evs.length; k++) evs[k].classList.remove('on');\n"
+    "e.classList.add('on');\n"
+    "var svg = fig.querySelector('svg'), free = svg.querySelectorAll('rect.x, rect.f'), best = null, j;\n"
+    "var old = document.querySelectorAll('rect.flash');\n"
+    "for (j = 0; j < old.length; j++) old[j].classList.remove('flash');\n"
+    "for (j = 0; j < free.length; j++) {\n"
+    "if (/stranded/.test(e.textContent) && free[j].classList.contains('x')) free[j].classList.add('flash');\n"
+    "if (!best || Number(free[j].getAttribute('width')) > Number(best.getAttribute('width'))) best = free[j];\n"
+    "}\n"
+    "if (best) best.classList.add('flash');\n"
+    "fig.scrollIntoView({block: 'center'});\n"
+    "}\n"
+    "e.addEventListener('click', go);\n"
+    "e.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); go(); } });\n"
+    "}\n"
     "function evidence(e) {\n"
     "var item = Number(e.getAttribute('data-item')), dev = Number(e.getAttribute('data-device')), T = null;\n"
+    "if (e.getAttribute('data-map') === 'end') {\n"
+    "var fig = document.querySelector('figure[data-map=\"end\"][data-item=\"' + item + '\"][data-device=\"' + dev + '\"]');\n"
+    "if (fig) mapLink(e, fig);\n"
+    "return;\n"
+    "}\n"
     "for (var j = 0; j < all.length && !T; j++) if (all[j].D.item === item && all[j].D.device === dev) T = all[j];\n"
     "if (!T) return;\n"
     "e.className += ' od-link';\n"
@@ -1409,7 +1435,8 @@ static void strip(ctx *c, uint64_t a, uint64_t z, uint64_t row, double unit, dou
 /* The segment map: every segment laid out left to right in address order on rows of a
  * fixed byte width, busy blocks by state, free space stranded (in a segment that still
  * holds busy blocks) or releasable. Fills *largest_free with the largest free run. */
-static void segment_map(ctx *c, const od_layout *l, const char *label, uint64_t *largest_free, uint64_t *free_total)
+static void segment_map(ctx *c, const od_layout *l, const char *label, const char *fig_attrs, uint64_t *largest_free,
+                        uint64_t *free_total)
 {
     char id[48];
     uint64_t total = l->reserved_bytes;
@@ -1421,7 +1448,7 @@ static void segment_map(ctx *c, const od_layout *l, const char *label, uint64_t 
     double rh = 18, gap = 8, pw = W - ML - MR;
     double h = (double)rows * (rh + gap);
     snprintf(id, sizeof id, "segments-%u", c->figure++);
-    fprintf(c->f, "<figure>\n");
+    fprintf(c->f, "<figure%s>\n", fig_attrs ? fig_attrs : "");
     svg_open(c, h + 12, id, label);
     for (size_t r = 0; r < rows; r++)
         fprintf(c->f, "<text class=\"axis\" x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" dominant-baseline=\"middle\">%s</text>\n",
@@ -1482,13 +1509,15 @@ static void segment_map(ctx *c, const od_layout *l, const char *label, uint64_t 
                   "starts each segment.", l->n_segments, TICK(row));
 }
 
-static void end_map(ctx *c, const od_snapshot *s, const od_device_summary *d)
+static void end_map(ctx *c, const od_snapshot *s, const od_device_summary *d, size_t item)
 {
+    char attrs[96]; /* evidence about the end's segments links here (evidence_moment) */
+    snprintf(attrs, sizeof attrs, " data-map=\"end\" data-item=\"%zu\" data-device=\"%lld\"", item, (long long)d->device);
     od_layout *l = final_layout(s, d->device);
     uint64_t largest, freeb;
     if (!l)
         return;
-    segment_map(c, l, "segment map at the end: blocks by state", &largest, &freeb);
+    segment_map(c, l, "segment map at the end: blocks by state", attrs, &largest, &freeb);
     fprintf(c->f, " Reserved %s, allocated %s, stranded %s, largest free block %s.", IEC(d->reserved_bytes),
             IEC(d->allocated_bytes), IEC(d->stranded_bytes), IEC(d->largest_free_block_bytes));
     for (size_t i = 0; i < d->n_ooms && i < 1; i++) {
@@ -1691,7 +1720,7 @@ static od_status peak_map(ctx *c, const od_snapshot *s, const od_device_summary 
         return st == OD_ERR_NOMEM ? st : OD_OK; /* an impossible index only means no map */
     if (l->reserved_bytes) {
         fprintf(c->f, "<h3>Segment map at the peak</h3>\n");
-        segment_map(c, l, "segment map at the peak: blocks by state", &largest, &freeb);
+        segment_map(c, l, "segment map at the peak: blocks by state", NULL, &largest, &freeb);
         fprintf(c->f, " Rebuilt from the trace at entry %zu (+%.3f s): reserved %s, busy %s (%s), free %s, largest "
                       "free run %s.",
                 t->peak_index, (double)(t->peak_time_us - d->first_time_us) / 1e6, IEC(l->reserved_bytes),
@@ -1792,7 +1821,7 @@ static od_status snapshot_section(ctx *c, const od_report_item *it, const od_sum
         }
         fprintf(c->f, "<h3>Segment map at the end</h3>\n");
         if (d->reserved_bytes)
-            end_map(c, s, d);
+            end_map(c, s, d, (size_t)(it - c->in->items));
         else
             fprintf(c->f, "<p>No memory reserved at the end.</p>\n");
         site_table(c, d->trace->blocks_from_replay ? "Live at the peak, by site (block sizes)"
@@ -2287,11 +2316,12 @@ static void fixes(ctx *c, const char *title, const od_report_fix *f, size_t n)
     fprintf(c->f, "</ol>\n");
 }
 
-/* The moment of the trace an evidence sentence talks about, on the timeline of the
- * snapshot it names ("NAME: ..."; "tried: ..." sentences are about the first snapshot):
- * the entry it names ("entry N"), else the peak when it speaks of the peak, else the
- * iterations from the first boundary to the last when it speaks of iterations. Fills the
- * item, the device and the time range [*a, *b] (trace clock); 0 when there is none. */
+/* What an evidence sentence talks about, in the snapshot it names ("NAME: ..."; "tried:
+ * ..." sentences are about the first snapshot): on its timeline, the entry it names
+ * ("entry N"), else the peak when it speaks of the peak, else the iterations from the
+ * first boundary to the last (returns 1, the time range in [*a, *b], trace clock); else,
+ * when it speaks of free blocks or stranded memory, the segment map at the end (returns
+ * 2). Fills the item and the device; 0 when there is nothing to link to. */
 static int evidence_moment(const ctx *c, od_summary *const *sums, const char *ev, size_t *item, int64_t *device,
                            uint64_t *a, uint64_t *b)
 {
@@ -2308,29 +2338,33 @@ static int evidence_moment(const ctx *c, od_summary *const *sums, const char *ev
                 k = i;
     if (k == in->n_items || !sums[k]->n_devices)
         return 0;
+    *item = k;
+    *device = sums[k]->devices[0].device;
+    *a = *b = 0;
     const od_device_summary *d = NULL;
     for (size_t i = 0; i < sums[k]->n_devices && !d; i++)
         if (sums[k]->devices[i].has_trace && sums[k]->devices[i].entries)
             d = &sums[k]->devices[i];
     if (!d)
-        return 0;
+        d = &sums[k]->devices[0];
+    *device = d->device;
     const od_trace *t = d->trace;
-    const char *e = strstr(ev, "entry ");
+    const char *e = t && t->has_trace ? strstr(ev, "entry ") : NULL;
     char *end;
     unsigned long long n = e ? strtoull(e + 6, &end, 10) : 0;
     if (e && end != e + 6 && n < t->n_entries) {
         *a = *b = t->entries[n].time_us;
-    } else if (strstr(ev, "peak") && t->has_peak) {
+    } else if (strstr(ev, "peak") && t && t->has_trace && t->has_peak) {
         *a = *b = t->peak_time_us;
-    } else if (strstr(ev, "iteration") && t->n_boundaries >= 2) {
+    } else if (strstr(ev, "iteration") && t && t->has_trace && t->n_boundaries >= 2) {
         *a = t->entries[t->boundaries[0]].time_us;
         *b = t->entries[t->boundaries[t->n_boundaries - 1]].time_us;
+    } else if ((strstr(ev, "free block") || strstr(ev, "stranded")) && d->reserved_bytes) {
+        return 2; /* the segment map at the end */
     } else {
         return 0;
     }
-    *item = k;
-    *device = d->device;
-    return 1;
+    return d->has_trace && d->entries ? 1 : 0;
 }
 
 static void diagnosis_section(ctx *c, const od_report_diagnosis *d, od_summary *const *sums)
@@ -2351,9 +2385,13 @@ static void diagnosis_section(ctx *c, const od_report_diagnosis *d, od_summary *
             int64_t device;
             uint64_t a, b;
             /* linked (by the page's script) to the moment of the timeline it talks about */
-            if (evidence_moment(c, sums, d->evidence[i], &item, &device, &a, &b))
+            int to = evidence_moment(c, sums, d->evidence[i], &item, &device, &a, &b);
+            if (to == 1)
                 fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-a=\"%llu\" "
                               "data-b=\"%llu\">", item, (long long)device, (unsigned long long)a, (unsigned long long)b);
+            else if (to == 2)
+                fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-map=\"end\">",
+                        item, (long long)device);
             else
                 fprintf(c->f, "<li><span>");
             esc(c->f, d->evidence[i]);

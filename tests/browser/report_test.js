@@ -177,6 +177,19 @@ async function evidenceLink(browser, name, tag) {
         JSON.stringify(got) + ' for ' + ev.text);
   console.log(tag + ' evidence link: "' + ev.text.slice(0, 90) + '..." -> +' + ((ev.a - got.full[0]) / 1e6).toFixed(6) + ' s');
   await page.screenshot({path: path.join(shotsDir, tag + '_evidence.png')});
+  // An evidence item about free blocks links to the segment map at the end: the largest
+  // free run (and the stranded runs) outlined there.
+  const blk = await page.evaluate(() => {
+    const e = document.querySelector('.od-ev.od-link[data-map="end"]');
+    if (!e) return null;
+    e.click();
+    const fig = document.querySelector('figure[data-map="end"]'), r = fig.getBoundingClientRect();
+    const flash = [...fig.querySelectorAll('rect.flash')];
+    const widest = Math.max(...[...fig.querySelectorAll('rect.x, rect.f')].map((x) => Number(x.getAttribute('width'))));
+    return {n: flash.length, widest: flash.some((x) => Number(x.getAttribute('width')) === widest), onScreen: r.top < innerHeight && r.bottom > 0};
+  });
+  check(tag + ' evidence about free blocks marks them in the end map', blk && blk.n > 0 && blk.widest && blk.onScreen, JSON.stringify(blk));
+  await page.screenshot({path: path.join(shotsDir, tag + '_evidence_blocks.png')});
   check(tag + ' no script errors (evidence)', page.errors.length === 0, page.errors.join('; '));
   await page.close();
 }
