@@ -424,6 +424,7 @@ static const char SCRIPT[] =
     "  self.view = view;\n"
     "  self.range = function (q) { return {start: AS[q], end: AE[q]}; };\n"
     "  self.reset = function () { setView(D.t0, T1); };\n"
+    "  self.redrawNow = redraw;\n"
     "  self.showRange = function (a, b) {\n"
     "    var pad = Math.max((b - a) * 0.15, (T1 - D.t0) * 0.02, 20);\n"
     "    pin(-1);\n"

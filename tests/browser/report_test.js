@@ -310,6 +310,23 @@ async function interact(browser, name, site, tag) {
   const aboveTip = await tipText(page);
   check(tag + ' above the live bytes: the topmost allocation', aboveTip && /topmost allocation/.test(aboveTip) &&
         aboveTip.split('\n').some((l) => FRAME.test(l.trim())), JSON.stringify(aboveTip));
+  // Smooth: a zoom step's redraw (downsampling, paths, ticks) and a hover take milliseconds.
+  const cost = await page.evaluate(() => {
+    const T = window.oomdoc.timelines[0], D = T.D, t0 = performance.now();
+    for (let i = 1; i <= 20; i++) {
+      const span = (D.t1 - D.t0) / Math.pow(1.5, i), mid = D.peak;
+      T.setView(mid - span / 2, mid + span / 2);
+      T.redrawNow();
+    }
+    const zoom = (performance.now() - t0) / 20;
+    T.reset(); T.redrawNow();
+    const svg = T.svg, r = svg.getBoundingClientRect(), t1 = performance.now();
+    for (let i = 0; i < 50; i++)
+      svg.dispatchEvent(new MouseEvent('mousemove', {clientX: r.left + r.width * (0.1 + 0.016 * i), clientY: r.top + r.height * 0.5, bubbles: true}));
+    return {zoom, hover: (performance.now() - t1) / 50};
+  });
+  console.log(tag + ': a zoom step redraws in ' + cost.zoom.toFixed(1) + ' ms, a hover in ' + cost.hover.toFixed(2) + ' ms');
+  check(tag + ' zoom and hover are smooth', cost.zoom < 50 && cost.hover < 20, JSON.stringify(cost));
   // A wheel event dispatched on the <svg> itself (as a script would) zooms too.
   const synthetic = await page.evaluate(() => new Promise((done) => {
     const T = window.oomdoc.timelines[0], svg = T.svg, r = svg.getBoundingClientRect();
