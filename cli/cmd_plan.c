@@ -291,7 +291,7 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
 {
     const od_estimate *e = &p->estimate;
     const od_breakdown *b = &e->at_peak;
-    char x[32], y[32], z[32];
+    char x[32], y[32], z[32], f[32];
     od_cli_color_init();
     printf("%smodel%s %s: %llu parameters, %llu layers, hidden %llu, %llu/%llu heads, vocab %llu",
            od_c_bold, od_c_reset, m->model_type, (unsigned long long)e->params,
@@ -329,7 +329,9 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     if (w->task == OD_TASK_TRAIN)
         printf("phases: forward %s, backward %s, optimizer %s; first step %s\n",
                iec(e->forward_peak_bytes, x), iec(e->backward_peak_bytes, y),
-               iec(e->optimizer_peak_bytes, z), iec(e->first_step_peak_bytes, x));
+               iec(e->optimizer_peak_bytes, z), iec(e->first_step_peak_bytes, f)); /* one buffer each: the
+                                                                                         order arguments are
+                                                                                         evaluated in is unspecified */
     printf("reserved %s + CUDA context %s = device memory %s\n",
            iec(e->peak_reserved_bytes, x), iec(p->cuda_context_bytes, y),
            iec(p->device_memory_bytes, z));
