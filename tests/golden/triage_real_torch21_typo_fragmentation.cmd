@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch21_typo_fragmentation.txt # kerrj/lerf#73
