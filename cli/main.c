@@ -52,7 +52,8 @@ static void usage(FILE *f)
     fprintf(f,
             "\nExample:\n  oomdoc snapshot examples/snap_train_oom.pickle\n\n"
             "Sizes are IEC units (KiB, MiB, GiB) in text and plain bytes in --json.\n"
-            "Colour only on a terminal; NO_COLOR disables it.\n\n" OD_EXIT_CODES_HELP
+            "Colour only on a terminal; NO_COLOR disables it. Long work shows a progress line on\n"
+            "a terminal's stderr; --quiet (any command) turns it off.\n\n" OD_EXIT_CODES_HELP
             "\nSee man oomdoc (man/oomdoc.1) for details.\n");
 }
 
@@ -64,6 +65,23 @@ int main(int argc, char **argv)
      * otherwise pull them into the heap after the first large free. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
+    /* --quiet (or -q), before or after the command and before any "--": no progress line.
+     * Taken out here so that every command accepts it. */
+    int k = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < argc)
+                argv[k++] = argv[i++];
+            break;
+        }
+        if (strcmp(argv[i], "--quiet") == 0 || (strcmp(argv[i], "-q") == 0 && i > 1)) {
+            od_cli_quiet = 1;
+            continue;
+        }
+        argv[k++] = argv[i];
+    }
+    argc = k;
+    argv[argc] = NULL;
     if (argc < 2) {
         usage(stderr);
         return OD_EXIT_USAGE;

@@ -179,11 +179,11 @@ class SafeIO(unittest.TestCase):
         self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
         self.assertNotIn(b"\x1b", r.stderr)
 
-    def slow_diff(self, stderr_pty):
+    def slow_diff(self, stderr_pty, quiet=False):
         # A snapshot fed through stdin over about 2 s: the read lasts past a second.
         data = open("tests/data/snapshots/noleak_eval.pickle", "rb").read()
         master, slave = pty.openpty() if stderr_pty else os.pipe()
-        p = subprocess.Popen([OOMDOC, "diff", "-", "tests/data/snapshots/noleak_eval.pickle"],
+        p = subprocess.Popen([OOMDOC, "diff", "-", "tests/data/snapshots/noleak_eval.pickle"] + (["--quiet"] if quiet else []),
                              stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=slave,
                              env=dict(os.environ, TERM="xterm"))
         os.close(slave)
@@ -225,6 +225,9 @@ class SafeIO(unittest.TestCase):
         self.assertRegex(tty, rb"\roomdoc: reading <stdin>: \d+\.\d\d MiB\x1b\[K")
         self.assertTrue(tty.endswith(b"\r\x1b[K"), tty)  # the line is cleared at the end
         self.assertEqual(self.slow_diff(False), b"")
+
+    def test_quiet_turns_progress_off(self):
+        self.assertEqual(self.slow_diff(True, quiet=True), b"")
 
 
 if __name__ == "__main__":
