@@ -866,6 +866,13 @@ static void run_replay(ctx *c, const od_snapshot *s, const od_device_summary *d,
     o.device = d->device;
     if (od_replay_snapshot(s, &o, &v->r, NULL) != OD_OK)
         return;
+    if (!c->in->capacity_bytes && d->n_ooms && d->trace && d->trace->blocks_from_replay) {
+        /* A run that died of OOM under a cap replays under the most it reserved (as the
+         * trace model found it reproduces the run). */
+        o.cfg.allowed_bytes = d->trace->max_reserved_bytes;
+        if (od_replay_snapshot(s, &o, &v->r, NULL) != OD_OK)
+            return;
+    }
     v->ran = 1;
     v->agrees = v->r.snapshot_allocated_bytes == v->r.stats.allocated_bytes &&
                 v->r.snapshot_reserved_bytes == v->r.stats.reserved_bytes;
@@ -1302,7 +1309,9 @@ static od_status timeline_plot(ctx *c, const od_device_summary *d, const od_time
     if (rv->ran && rv->agrees) {
         fprintf(c->f, " Allocator replay (the snapshot's settings%s) ends in the snapshot's final state: peak allocated "
                       "%s in block sizes (<code>max_memory_allocated()</code>), peak reserved %s.",
-                c->in->capacity_bytes ? ", the given capacity as the cap" : "", IEC(rv->r.stats.peak_allocated_bytes),
+                c->in->capacity_bytes ? ", the given capacity as the cap"
+                : rv->r.oom.happened ? ", under a cap of the most the run reserved" : "",
+                IEC(rv->r.stats.peak_allocated_bytes),
                 IEC(rv->r.stats.peak_reserved_bytes));
         if (rv->r.oom.happened && rv->r.oom.recorded)
             fprintf(c->f, " At the OOM the model's pool held %s reserved, %s allocated, largest free block %s.",
@@ -2481,7 +2490,7 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
         for (size_t i = 0; i < in->n_items; i++)
             if (sums[i])
                 glance_rows(&c, &in->items[i], sums[i]);
-        fprintf(f, "</table>\n<p class=\"muted\">Peak live: requested bytes, from the trace. Reserved, allocated, stranded "
+        fprintf(f, "</table>\n<p class=\"muted\">Peak live: allocated block bytes at the trace's peak (what max_memory_allocated() reports). Reserved, allocated, stranded "
                    "(free inside segments that hold live blocks) and the largest free block: at the end.</p>\n</section>\n");
     }
     for (size_t i = 0; i < in->n_items && st == OD_OK; i++)
