@@ -88,13 +88,13 @@ asan:
 
 # clang's UBSan catches what gcc's lets through (qsort(NULL, 0), NULL + 0, a float cast
 # out of an integer's range); the fuzzers use the same setting. A third whole suite would
-# make `make test` too slow: this build runs what reaches the library (tests/run_sanitized.sh).
+# make `make test` too slow: this build runs what reaches the library (tests/run_all.sh --library-only).
 CLANG_SAN := -fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer
 .PHONY: clang-san sanitized-check
 clang-san:
 	@$(MAKE) --no-print-directory sanitized-check BUILD=build/clang CC=clang OPT=-O1 EXTRA_CFLAGS="$(CLANG_SAN)"
 sanitized-check: $(BUILD)/oomdoc $(UNIT_BIN) $(BUILD)/tests/test_pickle_switch $(FUZZ_REPLAY) | deps-test
-	@sh tests/run_sanitized.sh $(BUILD)
+	@sh tests/run_all.sh $(BUILD) --library-only
 
 # libFuzzer builds (clang): run e.g. build/fuzz/fuzz_pickle tests/fuzz/corpus/pickle
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
