@@ -11,7 +11,11 @@
 #include "planflags.h"
 #include "../lib/hfconfig.h"
 #include "../lib/plan.h"
+#include "../lib/safetensors.h"
 #include "../lib/units.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
 
 #define CMD "plan"
 #define MAX_CONFIG_BYTES (16u << 20)
@@ -26,6 +30,12 @@ static const char USAGE[] =
     "changes that make it fit, cheapest compute first.\n"
     "\n"
     "Model:\n"
+    "  --model DIR|ORG/NAME   a checkpoint directory: config.json, and the safetensors\n"
+    "                         headers (model.safetensors, or the index and its shards) for\n"
+    "                         the exact parameter count and weight bytes (GPTQ/AWQ and\n"
+    "                         bitsandbytes checkpoints load as stored); a Hugging Face cache\n"
+    "                         folder models--ORG--NAME; or ORG/NAME found in the local cache\n"
+    "                         ($HF_HOME/hub, else ~/.cache/huggingface/hub; never downloaded)\n"
     "  --config FILE          Hugging Face config.json (gpt2, llama, mistral, qwen2, qwen3,\n"
     "                         gemma, gemma2, gemma3_text, phi, phi3, falcon, gpt_neox, gptj,\n"
     "                         opt, bloom, mpt, starcoder2, olmo, olmo2, cohere, mixtral,\n"
@@ -84,7 +94,7 @@ enum {
     O_TASK, O_ACCUM, O_ZERO, O_DP, O_TP,
     O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
     O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL, O_FRAMEWORK, O_OFF_OPT, O_OFF_PARAMS, O_ZINIT,
-    O_NODES
+    O_NODES, O_MODEL
 };
 
 static const struct option OPTS[] = {
@@ -106,7 +116,7 @@ static const struct option OPTS[] = {
     {"framework", required_argument, 0, O_FRAMEWORK},
     {"offload-optimizer", required_argument, 0, O_OFF_OPT},
     {"offload-params", required_argument, 0, O_OFF_PARAMS}, {"zero-init", no_argument, 0, O_ZINIT},
-    {"nodes", required_argument, 0, O_NODES},
+    {"nodes", required_argument, 0, O_NODES}, {"model", required_argument, 0, O_MODEL},
     {0, 0, 0, 0}};
 
 /* Index of text in the NULL-terminated names, or -1. */
@@ -176,6 +186,209 @@ static int read_config(const char *path, od_model *m)
     return 0;
 }
 
+
+static int too_long(const char *path)
+{
+    od_error err;
+    od_fail(&err, OD_ERR_IO, "path too long");
+    return od_cli_report_error(path, &err);
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* A cache folder models--ORG--NAME: the snapshot refs/main names, else the last one (by
+ * name) that has a config.json. 0 and dir filled, or an exit code. */
+static int pick_snapshot(const char *repo, char *dir, size_t n)
+{
+    char p[4096], ref[128] = "";
+    snprintf(p, sizeof p, "%s/refs/main", repo);
+    FILE *f = fopen(p, "r");
+    if (f) {
+        if (!fgets(ref, sizeof ref, f))
+            ref[0] = 0;
+        fclose(f);
+        ref[strcspn(ref, " \r\n")] = 0;
+        if (ref[0] && !strchr(ref, '/')) {
+            snprintf(dir, n, "%s/snapshots/%s", repo, ref);
+            snprintf(p, sizeof p, "%s/config.json", dir);
+            if (is_file(p))
+                return 0;
+        }
+    }
+    snprintf(p, sizeof p, "%s/snapshots", repo);
+    DIR *d = opendir(p);
+    char best[256] = "";
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char c[4096];
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof best)
+            continue;
+        if ((size_t)snprintf(c, sizeof c, "%s/%s/config.json", p, e->d_name) >= sizeof c)
+            continue;
+        if (is_file(c) && strcmp(e->d_name, best) > 0)
+            snprintf(best, sizeof best, "%s", e->d_name);
+    }
+    if (d)
+        closedir(d);
+    if (!best[0]) {
+        od_error err;
+        od_fail(&err, OD_ERR_IO, "a Hugging Face cache folder without a snapshot holding config.json");
+        return od_cli_report_error(repo, &err);
+    }
+    if ((size_t)snprintf(dir, n, "%s/%s", p, best) >= n)
+        return too_long(repo);
+    return 0;
+}
+
+/* --model: a directory with config.json, a cache folder, or ORG/NAME in the local cache
+ * (the CLI reads HF_HOME and HOME; the library never does). */
+static int resolve_model(const char *arg, char *dir, size_t n)
+{
+    char p[4096];
+    if (is_dir(arg)) {
+        snprintf(p, sizeof p, "%s/config.json", arg);
+        if (is_file(p)) {
+            snprintf(dir, n, "%s", arg);
+            return 0;
+        }
+        snprintf(p, sizeof p, "%s/snapshots", arg);
+        if (is_dir(p))
+            return pick_snapshot(arg, dir, n);
+        od_error err;
+        od_fail(&err, OD_ERR_IO, "no config.json in this directory (nor a Hugging Face cache folder)");
+        return od_cli_report_error(arg, &err);
+    }
+    const char *slash = strchr(arg, '/');
+    if (!slash || slash == arg || !slash[1] || strchr(slash + 1, '/') || arg[0] == '.' ||
+        strstr(arg, "--")) {
+        od_error err;
+        od_fail(&err, OD_ERR_IO, "not a directory, nor a model id ORG/NAME");
+        return od_cli_report_error(arg, &err);
+    }
+    const char *home = getenv("HF_HOME"), *cache = "~/.cache/huggingface/hub";
+    char hub[2048];
+    if (home && home[0]) {
+        snprintf(hub, sizeof hub, "%s/hub", home);
+        cache = "$HF_HOME/hub";
+    } else if ((home = getenv("HOME")) && home[0]) {
+        snprintf(hub, sizeof hub, "%s/.cache/huggingface/hub", home);
+    } else {
+        return od_cli_usage_error(CMD, "--model %s: neither HF_HOME nor HOME is set to find the cache", arg);
+    }
+    snprintf(p, sizeof p, "%s/models--%.*s--%s", hub, (int)(slash - arg), arg, slash + 1);
+    if (!is_dir(p)) {
+        fprintf(stderr, "oomdoc: plan: --model %s: not in the local Hugging Face cache (%s); "
+                "oomdoc never downloads: fetch it first (huggingface-cli download %s "
+                "config.json model.safetensors.index.json) or give --config\n", arg, cache, arg);
+        return OD_EXIT_INPUT;
+    }
+    return pick_snapshot(p, dir, n);
+}
+
+/* Add one .safetensors file's header to *t: 0, or an exit code after the error line. */
+static int read_safetensors(const char *path, unsigned bits, od_safetensors_totals *t)
+{
+    int rc;
+    FILE *f = od_cli_open(path, &rc);
+    if (!f)
+        return rc;
+    od_error err;
+    uint64_t size = od_cli_file_size(f), n = 0;
+    uint8_t prefix[8] = {0};
+    size_t got = fread(prefix, 1, 8, f);
+    if (got < 8)
+        size = got;
+    od_status st = od_safetensors_header_length(prefix, size, &n, &err);
+    char *hdr = NULL;
+    if (st == OD_OK) {
+        hdr = malloc(n ? n : 1);
+        if (!hdr)
+            st = od_fail(&err, OD_ERR_NOMEM, "out of memory reading the header");
+        else if (fread(hdr, 1, n, f) != n)
+            st = od_fail_at(&err, OD_ERR_IO, 8, "cannot read the %llu-byte header",
+                            (unsigned long long)n);
+        else
+            st = od_safetensors_add_header(hdr, n, size - 8 - n, bits, t, &err);
+    }
+    free(hdr);
+    od_cli_close(f);
+    return st == OD_OK ? 0 : od_cli_report_error(path, &err);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The checkpoint in dir: the index's shards (each once, sorted), else model.safetensors;
+ * nothing when neither is there (config only). */
+static int read_checkpoint(const char *dir, unsigned bits, od_safetensors_totals *t)
+{
+    char p[4096];
+    memset(t, 0, sizeof *t);
+    if ((size_t)snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir) >= sizeof p)
+        return too_long(dir);
+    if (is_file(p)) {
+        json_error_t je;
+        json_t *idx = json_load_file(p, 0, &je);
+        json_t *wm = idx ? json_object_get(idx, "weight_map") : NULL;
+        if (!json_is_object(wm)) {
+            od_error err;
+            if (idx)
+                od_fail(&err, OD_ERR_FORMAT, "no \"weight_map\" object (tensor name -> shard file)");
+            else
+                od_fail_at(&err, OD_ERR_FORMAT, (uint64_t)(je.position > 0 ? je.position - 1 : 0),
+                           "not JSON: %s", je.text);
+            json_decref(idx);
+            return od_cli_report_error(p, &err);
+        }
+        size_t nn = 0, cap = json_object_size(wm);
+        const char **files = calloc(cap ? cap : 1, sizeof *files);
+        const char *k;
+        json_t *v;
+        int rc = 0;
+        json_object_foreach(wm, k, v) {
+            const char *fn = json_string_value(v);
+            if (!fn || strchr(fn, '/') || fn[0] == '.') {
+                od_error err;
+                od_fail(&err, OD_ERR_FORMAT, "weight_map \"%.80s\": not a shard file name in this directory", k);
+                rc = od_cli_report_error(p, &err);
+                break;
+            }
+            if (files)
+                files[nn++] = fn;
+        }
+        if (files && !rc) {
+            qsort(files, nn, sizeof *files, cmp_str);
+            for (size_t i = 0; i < nn && !rc; i++) {
+                if (i && !strcmp(files[i], files[i - 1]))
+                    continue;
+                if ((size_t)snprintf(p, sizeof p, "%s/%s", dir, files[i]) >= sizeof p) {
+                    rc = too_long(dir);
+                    break;
+                }
+                rc = read_safetensors(p, bits, t);
+            }
+        }
+        free(files);
+        json_decref(idx);
+        return rc;
+    }
+    if ((size_t)snprintf(p, sizeof p, "%s/model.safetensors", dir) >= sizeof p)
+        return too_long(dir);
+    return is_file(p) ? read_safetensors(p, bits, t) : 0;
+}
+
 static const char *iec(uint64_t b, char *buf) { return od_format_iec(b, buf, 32); }
 
 static json_t *breakdown_json(const od_breakdown *b)
@@ -216,7 +429,7 @@ static json_t *workload_json(const od_workload *w)
 }
 
 static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu,
-                      const od_plan *p)
+                      const od_plan *p, const od_safetensors_totals *ck, uint64_t config_params)
 {
     const od_estimate *e = &p->estimate;
     json_t *doc = json_object();
@@ -233,6 +446,16 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
                                   (json_int_t)m->experts_per_token));
     json_object_set_new(doc, "workload", workload_json(w));
     json_object_set_new(doc, "params", json_integer((json_int_t)e->params));
+    if (ck)
+        json_object_set_new(doc, "checkpoint",
+                            json_pack("{sI sI sI sI sI sI ss* sI}", "safetensors_files",
+                                      (json_int_t)ck->files, "tensors", (json_int_t)ck->tensors,
+                                      "params", (json_int_t)ck->params, "weight_bytes",
+                                      (json_int_t)ck->weight_bytes, "quantization_metadata_bytes",
+                                      (json_int_t)ck->quant_meta_bytes, "packed_params",
+                                      (json_int_t)ck->packed_params, "quantization",
+                                      ck->quant[0] ? ck->quant : NULL, "config_params",
+                                      (json_int_t)config_params));
     json_object_set_new(doc, "model_states_bytes", json_integer((json_int_t)e->model_states_bytes));
     json_object_set_new(doc, "kv_cache_bytes_per_token",
                         json_integer((json_int_t)e->kv_cache_bytes_per_token));
@@ -287,7 +510,7 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
 }
 
 static void print_text(const od_model *m, const od_workload *w, const od_gpu *gpu,
-                       const od_plan *p)
+                       const od_plan *p, const od_safetensors_totals *ck, uint64_t config_params)
 {
     const od_estimate *e = &p->estimate;
     const od_breakdown *b = &e->at_peak;
@@ -302,6 +525,22 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
         printf(", %llu experts (top %llu)", (unsigned long long)m->experts,
                (unsigned long long)m->experts_per_token);
     printf("\n");
+    if (ck && ck->files) {
+        printf("checkpoint: %llu tensors in %llu safetensors file%s, %s of weights",
+               (unsigned long long)ck->tensors, (unsigned long long)ck->files,
+               ck->files == 1 ? "" : "s", iec(ck->weight_bytes, x));
+        if (ck->quant[0])
+            printf(" (%s: %llu parameters packed, %s of scales and zeros)", ck->quant,
+                   (unsigned long long)ck->packed_params, iec(ck->quant_meta_bytes, y));
+        if (ck->params == config_params)
+            printf("; the config's layout counts the same\n");
+        else
+            printf("; the config's layout counts %llu parameters (%+.2f%%)\n",
+                   (unsigned long long)config_params,
+                   100.0 * ((double)config_params - (double)ck->params) / (double)ck->params);
+    } else if (ck) {
+        printf("checkpoint: no safetensors files beside config.json: parameters counted from it\n");
+    }
     if (w->task == OD_TASK_TRAIN)
         printf("%straining%s batch %llu x seq %llu, %s, %s, attention %s (%s kernel), "
                "checkpointing %s, grad-accum %llu\n", od_c_bold, od_c_reset,
@@ -313,7 +552,8 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
         printf("%sgenerate%s batch %llu, prompt %llu + %llu new tokens, %s weights, KV cache %s\n",
                od_c_bold, od_c_reset, (unsigned long long)w->batch,
                (unsigned long long)w->prompt, (unsigned long long)w->new_tokens,
-               od_weights_name(w->weights), od_kv_cache_name(w->kv_cache));
+               m->ckpt_quantized ? "the checkpoint's quantized" : od_weights_name(w->weights),
+               od_kv_cache_name(w->kv_cache));
     printf("\npeak allocated %s (in %s)\n", iec(e->peak_allocated_bytes, x), e->peak_phase);
     struct { const char *k; uint64_t v; } rows[] = {
         {"parameters", b->parameters}, {"gradients", b->gradients},
@@ -417,7 +657,7 @@ int od_cmd_plan(int argc, char **argv)
     static const int kvd_bytes[] = {2, 2, 4, 1, 1};
     od_workload w;
     od_workload_defaults(&w); /* inference: the dynamic KV cache generate() uses */
-    const char *config = NULL, *gpu_name = NULL;
+    const char *config = NULL, *gpu_name = NULL, *model_arg = NULL;
     uint64_t params = 0, layers = 0, hidden = 0, heads = 0, kvh = 0, inter = 0, vocab = 0;
     uint64_t memory = 0, zero = 0;
     int json = 0, fail_if = 0, rc = 0, v, kv_given = 0;
@@ -428,6 +668,7 @@ int od_cmd_plan(int argc, char **argv)
         switch (c) {
         case 'h': fputs(USAGE, stdout); return OD_EXIT_OK;
         case O_CONFIG: config = optarg; break;
+        case O_MODEL: model_arg = optarg; break;
         case O_PARAMS: rc = parse_count("--params", optarg, &params); break;
         case O_LAYERS: rc = parse_u64("--layers", optarg, 4096, &layers); break;
         case O_HIDDEN: rc = parse_u64("--hidden", optarg, 1 << 22, &hidden); break;
@@ -483,11 +724,35 @@ int od_cmd_plan(int argc, char **argv)
         gpu_name = "h100-sxm";
 
     od_model m;
+    od_safetensors_totals ck;
+    memset(&ck, 0, sizeof ck);
+    uint64_t config_params = 0;
+    char model_dir[4096], config_path[4200];
+    if (model_arg) {
+        if (config)
+            return od_cli_usage_error(CMD, "give --model or --config, not both");
+        if ((rc = resolve_model(model_arg, model_dir, sizeof model_dir)))
+            return rc;
+        snprintf(config_path, sizeof config_path, "%s/config.json", model_dir);
+        config = config_path;
+    }
     if (config) {
         if (layers || hidden || params)
             return od_cli_usage_error(CMD, "--config already gives the sizes; drop --layers/--hidden/--params");
         if ((rc = read_config(config, &m)))
             return rc;
+        if (model_arg) {
+            od_param_counts pc;
+            od_model_count(&m, &pc);
+            config_params = pc.total;
+            if ((rc = read_checkpoint(model_dir, m.quant_bits, &ck)))
+                return rc;
+            if (ck.files) {
+                m.ckpt_params = ck.params;
+                m.ckpt_weight_bytes = ck.weight_bytes;
+                m.ckpt_quantized = ck.packed_params > 0;
+            }
+        }
     } else {
         od_error err;
         if (!layers || !hidden)
@@ -514,9 +779,9 @@ int od_cmd_plan(int argc, char **argv)
     }
     int out = OD_EXIT_OK;
     if (json)
-        out = print_json(&m, &w, &gpu, p);
+        out = print_json(&m, &w, &gpu, p, model_arg ? &ck : NULL, config_params);
     else
-        print_text(&m, &w, &gpu, p);
+        print_text(&m, &w, &gpu, p, model_arg ? &ck : NULL, config_params);
     if (!out && fail_if && !p->fits)
         out = OD_EXIT_NOTHING;
     free(p);

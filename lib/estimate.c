@@ -591,6 +591,8 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     double P = c->pc.total, Pm = c->pc.matmul - V * h; /* quantizable: not lm_head */
     double tp = c->tp;
     double weights;
+    if (m->ckpt_params) /* the checkpoint's exact count */
+        P = (double)m->ckpt_params;
     switch (w->weights) {
     case OD_W_FP32:
         weights = 4 * P;
@@ -604,6 +606,8 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     default:
         weights = 2 * P;
     }
+    if (m->ckpt_quantized) /* packed weights + their scales load as stored */
+        weights = (double)m->ckpt_weight_bytes;
     /* BertEmbeddings' position_ids and token_type_ids buffers (int64, one row each) */
     if (m->encoder)
         weights += 16.0 * (double)m->positions;
@@ -694,7 +698,7 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
     od_model_count(m, &c.pc);
     c.tp = (double)w->tp;
     memset(out, 0, sizeof *out);
-    out->params = c.pc.total;
+    out->params = m->ckpt_params ? m->ckpt_params : c.pc.total;
     if (w->task == OD_TASK_INFER) {
         c.A = w->weights == OD_W_FP32 ? 4 : 2;
         c.W = c.A;

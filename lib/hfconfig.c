@@ -556,6 +556,23 @@ od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_erro
             }
         }
     }
+    /* GPTQ/AWQ pack quantization_config.bits values an int32; bitsandbytes says
+     * load_in_4bit / load_in_8bit. */
+    json_t *qc = json_object_get(root, "quantization_config");
+    if (r.st == OD_OK && json_is_object(qc)) {
+        json_t *bits = json_object_get(qc, "bits");
+        if (json_is_integer(bits)) {
+            json_int_t b = json_integer_value(bits);
+            if (b < 1 || b > 32 || 32 % b)
+                fail(&r, OD_ERR_FORMAT, "field \"%s\" must be 1, 2, 4, 8, 16 or 32", "bits");
+            else
+                m.quant_bits = (unsigned)b;
+        } else if (json_is_true(json_object_get(qc, "load_in_4bit"))) {
+            m.quant_bits = 4;
+        } else if (json_is_true(json_object_get(qc, "load_in_8bit"))) {
+            m.quant_bits = 8;
+        }
+    }
     json_decref(root);
     if (r.st != OD_OK)
         return r.st;

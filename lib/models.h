@@ -77,6 +77,13 @@ typedef struct {
      * norm) is in extra_params. */
     int encdec;
     uint64_t extra_params;
+    /* Read from the checkpoint (safetensors.h), 0 when only a config was given: the exact
+     * parameter count and the bytes its tensors take; quantized = the weights are stored
+     * packed (GPTQ/AWQ, bitsandbytes) and load as they are. quant_bits: the config's
+     * quantization_config.bits (0 = none given). */
+    uint64_t ckpt_params, ckpt_weight_bytes;
+    int ckpt_quantized;
+    unsigned quant_bits;
 } od_model;
 
 /* Parameter counts derived from an od_model. */

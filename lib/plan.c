@@ -286,13 +286,14 @@ static void infer_mitigations(adder *a, const od_workload *w0)
         add(a, "kv-fp8", &w, 2, "~0-5%", "small: 8-bit KV cache", "a quantized KV cache", "",
             "8-bit KV cache", 0);
     }
-    if (w0->weights != OD_W_INT8 && w0->weights != OD_W_INT4) {
+    /* a quantized checkpoint loads as stored: requantizing it is no change */
+    if (!a->m->ckpt_quantized && w0->weights != OD_W_INT8 && w0->weights != OD_W_INT4) {
         w = *w0;
         w.weights = OD_W_INT8;
         add(a, "int8-weights", &w, 20, "~0-40% slower matmuls (LLM.int8)", "small",
             "bitsandbytes", "", "int8 weights", 0);
     }
-    if (w0->weights != OD_W_INT4) {
+    if (!a->m->ckpt_quantized && w0->weights != OD_W_INT4) {
         w = *w0;
         w.weights = OD_W_INT4;
         add(a, "int4-weights", &w, 10, "~0-20%", "validate: 4-bit weights",

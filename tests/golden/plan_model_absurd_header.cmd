@@ -1,0 +1,1 @@
+$OOMDOC plan --model tests/data/safetensors/bad-checkpoint --gpu t4

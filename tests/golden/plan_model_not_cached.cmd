@@ -1,0 +1,1 @@
+HF_HOME=tests/data/safetensors/hfcache $OOMDOC plan --model tiny-org/not-downloaded --gpu t4
