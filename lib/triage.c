@@ -6,6 +6,7 @@
 #include "triage.h"
 #include "units.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <jansson.h>
 #include <stddef.h>
@@ -1692,6 +1693,128 @@ static void scan_stats_json(scan *s)
 /* ---------- driver ---------- */
 
 /* Does a PyTorch message end within [p, e)? Each wording has a last phrase. */
+/* ---------- lines a logger wrapped mid-word ----------
+ * A logger or terminal that wraps at a fixed column splits words ("from devic\ne:") and
+ * figures ("10.0\n5 GiB"). unwrap() rejoins a break that is unambiguous: the two halves
+ * make one word of the OOM wordings below (and are not two such words), or a figure
+ * printed with two decimals followed by its unit. The rest of the next line moves up to
+ * the end of the broken one; the bytes this frees at its end become markers (WRAP_LINE for
+ * the line break, WRAP_NONE for indentation), so every offset and every later line keeps
+ * its place and the scanner counts the folded line. Only LF breaks are rejoined. */
+#define WRAP_LINE '\x01'
+#define WRAP_NONE '\x02'
+
+static const char *const wrap_words[] = {
+    "device", "allocate", "allocated", "unallocated", "allocating", "allocation", "capacity", "capacty",
+    "memory", "reserved", "PyTorch", "non-PyTorch", "process", "Process", "Including", "already", "cached",
+    "available", "documentation", "Management", "fragmentation", "expandable_segments", "max_split_size_mb",
+    "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_HIP_ALLOC_CONF", "CUDA_ERROR_OUT_OF_MEMORY",
+    "OutOfMemoryError", "RESOURCE_EXHAUSTED", "ResourceExhaustedError", "private", "allowed", "tensor",
+    "failed", "total", "which", "Tried",
+};
+
+static int is_wrap_mark(char c)
+{
+    return c == WRAP_LINE || c == WRAP_NONE;
+}
+
+static int word_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '-';
+}
+
+/* Is [p, p+n) one of wrap_words? */
+static int wrap_word(const char *p, size_t n)
+{
+    for (size_t i = 0; i < sizeof wrap_words / sizeof wrap_words[0]; i++)
+        if (strlen(wrap_words[i]) == n && memcmp(wrap_words[i], p, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Does the break between buf[..t) and buf[h..e) split one word or one two-decimal figure? */
+static int wrap_splits(const char *buf, size_t t, size_t h, size_t e)
+{
+    size_t a = t, b = h;
+    while (a > 0 && word_char(buf[a - 1]))
+        a--;
+    while (b < e && word_char(buf[b]))
+        b++;
+    size_t n1 = t - a, n2 = b - h;
+    if (n1 && n2 && n1 + n2 <= 32 && !isdigit((unsigned char)buf[a]) && !isdigit((unsigned char)buf[h])) {
+        char w[32];
+        memcpy(w, buf + a, n1);
+        memcpy(w + n1, buf + h, n2);
+        return wrap_word(w, n1 + n2) && !(wrap_word(buf + a, n1) && wrap_word(buf + h, n2));
+    }
+    /* A figure: "12.4" + "0 GiB", "12." + "40 GiB", "12" + ".40 GiB" (always two decimals). */
+    a = t;
+    while (a > 0 && (isdigit((unsigned char)buf[a - 1]) || buf[a - 1] == '.'))
+        a--;
+    b = h;
+    while (b < e && (isdigit((unsigned char)buf[b]) || buf[b] == '.'))
+        b++;
+    if (a == t || b == h || !isdigit((unsigned char)buf[a]))
+        return 0;
+    char num[40];
+    if (t - a + b - h >= sizeof num)
+        return 0;
+    size_t n = 0, dots = 0, dec = 0;
+    for (size_t i = a; i < t; i++)
+        num[n++] = buf[i];
+    for (size_t i = h; i < b; i++)
+        num[n++] = buf[i];
+    for (size_t i = 0; i < n; i++) {
+        if (num[i] == '.')
+            dots++;
+        else if (dots)
+            dec++;
+    }
+    if (dots != 1 || dec != 2 || num[n - 1] == '.')
+        return 0;
+    const char *u = buf + b;
+    return b < e && *u == ' ' &&
+           (starts(u + 1, buf + e, "GiB") || starts(u + 1, buf + e, "MiB") || starts(u + 1, buf + e, "KiB") ||
+            starts(u + 1, buf + e, "TiB") || starts(u + 1, buf + e, "GB") || starts(u + 1, buf + e, "MB"));
+}
+
+/* Rejoin the wrapped lines of buf[0..len) in place (see above). */
+static void unwrap(char *buf, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        char *nl = memchr(buf + i, '\n', len - i);
+        if (!nl)
+            return;
+        size_t n = (size_t)(nl - buf), t = n;
+        while (t > 0 && is_wrap_mark(buf[t - 1]))
+            t--;
+        size_t h = n + 1;
+        while (h < len && (buf[h] == ' ' || buf[h] == '\t'))
+            h++;
+        char *nl2 = h < len ? memchr(buf + h, '\n', len - h) : NULL;
+        size_t e = nl2 ? (size_t)(nl2 - buf) : len;
+        int figure = t > 0 && isdigit((unsigned char)buf[t - 1]) ? 1 : t > 0 && buf[t - 1] == '.';
+        if (t == 0 || h >= e || (figure && h != n + 1) || !wrap_splits(buf, t, h, e)) {
+            i = n + 1;
+            continue;
+        }
+        size_t lines = 1, none = h - (n + 1);
+        for (size_t k = t; k < n; k++) {
+            if (buf[k] == WRAP_LINE)
+                lines++;
+            else
+                none++;
+        }
+        memmove(buf + t, buf + h, e - h);
+        size_t k = t + (e - h);
+        memset(buf + k, WRAP_LINE, lines);
+        memset(buf + k + lines, WRAP_NONE, none);
+        assert(k + lines + none == e);
+        i = e; /* the joined line may be wrapped again */
+    }
+}
+
 static int message_complete(const char *p, const char *e)
 {
     return find(p, e, "ALLOC_CONF") || find(p, e, "Memory Management") ||
@@ -1708,11 +1831,13 @@ static const char *join_message(const char *a, const char *le, const char *end, 
         return NULL;
     size_t n = (size_t)(le - a) < size - 1 ? (size_t)(le - a) : size - 1;
     memcpy(buf, a, n);
-    const char *p = le + 1;
+    const char *p = memchr(le, '\n', (size_t)(end - le)); /* le may stop short of unwrap's markers */
+    p = p ? p + 1 : end;
     for (int k = 0; k < 8 && p < end && n + 2 < size; k++) {
-        const char *e = memchr(p, '\n', (size_t)(end - p));
-        if (!e)
-            e = end;
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        while (e > p && is_wrap_mark(e[-1]))
+            e--;
         const char *q = skip_sp(p, e);
         if (q == e || starts(q, e, "Traceback") || starts(q, e, "File \"") || find(q, e, "out of memory"))
             break;
@@ -1722,7 +1847,7 @@ static const char *join_message(const char *a, const char *le, const char *end, 
         n += l;
         if (message_complete(q, e))
             break;
-        p = e < end ? e + 1 : end;
+        p = nl ? nl + 1 : end;
     }
     buf[n] = '\0';
     return buf + n;
@@ -1783,8 +1908,8 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
         memcpy(buf, text, len);
     buf[len] = '\0';
     for (size_t i = 0; i < len; i++)
-        if (buf[i] == '\0' || buf[i] == '\r')
-            buf[i] = ' '; /* NULs and CRs would cut lines short: blank them */
+        if (buf[i] == '\0' || buf[i] == '\r' || is_wrap_mark(buf[i]))
+            buf[i] = ' '; /* NULs and CRs would cut lines short, and unwrap's markers are its own */
     scan s = {.buf = buf, .len = len, .t = t};
     const char *end = buf + len;
     s.jax_input = find(buf, end, "jax") || find(buf, end, "JAX") || find(buf, end, "gpu_hlo_schedule") ||
@@ -1798,6 +1923,7 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
     s.tf_input = find(buf, end, "tensorflow") || find(buf, end, "TensorFlow") || find(buf, end, "keras");
 
     scan_stats_json(&s);
+    unwrap(buf, len);
 
     const char *line = buf, *prev = NULL, *prev_end = NULL;
     uint64_t lineno = 1;
@@ -1807,6 +1933,11 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
         if (!le)
             le = end;
         const char *next = le < end ? le + 1 : end;
+        uint64_t folded = 0; /* lines unwrap() joined onto this one */
+        while (le > line && is_wrap_mark(le[-1])) {
+            folded += le[-1] == WRAP_LINE;
+            le--;
+        }
         const char *a;
         od_framework fw = OD_FW_PYTORCH_CUDA;
         if (((a = find(line, le, "CUDA out of memory")) || (a = find(line, le, "CUDA error: out of memory")) ||
@@ -1866,7 +1997,7 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
         prev = line;
         prev_end = le;
         line = next;
-        lineno++;
+        lineno += 1 + folded;
     }
     for (size_t i = 0; i < t->n_summaries; i++) {
         od_mem_summary *m = &t->summaries[i];

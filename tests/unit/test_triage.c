@@ -573,6 +573,50 @@ static void vllm_kv_needed(void **state)
     od_triage_free(t);
 }
 
+/* A logger that wraps at a fixed column splits words and figures: a split inside one word
+ * of the wording, or inside a two-decimal figure, is rejoined; lines keep their numbers. */
+static void wrapped_mid_word(void **state)
+{
+    od_triage *t = parse_str(
+        "E cuda_driver.cc:806] failed to allocate 2.00G (2147483648 bytes) from devic\n"
+        "e: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_TENSORFLOW);
+    assert_int_equal(r->requested_bytes, 2147483648ULL);
+    od_triage_free(t);
+    static const char wrapped[] =
+        "ERROR trainer failed:\n"
+        "    torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capac\n"
+        "    ity of 23.53 GiB of which 1.0\n"
+        "6 GiB is free. Process 31337 has 12.40 GiB memory in use. Including non-PyTorch memory, this pro\n"
+        "cess has 10.05 GiB memory in use. Of the allocated memory 9.12 GiB is allocated by PyTorch, and\n"
+        "412.30 MiB is reserved by PyTorch but unal\n"
+        "located.\n"
+        "\n"
+        "CUDA out of memory. Tried to allocate 1.00 GiB\n";
+    t = parse_str(wrapped);
+    assert_int_equal(t->n_reports, 2);
+    r = &t->reports[0];
+    assert_int_equal(r->line, 2);
+    assert_int_equal(r->capacity_bytes, H(2353, GiB));
+    assert_int_equal(r->free_bytes, H(106, GiB));
+    assert_int_equal(r->process_bytes, H(1005, GiB));
+    assert_int_equal(r->reserved_unallocated_bytes, H(41230, MiB));
+    assert_int_equal(r->verdict, OD_OOM_OTHER_PROCESSES);
+    assert_int_equal(t->reports[1].line, 9); /* the folded lines still count */
+    assert_int_equal(t->reports[1].offset, strstr(wrapped, "CUDA out of memory. Tried to allocate 1.00") - wrapped);
+    od_triage_free(t);
+    /* Two words of the wording on either side of a break stay two words ("total capacity");
+     * a figure split before its last decimal is one figure again. */
+    t = parse_str("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total\n"
+                  "capacity; 1.2\n"
+                  "5 GiB already allocated; 10.00 MiB free; 7.90 GiB reserved in total by PyTorch)\n");
+    r = only_report(t);
+    assert_int_equal(r->capacity_bytes, 8 * GiB);
+    assert_int_equal(r->allocated_bytes, H(125, GiB));
+    od_triage_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -594,6 +638,7 @@ int main(void)
         cmocka_unit_test(spill_and_garbage),
         cmocka_unit_test(vllm_kv_needed),
         cmocka_unit_test(wrapped_message),
+        cmocka_unit_test(wrapped_mid_word),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
