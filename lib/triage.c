@@ -325,6 +325,16 @@ void od_triage_classify(od_oom_report *r)
         }
         r->verdict = req ? OD_OOM_CAPACITY : OD_OOM_UNKNOWN;
         return;
+    case OD_KIND_DRIVER:
+        /* No figure of its own: the nvidia-smi process table pasted beside it is the
+         * evidence. Two processes or more holding memory on the GPU means at least one is
+         * not this job (a table taken while it ran lists the job too). */
+        if (!req && r->smi_processes >= 2) {
+            r->others_bytes = r->smi_processes_bytes;
+            r->verdict = OD_OOM_OTHER_PROCESSES;
+            return;
+        }
+        break;
     case OD_KIND_XLA_COMPILE:
         if (req && (r->have & OD_HAVE_CAPACITY)) {
             r->have_headroom = 1;
@@ -450,6 +460,13 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
         snprintf(buf, size, "the compiled program needs %s of a %s memory space: %s over before anything ran",
                  od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->capacity_bytes, b, sizeof b),
                  od_format_iec(r->missing_bytes, c, sizeof c));
+        return 1;
+    case OD_KIND_DRIVER:
+        if (r->verdict != OD_OOM_OTHER_PROCESSES || r->smi_processes < 2)
+            break;
+        snprintf(buf, size, "the driver refused memory with no figures, and nvidia-smi beside the error shows %u "
+                            "processes holding %s on the GPU: at least one of them is not this job",
+                 r->smi_processes, od_format_iec(r->smi_processes_bytes, a, sizeof a));
         return 1;
     case OD_KIND_XLA_RESERVE:
         if (!r->have_headroom)
@@ -1876,6 +1893,38 @@ static int advice_prose(const char *line, const char *a, const char *le)
     return 0;
 }
 
+/* A driver report without figures takes its evidence from the nvidia-smi process table
+ * in the same text: the processes holding memory on its GPU (when it names none, on the GPU
+ * with the most of them). Fills r->smi_processes and r->smi_processes_bytes. */
+static void smi_evidence(const od_triage *t, od_oom_report *r)
+{
+    r->smi_processes = 0;
+    r->smi_processes_bytes = 0;
+    if (r->kind != OD_KIND_DRIVER || (r->have & OD_HAVE_REQUESTED))
+        return;
+    for (size_t i = 0; i < t->n_procs; i++) {
+        const od_smi_process *p = &t->procs[i];
+        if (!p->bytes || ((r->have & OD_HAVE_DEVICE) && p->gpu != r->device))
+            continue;
+        unsigned n = 0;
+        uint64_t bytes = 0;
+        int seen = 0;
+        for (size_t j = 0; j < t->n_procs && !seen; j++)
+            seen = j < i && t->procs[j].gpu == p->gpu && t->procs[j].bytes; /* counted with an earlier row */
+        if (seen)
+            continue;
+        for (size_t j = i; j < t->n_procs; j++)
+            if (t->procs[j].gpu == p->gpu && t->procs[j].bytes) {
+                n++;
+                bytes += t->procs[j].bytes;
+            }
+        if (n > r->smi_processes) {
+            r->smi_processes = n;
+            r->smi_processes_bytes = bytes;
+        }
+    }
+}
+
 static int same_report(const od_oom_report *a, const od_oom_report *b)
 {
     if (a->framework != b->framework || a->kind != b->kind || a->have != b->have || a->n_other != b->n_other ||
@@ -2018,6 +2067,8 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
             if (t->procs[i].gpu == t->procs[j].gpu && t->procs[i].pid != t->procs[j].pid && t->procs[i].bytes &&
                 t->procs[j].bytes)
                 t->smi_verdict = OD_OOM_OTHER_PROCESSES;
+    for (size_t i = 0; i < t->n_reports; i++)
+        smi_evidence(t, &t->reports[i]);
     /* TF/XLA reports gather their figures over several lines: classify at the end, and
      * fold repeats (TF prints the same exception more than once). */
     size_t w = 0;

@@ -55,7 +55,9 @@ typedef enum {
     OD_OOM_UNKNOWN,        /* the message lacks the figures to decide */
     OD_OOM_FRAGMENTATION,  /* the memory existed, but no block was contiguous */
     OD_OOM_CAP_LIMIT,      /* a per-process cap was hit while the device had room */
-    OD_OOM_OTHER_PROCESSES,/* other processes hold at least the missing amount */
+    OD_OOM_OTHER_PROCESSES,/* other processes hold at least the missing amount (a driver report
+                              without figures: nvidia-smi beside it shows two processes or more
+                              holding memory on its GPU) */
     OD_OOM_CAPACITY,       /* the work does not fit */
     OD_OOM_HOST_MEMORY     /* CPU RAM, the OOM killer or shared memory, not the GPU (kept last:
                               existing switches keep their values) */
@@ -107,6 +109,10 @@ typedef struct {
                                NVML/CUDA's garbage on Windows/WSL, or "no limit" */
     uint64_t max_model_len, kv_cache_tokens; /* vLLM: the model's max seq len, the KV cache's
                                                 token capacity (OD_KIND_VLLM_KV_LEN) */
+    unsigned smi_processes;  /* a driver report without figures (OD_KIND_DRIVER): how many processes
+                                the nvidia-smi process table in the same text shows holding memory on
+                                its GPU (the report's GPU when it names one), 0 when none was read */
+    uint64_t smi_processes_bytes; /* their memory, summed */
 
     /* The verdict and the numbers behind it (valid when the needed figures exist). */
     od_oom_verdict verdict;

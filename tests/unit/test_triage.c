@@ -617,6 +617,42 @@ static void wrapped_mid_word(void **state)
     od_triage_free(t);
 }
 
+/* The driver's "CUDA error: out of memory" has no figures: the nvidia-smi process table
+ * beside it decides (two processes on its GPU: other_processes); the GPU table alone, which
+ * does not say whose memory it is, leaves it unknown. */
+static void driver_oom_with_smi(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/driver_oom_smi.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->kind, OD_KIND_DRIVER);
+    assert_int_equal(r->smi_processes, 2);
+    assert_int_equal(r->smi_processes_bytes, 80000 * MiB);
+    assert_int_equal(r->verdict, OD_OOM_OTHER_PROCESSES);
+    assert_int_equal(r->others_bytes, 80000 * MiB);
+    char why[512];
+    assert_true(od_triage_reason(r, why, sizeof why));
+    assert_non_null(strstr(why, "2 processes"));
+    od_advice h[8];
+    assert_true(od_advice_for_report(r, h, 8) >= 1);
+    assert_int_equal(h[0], OD_ADV_STOP_OTHERS);
+    od_triage_free(t);
+    t = parse_file("tests/data/messages/torch_driver_oom_smi_gpus.txt");
+    r = only_report(t);
+    assert_int_equal(t->n_gpus, 4);
+    assert_int_equal(r->smi_processes, 0);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+    /* one process on the report's GPU, the other on another GPU: no evidence */
+    t = parse_str("RuntimeError: CUDA error: out of memory\n"
+                  "| Processes:                                    |\n"
+                  "|    0   N/A  N/A           31337      C   python                                12698MiB |\n"
+                  "|    1   N/A  N/A            4242      C   python                                  512MiB |\n");
+    r = only_report(t);
+    assert_int_equal(r->smi_processes, 1);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -639,6 +675,7 @@ int main(void)
         cmocka_unit_test(vllm_kv_needed),
         cmocka_unit_test(wrapped_message),
         cmocka_unit_test(wrapped_mid_word),
+        cmocka_unit_test(driver_oom_with_smi),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/driver_oom_smi.txt
