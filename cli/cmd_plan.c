@@ -49,13 +49,19 @@ static const char USAGE[] =
     "  --seq S                sequence length (default 1024)\n"
     "  --precision P          fp32, amp-bf16 (default), amp-fp16, bf16, mixed-fp16,\n"
     "                         mixed-bf16 (half weights, fp32 master weights in the optimizer)\n"
-    "  --optimizer O          adamw (default), adamw-fused, sgd, sgd-nomom, adafactor, adam8bit\n"
+    "  --optimizer O          adamw (default), adamw-fused, sgd, sgd-nomom, adafactor, adam8bit,\n"
+    "                         paged-adamw-8bit (the same states in unified memory)\n"
     "  --attention A          sdpa (default), eager, flash\n"
     "  --checkpointing C      none (default), full, selective\n"
     "  --grad-accum K         micro-batches per optimizer step (default 1)\n"
     "  --zero Z --dp N        ZeRO/FSDP stage 0-3 across N data-parallel GPUs\n"
     "  --tp N --pp N          tensor / pipeline parallel degrees\n"
     "  --lora-rank R          LoRA on all linear layers instead of full fine-tuning\n"
+    "  --lora-targets T       q,k,v,o,gate,up,down (any of them) or all-linear (default)\n"
+    "  --base-weights W       the frozen LoRA base: nf4 (QLoRA, double quantization,\n"
+    "                         ~0.52 B/param), int8, bf16 (default: the precision's dtype)\n"
+    "  --freeze N             embeddings and the first N layers frozen (no gradients, no\n"
+    "                         optimizer state, nothing saved for backward there)\n"
     "  --chunked-loss         loss computed in chunks (no full fp32 logits)\n"
     "  --offload              optimizer state and step on the CPU (= --offload-optimizer cpu)\n"
     "  --framework F          torch (default), deepspeed (model states as DeepSpeed's ZeRO\n"
@@ -94,7 +100,7 @@ enum {
     O_TASK, O_ACCUM, O_ZERO, O_DP, O_TP,
     O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
     O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL, O_FRAMEWORK, O_OFF_OPT, O_OFF_PARAMS, O_ZINIT,
-    O_NODES, O_MODEL
+    O_NODES, O_MODEL, O_LORA_TARGETS, O_BASE_WEIGHTS, O_FREEZE
 };
 
 static const struct option OPTS[] = {
@@ -117,6 +123,9 @@ static const struct option OPTS[] = {
     {"offload-optimizer", required_argument, 0, O_OFF_OPT},
     {"offload-params", required_argument, 0, O_OFF_PARAMS}, {"zero-init", no_argument, 0, O_ZINIT},
     {"nodes", required_argument, 0, O_NODES}, {"model", required_argument, 0, O_MODEL},
+    {"lora-targets", required_argument, 0, O_LORA_TARGETS},
+    {"base-weights", required_argument, 0, O_BASE_WEIGHTS},
+    {"freeze", required_argument, 0, O_FREEZE},
     {0, 0, 0, 0}};
 
 /* Index of text in the NULL-terminated names, or -1. */
@@ -420,6 +429,14 @@ static json_t *workload_json(const od_workload *w)
                           "lora_rank", (json_int_t)w->lora_rank, "chunked_loss",
                           w->chunked_loss, "offload", w->offload_optimizer, "workspace_bytes",
                           (json_int_t)w->workspace_bytes);
+    if (w->lora_rank) {
+        char t[64];
+        json_object_set_new(j, "lora_targets",
+                            json_string(od_lora_targets_text(w->lora_targets, t, sizeof t)));
+        json_object_set_new(j, "base_weights", json_string(od_base_weights_name(w->base_weights)));
+    }
+    if (w->freeze_layers)
+        json_object_set_new(j, "freeze_layers", json_integer((json_int_t)w->freeze_layers));
     json_object_set_new(j, "framework", json_string(w->deepspeed ? "deepspeed" : "torch"));
     if (w->deepspeed)
         json_object_set_new(j, "deepspeed",
@@ -548,7 +565,19 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
                od_precision_name(w->precision), od_optimizer_name(w->optimizer),
                od_attention_name(w->attention), e->attention_kernel, od_ckpt_name(w->ckpt),
                (unsigned long long)w->grad_accum);
-    else
+    if (w->task == OD_TASK_TRAIN && (w->lora_rank || w->freeze_layers)) {
+        char t[64];
+        if (w->lora_rank)
+            printf("LoRA rank %llu on %s, frozen base %s", (unsigned long long)w->lora_rank,
+                   od_lora_targets_text(w->lora_targets, t, sizeof t),
+                   w->base_weights ? od_base_weights_name(w->base_weights)
+                                   : od_precision_name(w->precision));
+        if (w->freeze_layers)
+            printf("%sembeddings and the first %llu layers frozen", w->lora_rank ? "; " : "",
+                   (unsigned long long)w->freeze_layers);
+        printf("\n");
+    }
+    if (w->task == OD_TASK_INFER)
         printf("%sgenerate%s batch %llu, prompt %llu + %llu new tokens, %s weights, KV cache %s\n",
                od_c_bold, od_c_reset, (unsigned long long)w->batch,
                (unsigned long long)w->prompt, (unsigned long long)w->new_tokens,
@@ -655,6 +684,7 @@ int od_cmd_plan(int argc, char **argv)
     static const char *const kvc[] = {"none", "dynamic", "static", "paged", NULL};
     static const char *const kvd[] = {"bf16", "fp16", "fp32", "fp8", "int8", NULL};
     static const int kvd_bytes[] = {2, 2, 4, 1, 1};
+    static const char *const base_names[] = {"nf4", "int8", "bf16", NULL};
     od_workload w;
     od_workload_defaults(&w); /* inference: the dynamic KV cache generate() uses */
     const char *config = NULL, *gpu_name = NULL, *model_arg = NULL;
@@ -669,6 +699,16 @@ int od_cmd_plan(int argc, char **argv)
         case 'h': fputs(USAGE, stdout); return OD_EXIT_OK;
         case O_CONFIG: config = optarg; break;
         case O_MODEL: model_arg = optarg; break;
+        case O_LORA_TARGETS:
+            if (od_lora_targets_parse(optarg, &w.lora_targets))
+                rc = od_cli_usage_error(CMD, "--lora-targets: '%s' is not a list of q, k, v, o, "
+                                        "gate, up, down, nor all-linear", optarg);
+            break;
+        case O_BASE_WEIGHTS:
+            if (!(rc = choice("--base-weights", optarg, base_names, &v)))
+                w.base_weights = (od_base_weights)(v + 1);
+            break;
+        case O_FREEZE: rc = parse_u64("--freeze", optarg, 4096, &w.freeze_layers); break;
         case O_PARAMS: rc = parse_count("--params", optarg, &params); break;
         case O_LAYERS: rc = parse_u64("--layers", optarg, 4096, &layers); break;
         case O_HIDDEN: rc = parse_u64("--hidden", optarg, 1 << 22, &hidden); break;

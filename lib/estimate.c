@@ -7,6 +7,7 @@
 #include "estimate.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MIB (1024.0 * 1024.0)
@@ -29,8 +30,64 @@ const char *od_precision_name(od_precision p)
 }
 const char *od_optimizer_name(od_optimizer o)
 {
-    static const char *n[] = {"adamw", "adamw-fused", "sgd", "sgd-nomom", "adafactor", "adam8bit"};
-    return (unsigned)o < 6 ? n[o] : "?";
+    static const char *n[] = {"adamw", "adamw-fused", "sgd", "sgd-nomom", "adafactor", "adam8bit",
+                              "paged-adamw-8bit"};
+    return (unsigned)o < 7 ? n[o] : "?";
+}
+const char *od_base_weights_name(od_base_weights b)
+{
+    static const char *n[] = {"default", "nf4", "int8", "bf16"};
+    return (unsigned)b < 4 ? n[b] : "?";
+}
+
+static const char *const LORA_NAMES[] = {"q", "k", "v", "o", "gate", "up", "down"};
+
+const char *od_lora_targets_text(unsigned targets, char *buf, size_t n)
+{
+    if (!n)
+        return buf;
+    buf[0] = 0;
+    if (!targets || (targets & OD_LORA_ALL) == OD_LORA_ALL) {
+        snprintf(buf, n, "all-linear");
+        return buf;
+    }
+    size_t l = 0;
+    for (int i = 0; i < 7; i++)
+        if (targets & (1u << i) && l < n)
+            l += (size_t)snprintf(buf + l, n - l, "%s%s", l ? "," : "", LORA_NAMES[i]);
+    return buf;
+}
+
+int od_lora_targets_parse(const char *text, unsigned *out)
+{
+    if (!strcmp(text, "all-linear") || !strcmp(text, "all")) {
+        *out = 0;
+        return 0;
+    }
+    unsigned t = 0;
+    const char *p = text;
+    while (*p) {
+        size_t k = strcspn(p, ",");
+        int hit = -1;
+        for (int i = 0; i < 7; i++)
+            if (strlen(LORA_NAMES[i]) == k && !strncmp(p, LORA_NAMES[i], k))
+                hit = i;
+        /* the module names themselves work too: q_proj, gate_proj ... */
+        for (int i = 0; i < 7 && hit < 0; i++)
+            if (k == strlen(LORA_NAMES[i]) + 5 && !strncmp(p, LORA_NAMES[i], k - 5) &&
+                !strncmp(p + k - 5, "_proj", 5))
+                hit = i;
+        if (hit < 0)
+            return -1;
+        t |= 1u << hit;
+        p += k;
+        if (*p == ',')
+            p++;
+    }
+    if (!t)
+        return -1;
+    *out = t == OD_LORA_ALL ? 0 : t;
+    return 0;
 }
 const char *od_attention_name(od_attention a)
 {
@@ -263,6 +320,7 @@ static double opt_state_bytes(const ctx *c, double trainable, double Ws)
     case OD_OPT_SGD_NOMOM:
         return 0;
     case OD_OPT_ADAM8BIT:
+    case OD_OPT_PAGED_ADAM8BIT:
         /* two uint8 states + one fp32 absmax per 256-element block each */
         return trainable * (2 + 2 * 4.0 / 256);
     case OD_OPT_ADAFACTOR: {
@@ -301,13 +359,44 @@ static double opt_temp_bytes(const ctx *c, double trainable, double Ws)
     }
 }
 
-static double lora_params(const od_model *m, double r)
+/* Whether LoRA targets module bit (0 = all-linear). */
+static int targets(const od_workload *w, unsigned bit)
+{
+    return !w->lora_targets || (w->lora_targets & bit);
+}
+
+/* Layers that train: all but the first --freeze ones. */
+static double trained_layers(const od_model *m, const od_workload *w)
+{
+    return w->freeze_layers >= m->layers ? 0 : (double)(m->layers - w->freeze_layers);
+}
+
+static double lora_params(const od_model *m, const od_workload *w, double r)
 {
     double h = m->hidden, q = (double)m->heads * m->head_dim, kv = (double)m->kv_heads * m->head_dim;
     double I = m->experts ? m->expert_intermediate : m->intermediate;
-    /* "all-linear" targets: q, k, v, o and the MLP projections, A: in x r, B: r x out */
-    double per = (h + q) + 2 * (h + kv) + (q + h) + (m->gated_mlp ? 3 : 2) * (h + I);
-    return r * per * m->layers;
+    /* A: in x r, B: r x out for each targeted projection (a plain MLP's fc is "up", its
+     * proj "down"; it has no gate) */
+    double per = targets(w, OD_LORA_Q) * (h + q) + targets(w, OD_LORA_K) * (h + kv) +
+                 targets(w, OD_LORA_V) * (h + kv) + targets(w, OD_LORA_O) * (q + h) +
+                 (m->gated_mlp ? targets(w, OD_LORA_GATE) : 0) * (h + I) +
+                 targets(w, OD_LORA_UP) * (h + I) + targets(w, OD_LORA_DOWN) * (h + I);
+    return r * per * trained_layers(m, w);
+}
+
+/* Bytes of the frozen LoRA base stored as b: the block linears quantized (bitsandbytes
+ * leaves the embeddings, norms and lm_head in 16 bits). */
+static double base_bytes(const ctx *c, od_base_weights b)
+{
+    const od_model *m = c->m;
+    double V = m->encoder ? 0 : (double)m->vocab, h = m->hidden;
+    double P = c->pc.total, Pq = (double)c->pc.matmul - V * h; /* not lm_head */
+    switch (b) {
+    case OD_BASE_NF4: return Pq * (0.5 + 1.0 / 64 + 4.0 / (64 * 256)) + (P - Pq) * 2;
+    case OD_BASE_INT8: return Pq + Pq / h * 4 + (P - Pq) * 2;
+    case OD_BASE_BF16: return 2 * P;
+    default: return P * c->W;
+    }
 }
 
 /* Past this an estimate is meaningless (and uint64 sums could overflow). */
@@ -331,6 +420,12 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
     if (w->tp > 1 && (m->heads % w->tp || m->kv_heads % w->tp))
         return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the number of (key/value) heads",
                        (unsigned long long)w->tp);
+    if (w->base_weights && !w->lora_rank)
+        return od_fail(err, OD_ERR_ARG, "--base-weights is the frozen base of a LoRA fine-tune: "
+                       "give --lora-rank too");
+    if (w->freeze_layers > m->layers)
+        return od_fail(err, OD_ERR_ARG, "--freeze %llu exceeds the %llu layers",
+                       (unsigned long long)w->freeze_layers, (unsigned long long)m->layers);
     if (w->pp > m->layers)
         return od_fail(err, OD_ERR_ARG, "--pp %llu exceeds the %llu layers",
                        (unsigned long long)w->pp, (unsigned long long)m->layers);
@@ -406,12 +501,16 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     double P = c->pc.total, Pm = c->pc.matmul;
     double tp = c->tp, pp = (double)w->pp, dp = (double)w->dp;
     double Wg = c->W, Ws = c->W;
-    double trainable = w->lora_rank ? lora_params(m, (double)w->lora_rank) : P;
+    double Lt = trained_layers(m, w), frozen = (double)m->layers - Lt;
+    double trainable = w->lora_rank ? lora_params(m, w, (double)w->lora_rank) : P;
+    if (!w->lora_rank && w->freeze_layers) /* the embeddings and the first N layers */
+        trainable = fmax(0, P - (double)c->pc.embedding - frozen * (double)c->pc.per_layer);
     if (w->lora_rank) /* adapters live in fp32 under autocast, in the weights' dtype else */
         Wg = Ws = c->amp || c->W == 4 ? 4 : 2;
 
     /* Persistent state between steps. */
-    double params = P * c->W / tp / pp + (w->lora_rank ? trainable * Wg / tp / pp : 0);
+    double base_w = w->base_weights ? base_bytes(c, w->base_weights) : P * c->W;
+    double params = base_w / tp / pp + (w->lora_rank ? trainable * Wg / tp / pp : 0);
     if (m->encoder) /* BertEmbeddings' int64 position_ids and token_type_ids buffers */
         params += 16.0 * (double)m->positions / tp / pp;
     if (w->zero >= 3)
@@ -450,17 +549,32 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
          * leaves, not activations) and saves that copy */
         double q = (double)m->heads * m->head_dim;
         double I = m->experts ? 0 : m->intermediate;
-        per_layer += 2 * (3 * h + q + (m->gated_mlp ? 2 : 1) * h + I) / tp * N;
+        double ins = (targets(w, OD_LORA_Q) + targets(w, OD_LORA_K) + targets(w, OD_LORA_V)) * h +
+                     targets(w, OD_LORA_O) * q + (m->gated_mlp ? targets(w, OD_LORA_GATE) : 0) * h +
+                     targets(w, OD_LORA_UP) * h + targets(w, OD_LORA_DOWN) * I;
+        per_layer += 2 * ins / tp * N;
     }
-    double acts = Lp * inflight * per_layer;
+    /* frozen first layers see no input that requires grad: autograd saves nothing there */
+    double train_frac = m->layers ? Lt / (double)m->layers : 1;
+    double acts = Lp * inflight * per_layer * train_frac;
     if (m->embd_dropout > 0)
         acts += h * N; /* embedding dropout mask */
     if (masked(c) && w->ckpt != OD_CKPT_FULL)
         acts += B * S * S * c->A; /* the additive sliding-window mask every layer saves */
     /* autocast casts each fp32 weight to bf16 once per forward (cached for leaves that
      * require grad) and linear saves the copy for backward */
-    double copies = c->amp ? (Pm - (double)c->pc.experts) * 2 / tp / pp : 0;
+    double copies = c->amp ? (Pm - V * h - (double)c->pc.experts) * train_frac * 2 / tp / pp +
+                                 V * h * 2 / tp / pp : 0;
     double head_copy = c->amp ? V * h * 2 / tp : 0;
+    if (w->base_weights) {
+        /* bitsandbytes' 4/8-bit matmuls keep the quantized weight for backward and
+         * dequantize one at a time (the largest block linear, in 16 bits); a bf16 base
+         * needs no autocast copy */
+        double I = m->experts ? m->expert_intermediate : m->intermediate;
+        copies = head_copy = 0;
+        if (w->base_weights != OD_BASE_BF16)
+            acts += 2 * h * fmax(I, (double)m->heads * m->head_dim) / tp;
+    }
     double copies_saved = w->ckpt == OD_CKPT_FULL ? head_copy : copies;
     acts += copies_saved;
 

@@ -27,11 +27,25 @@ typedef enum {
     OD_OPT_SGD,         /* SGD with momentum */
     OD_OPT_SGD_NOMOM,   /* plain SGD */
     OD_OPT_ADAFACTOR,   /* torch.optim.Adafactor (factored second moment) */
-    OD_OPT_ADAM8BIT     /* bitsandbytes AdamW8bit (block-wise 8-bit states) */
+    OD_OPT_ADAM8BIT,    /* bitsandbytes AdamW8bit (block-wise 8-bit states) */
+    OD_OPT_PAGED_ADAM8BIT /* bitsandbytes PagedAdamW8bit: the same states in CUDA unified
+                         * memory, paged to the host under pressure; counted here as
+                         * resident (what the GPU holds until it runs short) */
 } od_optimizer;
 typedef enum { OD_ATTN_SDPA, OD_ATTN_EAGER, OD_ATTN_FLASH } od_attention;
 typedef enum { OD_CKPT_NONE, OD_CKPT_FULL, OD_CKPT_SELECTIVE } od_ckpt;
 typedef enum { OD_W_BF16, OD_W_FP16, OD_W_FP32, OD_W_INT8, OD_W_INT4 } od_weights;
+/* The frozen base of a LoRA fine-tune (QLoRA: nf4). */
+typedef enum {
+    OD_BASE_DEFAULT,    /* the precision's weight dtype */
+    OD_BASE_NF4,        /* bitsandbytes Linear4bit NF4, double quantization: 0.5 B/param +
+                         * an 8-bit absmax per 64 + an fp32 scale per 256 absmax blocks */
+    OD_BASE_INT8,       /* bitsandbytes Linear8bitLt: int8 + an fp32 scale per row */
+    OD_BASE_BF16
+} od_base_weights;
+/* LoRA target modules (a bit each); 0 = all-linear. */
+enum { OD_LORA_Q = 1, OD_LORA_K = 2, OD_LORA_V = 4, OD_LORA_O = 8, OD_LORA_GATE = 16,
+       OD_LORA_UP = 32, OD_LORA_DOWN = 64, OD_LORA_ALL = 127 };
 typedef enum {
     OD_KV_NONE,         /* generate() with use_cache off: every step re-runs the sequence */
     OD_KV_DYNAMIC,      /* transformers' DynamicCache (torch.cat per step) */
@@ -51,6 +65,10 @@ typedef struct {
     int zero;                   /* ZeRO / FSDP stage 0..3 across dp GPUs */
     uint64_t dp, tp, pp;        /* data, tensor, pipeline parallel degrees (1 = none) */
     uint64_t lora_rank;         /* 0 = full fine-tuning */
+    unsigned lora_targets;      /* OD_LORA_* bits; 0 = all-linear */
+    od_base_weights base_weights; /* the frozen base under LoRA */
+    uint64_t freeze_layers;     /* embeddings and the first N layers frozen: no gradients,
+                                 * no optimizer state, nothing saved for backward there */
     int chunked_loss;           /* loss computed in chunks: no full fp32 logits */
     int offload_optimizer;      /* optimizer state and step on the CPU */
     /* DeepSpeed: model states laid out as its ZeRO stages do (docs/memory.rst), with
@@ -108,6 +126,11 @@ const char *od_optimizer_name(od_optimizer o);
 const char *od_attention_name(od_attention a);
 const char *od_ckpt_name(od_ckpt c);
 const char *od_weights_name(od_weights w);
+const char *od_base_weights_name(od_base_weights b); /* "default", "nf4", "int8", "bf16" */
+/* "q,k,v" for OD_LORA_* bits (buf of n bytes; "all-linear" for 0 or all). */
+const char *od_lora_targets_text(unsigned targets, char *buf, size_t n);
+/* Parse "q,k,v,o,gate,up,down" or "all-linear" into OD_LORA_* bits: 0 and *out, or -1. */
+int od_lora_targets_parse(const char *text, unsigned *out);
 const char *od_kv_cache_name(od_kv_cache k);
 
 #endif

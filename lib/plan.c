@@ -76,7 +76,19 @@ void od_plan_workload_flags(const od_workload *w, char *buf, size_t n)
                               w->offload_params ? " --offload-params cpu" : "",
                               w->zero_init ? " --zero-init" : "");
     if (w->nodes > 1 && l < n)
-        snprintf(buf + l, n - l, " --nodes %llu", (unsigned long long)w->nodes);
+        l += (size_t)snprintf(buf + l, n - l, " --nodes %llu", (unsigned long long)w->nodes);
+    if (w->lora_rank && l < n) {
+        char t[64];
+        l += (size_t)snprintf(buf + l, n - l, " --lora-rank %llu", (unsigned long long)w->lora_rank);
+        if (w->lora_targets && l < n)
+            l += (size_t)snprintf(buf + l, n - l, " --lora-targets %s",
+                                  od_lora_targets_text(w->lora_targets, t, sizeof t));
+        if (w->base_weights && l < n)
+            l += (size_t)snprintf(buf + l, n - l, " --base-weights %s",
+                                  od_base_weights_name(w->base_weights));
+    }
+    if (w->freeze_layers && l < n)
+        snprintf(buf + l, n - l, " --freeze %llu", (unsigned long long)w->freeze_layers);
 }
 
 typedef struct {
@@ -203,7 +215,8 @@ static void train_mitigations(adder *a, const od_workload *w0)
         add(a, "full-checkpointing", &w, 33, "~33%: one extra forward per step", "none", "", "",
             "full activation checkpointing (model.gradient_checkpointing_enable())", 0);
     }
-    if (!opt_tiny && w0->optimizer != OD_OPT_ADAM8BIT && w0->optimizer != OD_OPT_SGD_NOMOM) {
+    if (!opt_tiny && w0->optimizer != OD_OPT_ADAM8BIT && w0->optimizer != OD_OPT_PAGED_ADAM8BIT &&
+        w0->optimizer != OD_OPT_SGD_NOMOM) {
         w = *w0;
         w.optimizer = OD_OPT_ADAM8BIT;
         add(a, "adam8bit", &w, 2, "~0-5%", "validate: 8-bit optimizer states",

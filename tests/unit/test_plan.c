@@ -439,6 +439,82 @@ static void test_mixed_precision(void **state)
     assert_string_equal(od_precision_name(OD_PREC_MIXED_FP16), "mixed-fp16");
 }
 
+/* Fine-tuning Llama-2-7B (P = 6738415616; the block linears Pq = P - 2 x 32000 x 4096 -
+ * 65 x 4096 norms): QLoRA's NF4 base with double quantization takes
+ * Pq x (0.5 + 1/64 + 4/16384) + (P - Pq) x 2 bytes (QLoRA, Dettmers et al. 2023: 7B fits
+ * a 24 GB GPU); LoRA targets, --freeze, the paged 8-bit optimizer. */
+static void test_fine_tuning(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/llama-2-7b.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.seq = 512;
+    w.lora_rank = 16;
+    w.precision = OD_PREC_BF16;
+    const double P = 6738415616.0, Pq = P - 2 * 32000.0 * 4096 - 65 * 4096;
+    double adapters = 16.0 * 32 * (4 * (4096 + 4096) + 3 * (4096 + 11008));
+    od_estimate bf = est(&m, &w);
+    assert_int_equal(bf.at_peak.parameters, (uint64_t)(2 * P + 2 * adapters + 0.5));
+    w.base_weights = OD_BASE_NF4;
+    od_estimate q = est(&m, &w);
+    double nf4 = Pq * (0.5 + 1.0 / 64 + 4.0 / 16384) + (P - Pq) * 2;
+    assert_int_equal(q.at_peak.parameters, (uint64_t)(nf4 + 2 * adapters + 0.5));
+    assert_true(q.at_peak.parameters < 4.0 * (1 << 30)); /* ~3.6 GiB */
+    assert_true(q.peak_allocated_bytes < 16ULL << 30);    /* fits a 24 GB card */
+    w.base_weights = OD_BASE_INT8;
+    od_estimate i8 = est(&m, &w);
+    assert_true(q.at_peak.parameters < i8.at_peak.parameters);
+    assert_true(i8.at_peak.parameters < bf.at_peak.parameters);
+    /* q,v only: A and B of two projections per layer */
+    w.base_weights = OD_BASE_NF4;
+    unsigned t;
+    assert_int_equal(od_lora_targets_parse("q,v", &t), 0);
+    assert_int_equal(t, OD_LORA_Q | OD_LORA_V);
+    w.lora_targets = t;
+    od_estimate qv = est(&m, &w);
+    /* gradients (bf16) and AdamW's two bf16 moments: 6 bytes per adapter parameter */
+    assert_int_equal(qv.model_states_bytes - qv.at_peak.parameters, 6ULL * 16 * 32 * 2 * (4096 + 4096));
+    char buf[64];
+    assert_string_equal(od_lora_targets_text(t, buf, sizeof buf), "q,v");
+    assert_int_equal(od_lora_targets_parse("q_proj,k_proj,v_proj,o_proj,gate,up,down", &t), 0);
+    assert_int_equal(t, 0); /* all seven = all-linear */
+    assert_int_equal(od_lora_targets_parse("q,,x", &t), -1);
+    /* paged 8-bit AdamW keeps the 8-bit states */
+    w.lora_targets = 0;
+    w.optimizer = OD_OPT_ADAM8BIT;
+    od_estimate a8 = est(&m, &w);
+    w.optimizer = OD_OPT_PAGED_ADAM8BIT;
+    od_estimate pg = est(&m, &w);
+    assert_int_equal(pg.at_peak.optimizer_states, a8.at_peak.optimizer_states);
+    assert_string_equal(od_optimizer_name(OD_OPT_PAGED_ADAM8BIT), "paged-adamw-8bit");
+    /* freezing 16 of 32 layers under LoRA: half the adapters, about half the activations */
+    w.freeze_layers = 16;
+    od_estimate fz = est(&m, &w);
+    assert_int_equal((fz.model_states_bytes - fz.at_peak.parameters) * 2,
+                     a8.model_states_bytes - a8.at_peak.parameters);
+    assert_true(fz.forward_peak_bytes < a8.forward_peak_bytes);
+    /* full fine-tuning with the embeddings and 16 layers frozen: the gradients of the rest */
+    od_workload_defaults(&w);
+    w.precision = OD_PREC_BF16;
+    w.freeze_layers = 16;
+    od_estimate ff = est(&m, &w);
+    od_param_counts pc;
+    od_model_count(&m, &pc);
+    assert_int_equal(ff.model_states_bytes - ff.at_peak.parameters,
+                     6 * (pc.total - pc.embedding - 16 * pc.per_layer));
+    /* what cannot be */
+    od_error err;
+    od_estimate e;
+    w.freeze_layers = 33;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+    w.freeze_layers = 0;
+    w.base_weights = OD_BASE_NF4;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+    assert_non_null(strstr(err.msg, "--lora-rank"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -455,6 +531,7 @@ int main(void)
         cmocka_unit_test(test_lora_no_optimizer_changes),
         cmocka_unit_test(test_deepspeed_t5),
         cmocka_unit_test(test_mixed_precision),
+        cmocka_unit_test(test_fine_tuning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,1 @@
+$OOMDOC plan --config tests/data/configs/llama-2-7b.json --batch 4 --seq 1024 --precision bf16 --lora-rank 16 --lora-targets q,k,v,o --base-weights nf4 --optimizer paged-adamw-8bit --checkpointing full --gpu rtx4090
