@@ -216,6 +216,10 @@ const char *od_advice_meaning(const od_oom_report *r)
         return "a CUDA allocation made by the framework's own code (not its pool) failed: the device was full when "
                "it asked";
     case OD_KIND_LIBRARY:
+        if (r->framework == OD_FW_DEEPSPEED)
+            return "DeepSpeed's inference kernels allocate their workspace with cudaMalloc outside PyTorch's pool, "
+                   "sized from the memory the device reports free: what PyTorch caches or other processes hold is "
+                   "not free to it (max_out_tokens in init_inference sets how much it wants)";
         if (r->framework == OD_FW_NCCL)
             return "NCCL allocates its buffers with cudaMalloc outside the framework's pool, so a pool that caches "
                    "the device starves it: empty_cache() before the collective, or smaller NCCL buffers";

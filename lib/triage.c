@@ -325,6 +325,16 @@ void od_triage_classify(od_oom_report *r)
         }
         r->verdict = req ? OD_OOM_CAPACITY : OD_OOM_UNKNOWN;
         return;
+    case OD_KIND_LIBRARY:
+        /* DeepSpeed sizes its inference workspace from the device's free memory. */
+        if (r->framework == OD_FW_DEEPSPEED && req && (r->have & OD_HAVE_FREE)) {
+            r->have_headroom = 1;
+            r->headroom_bytes = r->available_bytes = r->free_bytes;
+            r->missing_bytes = r->requested_bytes > r->free_bytes ? r->requested_bytes - r->free_bytes : 0;
+            r->verdict = OD_OOM_CAPACITY;
+            return;
+        }
+        break;
     case OD_KIND_DRIVER:
         /* No figure of its own: the nvidia-smi process table pasted beside it is the
          * evidence. Two processes or more holding memory on the GPU means at least one is
@@ -459,6 +469,14 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
             return 0;
         snprintf(buf, size, "the compiled program needs %s of a %s memory space: %s over before anything ran",
                  od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->capacity_bytes, b, sizeof b),
+                 od_format_iec(r->missing_bytes, c, sizeof c));
+        return 1;
+    case OD_KIND_LIBRARY:
+        if (r->framework != OD_FW_DEEPSPEED || !r->have_headroom)
+            break;
+        snprintf(buf, size, "DeepSpeed's inference workspace needs %s and the device had %s free: %s short (what "
+                            "PyTorch caches or other processes hold is not free to it)",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->free_bytes, b, sizeof b),
                  od_format_iec(r->missing_bytes, c, sizeof c));
         return 1;
     case OD_KIND_DRIVER:
@@ -953,6 +971,36 @@ static void request_after(od_oom_report *r, const char *line, const char *le, co
 
 /* A line that reports an out-of-memory outside the framework allocators' own OOM message.
  * Returns 1 when it made or extended a report. */
+/* The "Requested:", "Free:", "Total:" lines (exact bytes) DeepSpeed prints before "Workspace is
+ * null.": the last such triple before line, if any, fills r's request, free and capacity. */
+static void deepspeed_figures(scan *s, od_oom_report *r, const char *line)
+{
+    const char *p = s->buf, *hit = NULL;
+    while ((p = find(p, line, "Requested:")) != NULL) {
+        if (p == s->buf || p[-1] == '\n')
+            hit = p;
+        p += 10;
+    }
+    if (!hit)
+        return;
+    static const char *const keys[] = {"Requested:", "Free:", "Total:"};
+    uint64_t v[3];
+    p = hit;
+    for (int k = 0; k < 3; k++) {
+        const char *le = memchr(p, '\n', (size_t)(line - p));
+        if (!le || !starts(p, le, keys[k]))
+            return;
+        const char *q = parse_uint(skip_sp(p + strlen(keys[k]), le), le, &v[k]);
+        if (!q || skip_sp(q, le) != le)
+            return;
+        p = le + 1;
+    }
+    r->requested_bytes = v[0];
+    r->free_bytes = v[1];
+    r->capacity_bytes = v[2];
+    r->have |= OD_HAVE_REQUESTED | OD_HAVE_FREE | OD_HAVE_CAPACITY;
+}
+
 static int scan_other_line(scan *s, const char *line, const char *le, const char *end, uint64_t lineno)
 {
     const char *k;
@@ -1252,6 +1300,20 @@ static int scan_other_line(scan *s, const char *line, const char *le, const char
                 set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
             }
         }
+        return 1;
+    }
+    /* DeepSpeed's inference kernels: "Workspace can't be allocated, not enough memory" (older
+     * builds: "no enough memory") when the free memory holds fewer tokens than the minimum,
+     * and "Workspace is null." when cudaMalloc failed, printed after "Requested:\t<bytes>",
+     * "Free:\t<bytes>", "Total:\t<bytes>" lines. */
+    if (find(line, le, "Workspace can't be allocated") || find(line, le, "Workspace is null")) {
+        if (recent(s, OD_FW_DEEPSPEED, OD_KIND_LIBRARY, lineno)) {
+            s->last_lineno = lineno;
+            return 1;
+        }
+        r = make(s, OD_FW_DEEPSPEED, OD_KIND_LIBRARY, NULL, line, lineno);
+        if (r)
+            deepspeed_figures(s, r, line);
         return 1;
     }
     /* Caffe / MXNet: "Check failed: error == cudaSuccess (2 vs. 0)  out of memory". */

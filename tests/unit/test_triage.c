@@ -653,6 +653,38 @@ static void driver_oom_with_smi(void **state)
     od_triage_free(t);
 }
 
+/* DeepSpeed's own wording: its inference workspace, allocated outside PyTorch's pool. With
+ * the "Requested/Free/Total" lines it prints before "Workspace is null." the figures decide. */
+static void deepspeed_workspace(void **state)
+{
+    od_triage *t = parse_file("tests/data/messages/deepspeed_workspace.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_DEEPSPEED);
+    assert_int_equal(r->kind, OD_KIND_LIBRARY);
+    assert_int_equal(r->line, 16);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    assert_non_null(strstr(od_advice_meaning(r), "DeepSpeed"));
+    od_triage_free(t);
+    t = parse_str("Requested:\t104873984\nFree:\t49217536\nTotal:\t4294443008\n"
+                  "Traceback (most recent call last):\n"
+                  "RuntimeError: Workspace is null.\n");
+    r = only_report(t);
+    assert_int_equal(r->requested_bytes, 104873984);
+    assert_int_equal(r->free_bytes, 49217536);
+    assert_int_equal(r->capacity_bytes, 4294443008ULL);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    assert_int_equal(r->missing_bytes, 104873984 - 49217536);
+    char why[512];
+    assert_true(od_triage_reason(r, why, sizeof why));
+    assert_non_null(strstr(why, "DeepSpeed"));
+    od_triage_free(t);
+    /* a "Requested:" line that is not DeepSpeed's triple gives no figure */
+    t = parse_str("Requested: 12\nRuntimeError: Workspace is null.\n");
+    r = only_report(t);
+    assert_false(r->have & OD_HAVE_REQUESTED);
+    od_triage_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -676,6 +708,7 @@ int main(void)
         cmocka_unit_test(wrapped_message),
         cmocka_unit_test(wrapped_mid_word),
         cmocka_unit_test(driver_oom_with_smi),
+        cmocka_unit_test(deepspeed_workspace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
