@@ -2138,7 +2138,7 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
         od_oom_report *r = &t->reports[i];
         /* A framework OOM printed inside vLLM or DeepSpeed: the framework is PyTorch's, the
          * engine is the context. */
-        if (ctx_lib && !r->library[0] && r->kind == OD_KIND_ALLOCATOR &&
+        if (ctx_lib && !r->library[0] && (r->kind == OD_KIND_ALLOCATOR || r->kind == OD_KIND_DRIVER) &&
             (r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM))
             memcpy(r->library, ctx_lib, strlen(ctx_lib) + 1);
         od_triage_classify(r);

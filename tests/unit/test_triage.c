@@ -678,6 +678,16 @@ static void deepspeed_workspace(void **state)
     assert_true(od_triage_reason(r, why, sizeof why));
     assert_non_null(strstr(why, "DeepSpeed"));
     od_triage_free(t);
+    /* the driver's "CUDA error: out of memory" inside DeepSpeed's frames: PyTorch's report,
+     * DeepSpeed the context */
+    t = parse_str("  File \"/env/lib/python3.11/site-packages/deepspeed/runtime/engine.py\", line 1474, in "
+                  "_configure_zero_optimizer\n"
+                  "RuntimeError: CUDA error: out of memory\n");
+    r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_PYTORCH_CUDA);
+    assert_int_equal(r->kind, OD_KIND_DRIVER);
+    assert_string_equal(r->library, "deepspeed");
+    od_triage_free(t);
     /* a "Requested:" line that is not DeepSpeed's triple gives no figure */
     t = parse_str("Requested: 12\nRuntimeError: Workspace is null.\n");
     r = only_report(t);
