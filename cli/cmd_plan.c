@@ -65,7 +65,13 @@ static const char USAGE[] =
     "  --chunked-loss         loss computed in chunks (no full fp32 logits)\n"
     "  --offload              optimizer state and step on the CPU (= --offload-optimizer cpu)\n"
     "  --framework F          torch (default), deepspeed (model states as DeepSpeed's ZeRO\n"
-    "                         stages lay them out, by its memory.rst; host RAM per node)\n"
+    "                         stages lay them out, by its memory.rst; host RAM per node),\n"
+    "                         fsdp (PyTorch FSDP: fp32 shards, 16-bit units gathered one at\n"
+    "                         a time + the prefetched one), ddp (full replicas + gradient\n"
+    "                         buckets holding a copy of every gradient)\n"
+    "  --fsdp S               full (FULL_SHARD, default), grad-op (SHARD_GRAD_OP: gathered\n"
+    "                         from forward through backward), hybrid (sharded within a node)\n"
+    "  --gradient-as-bucket-view  DDP's gradients are views of its buckets (no copies)\n"
     "  --offload-optimizer D  cpu, none (default)\n"
     "  --offload-params D     cpu, none (default; ZeRO-3 under deepspeed)\n"
     "  --zero-init            ZeRO-3 with deepspeed.zero.Init (no full model per process)\n"
@@ -100,7 +106,7 @@ enum {
     O_TASK, O_ACCUM, O_ZERO, O_DP, O_TP,
     O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
     O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL, O_FRAMEWORK, O_OFF_OPT, O_OFF_PARAMS, O_ZINIT,
-    O_NODES, O_MODEL, O_LORA_TARGETS, O_BASE_WEIGHTS, O_FREEZE
+    O_NODES, O_MODEL, O_LORA_TARGETS, O_BASE_WEIGHTS, O_FREEZE, O_FSDP, O_BUCKET_VIEW
 };
 
 static const struct option OPTS[] = {
@@ -125,7 +131,8 @@ static const struct option OPTS[] = {
     {"nodes", required_argument, 0, O_NODES}, {"model", required_argument, 0, O_MODEL},
     {"lora-targets", required_argument, 0, O_LORA_TARGETS},
     {"base-weights", required_argument, 0, O_BASE_WEIGHTS},
-    {"freeze", required_argument, 0, O_FREEZE},
+    {"freeze", required_argument, 0, O_FREEZE}, {"fsdp", required_argument, 0, O_FSDP},
+    {"gradient-as-bucket-view", no_argument, 0, O_BUCKET_VIEW},
     {0, 0, 0, 0}};
 
 /* Index of text in the NULL-terminated names, or -1. */
@@ -437,7 +444,12 @@ static json_t *workload_json(const od_workload *w)
     }
     if (w->freeze_layers)
         json_object_set_new(j, "freeze_layers", json_integer((json_int_t)w->freeze_layers));
-    json_object_set_new(j, "framework", json_string(w->deepspeed ? "deepspeed" : "torch"));
+    json_object_set_new(j, "framework", json_string(w->deepspeed ? "deepspeed" : w->fsdp ? "fsdp"
+                                                    : w->ddp ? "ddp" : "torch"));
+    if (w->fsdp)
+        json_object_set_new(j, "fsdp", json_string(od_fsdp_name(w->fsdp)));
+    if (w->ddp)
+        json_object_set_new(j, "gradient_as_bucket_view", json_boolean(w->ddp_bucket_view));
     if (w->deepspeed)
         json_object_set_new(j, "deepspeed",
                             json_pack("{sb sb sI}", "offload_params", w->offload_params,
@@ -500,6 +512,11 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
         json_object_set_new(t, "note", json_string(od_gpu_unified_note()));
     }
     json_object_set_new(doc, "target", t);
+    json_t *as = json_array();
+    for (size_t i = 0; i < e->n_assumptions; i++)
+        json_array_append_new(as, json_pack("{ss ss}", "assumption", e->assumptions[i].text,
+                                            "source", e->assumptions[i].source));
+    json_object_set_new(doc, "assumptions", as);
     json_object_set_new(doc, "fits", json_boolean(p->fits));
     json_object_set_new(doc, "max_batch", json_integer((json_int_t)p->max_batch));
     json_t *ms = json_array();
@@ -577,6 +594,14 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
                    (unsigned long long)w->freeze_layers);
         printf("\n");
     }
+    if (w->task == OD_TASK_TRAIN && w->fsdp)
+        printf("FSDP %s over %llu GPUs%s\n",
+               w->fsdp == OD_FSDP_FULL ? "FULL_SHARD" : w->fsdp == OD_FSDP_GRAD_OP ? "SHARD_GRAD_OP"
+                                                                            : "HYBRID_SHARD",
+               (unsigned long long)w->dp, w->fsdp == OD_FSDP_HYBRID ? " (sharded within each node)" : "");
+    if (w->task == OD_TASK_TRAIN && w->ddp)
+        printf("DDP over %llu GPUs, 25 MiB gradient buckets%s\n", (unsigned long long)w->dp,
+               w->ddp_bucket_view ? " (gradients are views of them)" : " (a copy of every gradient)");
     if (w->task == OD_TASK_INFER)
         printf("%sgenerate%s batch %llu, prompt %llu + %llu new tokens, %s weights, KV cache %s\n",
                od_c_bold, od_c_reset, (unsigned long long)w->batch,
@@ -678,7 +703,8 @@ static int parse_u64(const char *opt, const char *text, long max, uint64_t *out)
 int od_cmd_plan(int argc, char **argv)
 {
     static const char *const tasks[] = {"train", "infer", NULL};
-    static const char *const frameworks[] = {"torch", "deepspeed", NULL};
+    static const char *const frameworks[] = {"torch", "deepspeed", "fsdp", "ddp", NULL};
+    static const char *const fsdps[] = {"full", "grad-op", "hybrid", NULL};
     static const char *const offloads[] = {"cpu", "none", NULL};
     static const char *const weights[] = {"bf16", "fp16", "fp32", "int8", "int4", NULL};
     static const char *const kvc[] = {"none", "dynamic", "static", "paged", NULL};
@@ -690,7 +716,8 @@ int od_cmd_plan(int argc, char **argv)
     const char *config = NULL, *gpu_name = NULL, *model_arg = NULL;
     uint64_t params = 0, layers = 0, hidden = 0, heads = 0, kvh = 0, inter = 0, vocab = 0;
     uint64_t memory = 0, zero = 0;
-    int json = 0, fail_if = 0, rc = 0, v, kv_given = 0;
+    int json = 0, fail_if = 0, rc = 0, v, kv_given = 0, framework_given = 0, fsdp_strategy = 0,
+        zero_given = 0;
     optind = 1;
     opterr = 0;
     int c;
@@ -722,14 +749,29 @@ int od_cmd_plan(int argc, char **argv)
             rc = od_cli_workload_flag(CMD, c, optarg, &w);
             break;
         case O_ACCUM: rc = parse_u64("--grad-accum", optarg, 1 << 20, &w.grad_accum); break;
-        case O_ZERO: rc = parse_u64("--zero", optarg, 3, &zero); w.zero = (int)zero; break;
+        case O_ZERO: rc = parse_u64("--zero", optarg, 3, &zero); w.zero = (int)zero; zero_given = 1; break;
         case O_DP: rc = parse_u64("--dp", optarg, 1 << 20, &w.dp); break;
         case O_TP: rc = parse_u64("--tp", optarg, 1024, &w.tp); break;
         case O_PP: rc = parse_u64("--pp", optarg, 4096, &w.pp); break;
         case O_LORA: rc = parse_u64("--lora-rank", optarg, 65536, &w.lora_rank); break;
         case O_CHUNKED: w.chunked_loss = 1; break;
         case O_OFFLOAD: w.offload_optimizer = 1; break;
-        case O_FRAMEWORK: if (!(rc = choice("--framework", optarg, frameworks, &v))) w.deepspeed = v == 1; break;
+        case O_FRAMEWORK:
+            if (!(rc = choice("--framework", optarg, frameworks, &v))) {
+                w.deepspeed = v == 1;
+                w.ddp = v == 3;
+                if (v == 2 && !w.fsdp)
+                    w.fsdp = OD_FSDP_FULL;
+                if (v != 2)
+                    w.fsdp = OD_FSDP_NONE;
+                framework_given = 1;
+            }
+            break;
+        case O_FSDP:
+            if (!(rc = choice("--fsdp", optarg, fsdps, &v)))
+                fsdp_strategy = v + 1;
+            break;
+        case O_BUCKET_VIEW: w.ddp_bucket_view = 1; break;
         case O_OFF_OPT: if (!(rc = choice("--offload-optimizer", optarg, offloads, &v))) w.offload_optimizer = v == 0; break;
         case O_OFF_PARAMS: if (!(rc = choice("--offload-params", optarg, offloads, &v))) w.offload_params = v == 0; break;
         case O_ZINIT: w.zero_init = 1; break;
@@ -758,6 +800,19 @@ int od_cmd_plan(int argc, char **argv)
     }
     if (optind < argc)
         return od_cli_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (fsdp_strategy) {
+        if (framework_given && !w.fsdp)
+            return od_cli_usage_error(CMD, "--fsdp needs --framework fsdp");
+        w.fsdp = fsdp_strategy;
+    }
+    if (w.fsdp) { /* FULL_SHARD / HYBRID_SHARD are ZeRO-3, SHARD_GRAD_OP ZeRO-2 */
+        int z = w.fsdp == OD_FSDP_GRAD_OP ? 2 : 3;
+        if (zero_given && w.zero != z)
+            return od_cli_usage_error(CMD, "--fsdp %s is ZeRO-%d: drop --zero %d", od_fsdp_name(w.fsdp), z, w.zero);
+        w.zero = z;
+    }
+    if (w.ddp_bucket_view && !w.ddp)
+        return od_cli_usage_error(CMD, "--gradient-as-bucket-view needs --framework ddp");
     if (gpu_name && memory)
         return od_cli_usage_error(CMD, "give --gpu or --memory, not both");
     if (!memory && gpu_name == NULL)

@@ -74,6 +74,11 @@ typedef struct {
     /* DeepSpeed: model states laid out as its ZeRO stages do (docs/memory.rst), with
      * params offload and zero.Init; nodes split dp GPUs into nodes x dp/nodes. */
     int deepspeed;
+    /* PyTorch FSDP (zero is then its own: full = 3, grad-op = 2; hybrid shards within a
+     * node of dp/nodes GPUs) or DDP (full replicas + gradient buckets). */
+    enum { OD_FSDP_NONE, OD_FSDP_FULL, OD_FSDP_GRAD_OP, OD_FSDP_HYBRID } fsdp;
+    int ddp;
+    int ddp_bucket_view;        /* DDP(gradient_as_bucket_view=True): no bucket copies */
     int offload_params;
     int zero_init;
     uint64_t nodes;
@@ -93,6 +98,8 @@ typedef struct {
         logits_and_loss, kv_cache, temporaries, workspace; /* workspace: cuBLAS/cuBLASLt */
 } od_breakdown;
 
+#define OD_MAX_ASSUMPTIONS 16
+
 typedef struct {
     uint64_t params;                /* parameter count of the whole model */
     od_breakdown at_peak;           /* sums to peak_allocated_bytes */
@@ -109,6 +116,9 @@ typedef struct {
     uint64_t host_bytes;            /* per node, CPU RAM the model states need (DeepSpeed:
                                      * memory.rst's estimate with its 1.5 buffer factor;
                                      * else the offloaded optimizer state, or 0) */
+    /* What the figures rest on, with where each comes from (static strings). */
+    size_t n_assumptions;
+    struct { const char *text, *source; } assumptions[OD_MAX_ASSUMPTIONS];
 } od_estimate;
 
 /* Defaults: training, batch 1, seq 1024, amp-bf16, AdamW, SDPA, no checkpointing, no
@@ -132,5 +142,6 @@ const char *od_lora_targets_text(unsigned targets, char *buf, size_t n);
 /* Parse "q,k,v,o,gate,up,down" or "all-linear" into OD_LORA_* bits: 0 and *out, or -1. */
 int od_lora_targets_parse(const char *text, unsigned *out);
 const char *od_kv_cache_name(od_kv_cache k);
+const char *od_fsdp_name(int fsdp); /* "none", "full", "grad-op", "hybrid" */
 
 #endif

@@ -75,6 +75,11 @@ void od_plan_workload_flags(const od_workload *w, char *buf, size_t n)
         l += (size_t)snprintf(buf + l, n - l, " --framework deepspeed%s%s",
                               w->offload_params ? " --offload-params cpu" : "",
                               w->zero_init ? " --zero-init" : "");
+    if (w->fsdp && l < n)
+        l += (size_t)snprintf(buf + l, n - l, " --framework fsdp --fsdp %s", od_fsdp_name(w->fsdp));
+    if (w->ddp && l < n)
+        l += (size_t)snprintf(buf + l, n - l, " --framework ddp%s",
+                              w->ddp_bucket_view ? " --gradient-as-bucket-view" : "");
     if (w->nodes > 1 && l < n)
         l += (size_t)snprintf(buf + l, n - l, " --nodes %llu", (unsigned long long)w->nodes);
     if (w->lora_rank && l < n) {
@@ -251,6 +256,12 @@ static void train_mitigations(adder *a, const od_workload *w0)
             continue;
         w = *w0;
         w.zero = z;
+        w.ddp = 0; /* sharding replaces DDP's replicas */
+        if (w.fsdp) { /* FSDP's own strategies: SHARD_GRAD_OP is ZeRO-2, FULL_SHARD ZeRO-3 */
+            if (z == 1)
+                continue;
+            w.fsdp = z == 2 ? OD_FSDP_GRAD_OP : w.fsdp == OD_FSDP_HYBRID ? OD_FSDP_HYBRID : OD_FSDP_FULL;
+        }
         uint64_t n = smallest_fitting(m, &w, a->gpu, 'd');
         w.dp = n;
         add(a, zkeys[z], &w, z == 3 ? 10 : 5, "communication overlapped with compute, ~5-15%",

@@ -515,6 +515,64 @@ static void test_fine_tuning(void **state)
     assert_non_null(strstr(err.msg, "--lora-rank"));
 }
 
+/* FSDP and DDP on Llama-2-7B over 8 GPUs, bf16 mixed precision: FULL_SHARD holds the fp32
+ * shard (4P/8) plus two gathered 16-bit layers; SHARD_GRAD_OP the whole 16-bit model
+ * gathered; DDP's buckets copy every gradient unless gradient_as_bucket_view. */
+static void test_fsdp_ddp(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/llama-2-7b.json", &m);
+    od_param_counts pc;
+    od_model_count(&m, &pc);
+    double P = (double)pc.total, unit = (double)pc.per_layer;
+    od_workload w;
+    od_workload_defaults(&w);
+    w.seq = 2048;
+    w.ckpt = OD_CKPT_FULL;
+    w.dp = 8;
+    w.fsdp = OD_FSDP_FULL;
+    w.zero = 3;
+    od_estimate full = est(&m, &w);
+    assert_int_equal(full.at_peak.parameters, (uint64_t)(4 * P / 8 + 2 * 2 * unit + 0.5));
+    /* fp32 sharded gradients + one layer's unsharded gradient; AdamW's fp32 moments /8 */
+    assert_int_equal(full.model_states_bytes,
+                     (uint64_t)(4 * P / 8 + 4 * unit + 4 * P / 8 + 4 * P / 32 + 8 * P / 8 + 0.5));
+    w.fsdp = OD_FSDP_GRAD_OP;
+    w.zero = 2;
+    od_estimate gop = est(&m, &w);
+    assert_int_equal(gop.at_peak.parameters, (uint64_t)(4 * P / 8 + 2 * P + 0.5));
+    /* hybrid over 2 nodes: shards of 4 */
+    w.fsdp = OD_FSDP_HYBRID;
+    w.zero = 3;
+    w.nodes = 2;
+    od_estimate hyb = est(&m, &w);
+    assert_int_equal(hyb.at_peak.parameters, (uint64_t)(4 * P / 4 + 2 * 2 * unit + 0.5));
+    w.nodes = 1;
+    od_error err;
+    od_estimate e;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+    assert_non_null(strstr(err.msg, "--nodes"));
+    /* DDP: replicas, the gradients twice (their buckets) */
+    od_workload_defaults(&w);
+    w.seq = 2048;
+    w.ckpt = OD_CKPT_FULL;
+    w.dp = 8;
+    od_estimate plain = est(&m, &w);
+    w.ddp = 1;
+    od_estimate ddp = est(&m, &w);
+    assert_int_equal(ddp.model_states_bytes - plain.model_states_bytes, (uint64_t)(4 * P + 0.5));
+    w.ddp_bucket_view = 1;
+    od_estimate view = est(&m, &w);
+    assert_int_equal(view.model_states_bytes, plain.model_states_bytes);
+    int found = 0;
+    for (size_t i = 0; i < ddp.n_assumptions; i++)
+        found |= strstr(ddp.assumptions[i].source, "DistributedDataParallel") != NULL;
+    assert_true(found);
+    w.zero = 1;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +590,7 @@ int main(void)
         cmocka_unit_test(test_deepspeed_t5),
         cmocka_unit_test(test_mixed_precision),
         cmocka_unit_test(test_fine_tuning),
+        cmocka_unit_test(test_fsdp_ddp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
