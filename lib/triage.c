@@ -1857,39 +1857,39 @@ static int wrap_splits(const char *buf, size_t t, size_t h, size_t e)
             starts(u + 1, buf + e, "TiB") || starts(u + 1, buf + e, "GB") || starts(u + 1, buf + e, "MB"));
 }
 
-/* Rejoin the wrapped lines of buf[0..len) in place (see above). */
+/* Rejoin the wrapped lines of buf[0..len) in place (see above). Markers only ever end a
+ * line this loop joined, so their counts are carried rather than re-read: a chain of k
+ * joins costs O(k), not O(k^2). */
 static void unwrap(char *buf, size_t len)
 {
-    size_t i = 0;
+    size_t i = 0, last_e = SIZE_MAX, last_k = 0, last_lines = 0, last_none = 0;
     while (i < len) {
         char *nl = memchr(buf + i, '\n', len - i);
         if (!nl)
             return;
-        size_t n = (size_t)(nl - buf), t = n;
-        while (t > 0 && is_wrap_mark(buf[t - 1]))
-            t--;
+        size_t n = (size_t)(nl - buf);
+        int chained = n == last_e;
+        size_t t = chained ? last_k : n;
         size_t h = n + 1;
         while (h < len && (buf[h] == ' ' || buf[h] == '\t'))
             h++;
         char *nl2 = h < len ? memchr(buf + h, '\n', len - h) : NULL;
         size_t e = nl2 ? (size_t)(nl2 - buf) : len;
-        int figure = t > 0 && isdigit((unsigned char)buf[t - 1]) ? 1 : t > 0 && buf[t - 1] == '.';
+        int figure = t > 0 && (isdigit((unsigned char)buf[t - 1]) || buf[t - 1] == '.');
         if (t == 0 || h >= e || (figure && h != n + 1) || !wrap_splits(buf, t, h, e)) {
             i = n + 1;
             continue;
         }
-        size_t lines = 1, none = h - (n + 1);
-        for (size_t k = t; k < n; k++) {
-            if (buf[k] == WRAP_LINE)
-                lines++;
-            else
-                none++;
-        }
+        size_t lines = (chained ? last_lines : 0) + 1, none = (chained ? last_none : 0) + (h - (n + 1));
         memmove(buf + t, buf + h, e - h);
         size_t k = t + (e - h);
         memset(buf + k, WRAP_LINE, lines);
         memset(buf + k + lines, WRAP_NONE, none);
         assert(k + lines + none == e);
+        last_e = e;
+        last_k = k;
+        last_lines = lines;
+        last_none = none;
         i = e; /* the joined line may be wrapped again */
     }
 }
