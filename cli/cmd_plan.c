@@ -55,7 +55,7 @@ static const char USAGE[] =
     "  --checkpointing C      none (default), full, selective\n"
     "  --grad-accum K         micro-batches per optimizer step (default 1)\n"
     "  --zero Z --dp N        ZeRO/FSDP stage 0-3 across N data-parallel GPUs\n"
-    "  --tp N --pp N          tensor / pipeline parallel degrees\n"
+    "  --tp N --pp N          tensor / pipeline parallel degrees; --sp: sequence parallel\n"
     "  --lora-rank R          LoRA on all linear layers instead of full fine-tuning\n"
     "  --lora-targets T       q,k,v,o,gate,up,down (any of them) or all-linear (default)\n"
     "  --base-weights W       the frozen LoRA base: nf4 (QLoRA, double quantization,\n"
@@ -106,7 +106,7 @@ enum {
     O_TASK, O_ACCUM, O_ZERO, O_DP, O_TP,
     O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
     O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL, O_FRAMEWORK, O_OFF_OPT, O_OFF_PARAMS, O_ZINIT,
-    O_NODES, O_MODEL, O_LORA_TARGETS, O_BASE_WEIGHTS, O_FREEZE, O_FSDP, O_BUCKET_VIEW
+    O_NODES, O_MODEL, O_LORA_TARGETS, O_BASE_WEIGHTS, O_FREEZE, O_FSDP, O_BUCKET_VIEW, O_SP
 };
 
 static const struct option OPTS[] = {
@@ -132,7 +132,7 @@ static const struct option OPTS[] = {
     {"lora-targets", required_argument, 0, O_LORA_TARGETS},
     {"base-weights", required_argument, 0, O_BASE_WEIGHTS},
     {"freeze", required_argument, 0, O_FREEZE}, {"fsdp", required_argument, 0, O_FSDP},
-    {"gradient-as-bucket-view", no_argument, 0, O_BUCKET_VIEW},
+    {"gradient-as-bucket-view", no_argument, 0, O_BUCKET_VIEW}, {"sp", no_argument, 0, O_SP},
     {0, 0, 0, 0}};
 
 /* Index of text in the NULL-terminated names, or -1. */
@@ -444,6 +444,8 @@ static json_t *workload_json(const od_workload *w)
     }
     if (w->freeze_layers)
         json_object_set_new(j, "freeze_layers", json_integer((json_int_t)w->freeze_layers));
+    if (w->sp)
+        json_object_set_new(j, "sp", json_true());
     json_object_set_new(j, "framework", json_string(w->deepspeed ? "deepspeed" : w->fsdp ? "fsdp"
                                                     : w->ddp ? "ddp" : "torch"));
     if (w->fsdp)
@@ -491,6 +493,11 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
     json_object_set_new(doc, "host_bytes", json_integer((json_int_t)e->host_bytes));
     json_object_set_new(doc, "attention_kernel", json_string(e->attention_kernel));
     json_object_set_new(doc, "peak_phase", json_string(e->peak_phase));
+    if (w->task == OD_TASK_TRAIN)
+        json_object_set_new(doc, "per_layer_activation_bytes",
+                            e->per_layer_activation_bytes
+                                ? json_integer((json_int_t)e->per_layer_activation_bytes)
+                                : json_null());
     json_object_set_new(doc, "breakdown_bytes", breakdown_json(&e->at_peak));
     json_object_set_new(doc, "peak_allocated_bytes", json_integer((json_int_t)e->peak_allocated_bytes));
     json_object_set_new(doc, "phases",
@@ -620,6 +627,10 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     if (w->task == OD_TASK_TRAIN && (w->deepspeed || e->host_bytes))
         printf("model states %s per GPU; host RAM %s per node%s\n", iec(e->model_states_bytes, x),
                iec(e->host_bytes, y), w->deepspeed ? " (DeepSpeed's estimate, 1.5x buffer)" : "");
+    if (e->per_layer_activation_bytes)
+        printf("per layer, Korthikanti et al. 2022: %s saved for backward (x %llu layers = %s)\n",
+               iec(e->per_layer_activation_bytes, x), (unsigned long long)m->layers,
+               iec(e->per_layer_activation_bytes * m->layers, y));
     if (w->task == OD_TASK_TRAIN)
         printf("phases: forward %s, backward %s, optimizer %s; first step %s\n",
                iec(e->forward_peak_bytes, x), iec(e->backward_peak_bytes, y),
@@ -772,6 +783,7 @@ int od_cmd_plan(int argc, char **argv)
                 fsdp_strategy = v + 1;
             break;
         case O_BUCKET_VIEW: w.ddp_bucket_view = 1; break;
+        case O_SP: w.sp = 1; break;
         case O_OFF_OPT: if (!(rc = choice("--offload-optimizer", optarg, offloads, &v))) w.offload_optimizer = v == 0; break;
         case O_OFF_PARAMS: if (!(rc = choice("--offload-params", optarg, offloads, &v))) w.offload_params = v == 0; break;
         case O_ZINIT: w.zero_init = 1; break;

@@ -6,6 +6,7 @@
  * residual stream (fp32 under autocast, whose residual adds promote bf16 to fp32). */
 #include "estimate.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -438,6 +439,8 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
                        (unsigned long long)w->tp);
     if ((w->fsdp || w->ddp) && w->deepspeed)
         return od_fail(err, OD_ERR_ARG, "--framework is one of torch, deepspeed, fsdp, ddp");
+    if (w->sp && w->tp < 2)
+        return od_fail(err, OD_ERR_ARG, "--sp (sequence parallelism) splits along --tp: give --tp 2 or more");
     if (w->fsdp && w->ddp)
         return od_fail(err, OD_ERR_ARG, "FSDP and DDP are two wrappers: give one --framework");
     if (w->ddp && w->zero)
@@ -846,6 +849,34 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     return OD_OK;
 }
 
+double od_activation_paper_bytes(double s, double b, double h, double a, double t, int sp,
+                                 od_ckpt ckpt)
+{
+    assert(t >= 1);
+    if (t == 1)
+        sp = 0; /* the same figures */
+    double sbh = s * b * h;
+    switch (ckpt) {
+    case OD_CKPT_FULL: return 2 * sbh / (sp ? t : 1);
+    case OD_CKPT_SELECTIVE: return sp ? 34 * sbh / t : sbh * (10 + 24 / t);
+    default:
+        return sp ? sbh / t * (34 + 5 * a * s / h) : sbh * (10 + 24 / t + 5 * a * s / (h * t));
+    }
+}
+
+/* Whether model and workload are what Korthikanti et al. assume: a GPT-2 block (LayerNorm,
+ * 4h GeLU MLP, learned positions, biases), dropout 0.1 after attention and MLP and on the
+ * attention probabilities, 16-bit activations, attention materialized. */
+static int paper_case(const od_model *m, const od_workload *w)
+{
+    return w->task == OD_TASK_TRAIN && w->precision == OD_PREC_BF16 &&
+           w->attention == OD_ATTN_EAGER && !strcmp(m->model_type, "gpt2") &&
+           m->norm == OD_NORM_LAYER && !m->gated_mlp && !m->experts && m->positions &&
+           m->intermediate == 4 * m->hidden && m->head_dim * m->heads == m->hidden &&
+           m->kv_heads == m->heads && m->attn_dropout == 0.1 && m->resid_dropout == 0.1 &&
+           !w->lora_rank && !w->freeze_layers;
+}
+
 /* The assumptions behind an estimate that succeeded (st), with their sources. */
 static od_status noted(const ctx *c, od_estimate *e, od_status st)
 {
@@ -914,6 +945,15 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
         assume(e, w->ddp_bucket_view ? "DDP gradients are views of its 25 MiB buckets: no extra copy"
                                      : "DDP's reducer holds a copy of every gradient in its 25 MiB buckets",
                "PyTorch DistributedDataParallel docs (bucket_cap_mb, gradient_as_bucket_view)");
+    if (paper_case(m, w)) {
+        e->per_layer_activation_bytes =
+            u(od_activation_paper_bytes((double)w->seq, (double)w->batch, (double)m->hidden,
+                                        (double)m->heads, (double)w->tp, w->sp, w->ckpt));
+        assume(e, "per_layer_activation_bytes: sbh(10 + 24/t + 5as/(ht)) and its sequence-parallel, "
+               "selective and full-recomputation forms",
+               "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer "
+               "Models, arXiv:2205.05198, section 4");
+    }
     if (w->tp > 1 || w->pp > 1)
         assume(e, "tensor / pipeline parallelism divide the states and layers evenly; 1F1B keeps pp micro-batches in flight",
                "Megatron-LM (Shoeybi et al. 2019; Narayanan et al. 2021)");

@@ -64,6 +64,7 @@ typedef struct {
     uint64_t grad_accum;        /* micro-steps per optimizer step (1 = none) */
     int zero;                   /* ZeRO / FSDP stage 0..3 across dp GPUs */
     uint64_t dp, tp, pp;        /* data, tensor, pipeline parallel degrees (1 = none) */
+    int sp;                     /* Megatron sequence parallelism (with tp > 1) */
     uint64_t lora_rank;         /* 0 = full fine-tuning */
     unsigned lora_targets;      /* OD_LORA_* bits; 0 = all-linear */
     od_base_weights base_weights; /* the frozen base under LoRA */
@@ -116,6 +117,10 @@ typedef struct {
     uint64_t host_bytes;            /* per node, CPU RAM the model states need (DeepSpeed:
                                      * memory.rst's estimate with its 1.5 buffer factor;
                                      * else the offloaded optimizer state, or 0) */
+    /* Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+     * Models", eq. 1-6): activation bytes one layer saves, per GPU; 0 when the model and
+     * workload are not the paper's (GPT-2 layout, GeLU, dropout 0.1, 16-bit, eager). */
+    uint64_t per_layer_activation_bytes;
     /* What the figures rest on, with where each comes from (static strings). */
     size_t n_assumptions;
     struct { const char *text, *source; } assumptions[OD_MAX_ASSUMPTIONS];
@@ -129,6 +134,12 @@ void od_workload_defaults(od_workload *w);
  * (zero batch, tp not dividing heads, ...), naming the option. */
 od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estimate *out,
                               od_error *err);
+
+/* The paper's per-layer activation bytes for sequence s, micro-batch b, hidden h, a heads
+ * over t tensor-parallel GPUs (sp: sequence parallel) with checkpointing ckpt (none;
+ * selective = the attention core recomputed; full = only the layer input kept). */
+double od_activation_paper_bytes(double s, double b, double h, double a, double t, int sp,
+                                 od_ckpt ckpt);
 
 /* Names for output ("amp-bf16", "adamw-fused", ...); never NULL. */
 const char *od_precision_name(od_precision p);

@@ -68,7 +68,8 @@ void od_plan_workload_flags(const od_workload *w, char *buf, size_t n)
         l += (size_t)snprintf(buf + l, n > l ? n - l : 0, " --zero %d --dp %llu", w->zero,
                               (unsigned long long)w->dp);
     if (w->tp > 1 && l < n)
-        l += (size_t)snprintf(buf + l, n - l, " --tp %llu", (unsigned long long)w->tp);
+        l += (size_t)snprintf(buf + l, n - l, " --tp %llu%s", (unsigned long long)w->tp,
+                              w->sp ? " --sp" : "");
     if (w->pp > 1 && l < n)
         l += (size_t)snprintf(buf + l, n - l, " --pp %llu", (unsigned long long)w->pp);
     if (w->deepspeed && l < n)

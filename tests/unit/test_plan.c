@@ -1,6 +1,7 @@
 /* test_plan.c - the estimator's mechanics beyond the measured runs (KV cache sizes,
  * sharding, optimizer state) against independent arithmetic, and the planner's max-batch
  * search and mitigations. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -573,6 +574,66 @@ static void test_fsdp_ddp(void **state)
     assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
 }
 
+/* Korthikanti et al. 2022, Table 2: the four GPT-3-style configurations (sequence 2048,
+ * vocabulary 51200, tensor parallel 8, micro-batch 1). Their sizes come out within 2% of
+ * the names, and per_layer_activation_bytes within 2% of the paper's equations in each
+ * setting: tensor parallel (eq. 2), + sequence parallel (eq. 4), + selective recomputation
+ * (eq. 6), full recomputation (2sbh). */
+static void test_korthikanti_table2(void **state)
+{
+    (void)state;
+    static const struct { double size; int heads, hidden, layers, pp; } T[] = {
+        {22e9, 64, 6144, 48, 1}, {175e9, 96, 12288, 96, 8},
+        {530e9, 128, 20480, 105, 35}, {1e12, 160, 25600, 128, 64}};
+    for (size_t i = 0; i < sizeof T / sizeof T[0]; i++) {
+        char cfg[512];
+        int n = snprintf(cfg, sizeof cfg,
+                         "{\"model_type\": \"gpt2\", \"n_embd\": %d, \"n_head\": %d, \"n_layer\": %d, "
+                         "\"n_positions\": 2048, \"vocab_size\": 51200, \"activation_function\": "
+                         "\"gelu\", \"attn_pdrop\": 0.1, \"resid_pdrop\": 0.1, \"embd_pdrop\": 0.1}",
+                         T[i].hidden, T[i].heads, T[i].layers);
+        od_model m;
+        od_error err;
+        assert_int_equal(od_hfconfig_parse(cfg, (size_t)n, &m, &err), OD_OK);
+        od_param_counts pc;
+        od_model_count(&m, &pc);
+        assert_true(fabs((double)pc.total / T[i].size - 1) < 0.02);
+        od_workload w;
+        od_workload_defaults(&w);
+        w.seq = 2048;
+        w.batch = 1;
+        w.precision = OD_PREC_BF16;
+        w.attention = OD_ATTN_EAGER;
+        w.tp = 8;
+        w.pp = (uint64_t)T[i].pp;
+        double s = 2048, b = 1, h = T[i].hidden, a = T[i].heads, t = 8, sbh = s * b * h;
+        const struct { int sp; od_ckpt ck; double want; } C[] = {
+            {0, OD_CKPT_NONE, sbh * (10 + 24 / t + 5 * a * s / (h * t))},
+            {1, OD_CKPT_NONE, sbh / t * (34 + 5 * a * s / h)},
+            {0, OD_CKPT_SELECTIVE, sbh * (10 + 24 / t)},
+            {1, OD_CKPT_SELECTIVE, 34 * sbh / t},
+            {0, OD_CKPT_FULL, 2 * sbh}};
+        for (size_t k = 0; k < sizeof C / sizeof C[0]; k++) {
+            w.sp = C[k].sp;
+            w.ckpt = C[k].ck;
+            od_estimate e;
+            if (od_estimate_compute(&m, &w, &e, &err) != OD_OK) /* 1T overflows nothing */
+                fail_msg("%s", err.msg);
+            assert_true(fabs((double)e.per_layer_activation_bytes / C[k].want - 1) < 0.02);
+        }
+    }
+    /* without tensor parallelism: sbh(34 + 5as/h); not the paper's model: nothing */
+    assert_true(od_activation_paper_bytes(1024, 2, 768, 12, 1, 0, OD_CKPT_NONE) ==
+                1024.0 * 2 * 768 * (34 + 5.0 * 12 * 1024 / 768));
+    od_model m;
+    load("tests/data/configs/llama-2-7b.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.precision = OD_PREC_BF16;
+    w.attention = OD_ATTN_EAGER;
+    assert_int_equal(est(&m, &w).per_layer_activation_bytes, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -591,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_mixed_precision),
         cmocka_unit_test(test_fine_tuning),
         cmocka_unit_test(test_fsdp_ddp),
+        cmocka_unit_test(test_korthikanti_table2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,1 @@
+$OOMDOC plan --config examples/configs/gpt2-355m.json --sp --gpu a100-40
