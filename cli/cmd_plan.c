@@ -76,6 +76,13 @@ static const char USAGE[] =
     "  --offload-params D     cpu, none (default; ZeRO-3 under deepspeed)\n"
     "  --zero-init            ZeRO-3 with deepspeed.zero.Init (no full model per process)\n"
     "  --nodes N              the --dp GPUs are N nodes of dp/N each (default 1)\n"
+    "Serving (--engine vllm): KV blocks left after the weights and vLLM's profiling forward:\n"
+    "  --gpu-memory-utilization U  fraction of the GPU vLLM may take (default 0.9)\n"
+    "  --max-model-len L      tokens a sequence may reach (default: the config's context)\n"
+    "  --block-size B         tokens a KV block holds (default 16)\n"
+    "  --max-num-seqs N       sequences a step may schedule (default 256)\n"
+    "  --max-num-batched-tokens N  tokens of the profiling forward (default max(L, 8192))\n"
+    "  (with --weights, --kv-dtype, --tp; --model for a quantized checkpoint)\n"
     "Inference (--task infer): peak during generate(), weights included:\n"
     "  --batch B --prompt P --new-tokens N\n"
     "  --weights W            bf16 (default), fp16, fp32, int8, int4\n"
@@ -106,7 +113,8 @@ enum {
     O_TASK, O_ACCUM, O_ZERO, O_DP, O_TP,
     O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
     O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL, O_FRAMEWORK, O_OFF_OPT, O_OFF_PARAMS, O_ZINIT,
-    O_NODES, O_MODEL, O_LORA_TARGETS, O_BASE_WEIGHTS, O_FREEZE, O_FSDP, O_BUCKET_VIEW, O_SP
+    O_NODES, O_MODEL, O_LORA_TARGETS, O_BASE_WEIGHTS, O_FREEZE, O_FSDP, O_BUCKET_VIEW, O_SP,
+    O_ENGINE, O_GMU, O_MAXLEN, O_BLOCK, O_MAXSEQS, O_MAXTOK
 };
 
 static const struct option OPTS[] = {
@@ -133,6 +141,11 @@ static const struct option OPTS[] = {
     {"base-weights", required_argument, 0, O_BASE_WEIGHTS},
     {"freeze", required_argument, 0, O_FREEZE}, {"fsdp", required_argument, 0, O_FSDP},
     {"gradient-as-bucket-view", no_argument, 0, O_BUCKET_VIEW}, {"sp", no_argument, 0, O_SP},
+    {"engine", required_argument, 0, O_ENGINE},
+    {"gpu-memory-utilization", required_argument, 0, O_GMU},
+    {"max-model-len", required_argument, 0, O_MAXLEN}, {"block-size", required_argument, 0, O_BLOCK},
+    {"max-num-seqs", required_argument, 0, O_MAXSEQS},
+    {"max-num-batched-tokens", required_argument, 0, O_MAXTOK},
     {0, 0, 0, 0}};
 
 /* Index of text in the NULL-terminated names, or -1. */
@@ -680,6 +693,91 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     }
 }
 
+
+/* --engine vllm: the budget, what comes off it, and the KV blocks left. */
+static void print_vllm_text(const od_model *m, const od_workload *w, const od_gpu *gpu,
+                            const od_vllm_config *c, const od_vllm_plan *v)
+{
+    char x[32], y[32], z[32];
+    od_cli_color_init();
+    printf("%smodel%s %s: %llu layers, hidden %llu, %llu/%llu heads, vocab %llu; %s weights",
+           od_c_bold, od_c_reset, m->model_type, (unsigned long long)m->layers,
+           (unsigned long long)m->hidden, (unsigned long long)m->heads,
+           (unsigned long long)m->kv_heads, (unsigned long long)m->vocab,
+           m->ckpt_quantized ? "the checkpoint's quantized" : od_weights_name(w->weights));
+    if (w->tp > 1)
+        printf(", tensor parallel %llu", (unsigned long long)w->tp);
+    printf("\n%svLLM%s on %s (%s): gpu_memory_utilization %.2f x %s = %s\n", od_c_bold,
+           od_c_reset, gpu->name, gpu->description, c->gpu_memory_utilization,
+           iec(gpu->memory_bytes, x), iec(v->budget_bytes, y));
+    uint64_t T = c->max_num_batched_tokens ? c->max_num_batched_tokens
+                 : c->max_model_len > 8192 ? c->max_model_len : 8192;
+    printf("  weights              %12s\n", iec(v->weights_bytes, x));
+    printf("  activation peak      %12s  (profiling forward of %llu tokens)\n",
+           iec(v->activation_bytes, x), (unsigned long long)T);
+    printf("  outside PyTorch      %12s  (CUDA context)\n", iec(v->non_torch_bytes, x));
+    printf("  KV cache             %12s  = %llu blocks of %llu tokens, %s each\n",
+           iec(v->kv_cache_bytes, x), (unsigned long long)v->num_blocks,
+           (unsigned long long)c->block_size, iec(v->block_bytes, y));
+    printf("max model len %llu: %llu blocks a sequence; %s%llu sequences at once%s "
+           "(maximum concurrency %.2fx)\n", (unsigned long long)c->max_model_len,
+           (unsigned long long)v->blocks_per_seq, v->fits ? od_c_green : od_c_red,
+           (unsigned long long)v->max_concurrent_seqs, od_c_reset, v->max_concurrency);
+    if (!v->fits)
+        printf("%sdoes NOT fit%s: one sequence of %llu tokens needs %s of KV cache; lower "
+               "--max-model-len, raise --gpu-memory-utilization, quantize the KV cache "
+               "(--kv-dtype fp8) or add --tp\n", od_c_red, od_c_reset,
+               (unsigned long long)c->max_model_len, iec(v->blocks_per_seq * v->block_bytes, z));
+}
+
+static int print_vllm_json(const od_model *m, const od_workload *w, const od_gpu *gpu,
+                           const od_vllm_config *c, const od_vllm_plan *v)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema_version", json_integer(1));
+    json_object_set_new(doc, "task", json_string("serve"));
+    json_object_set_new(doc, "engine", json_string("vllm"));
+    json_object_set_new(doc, "model",
+                        json_pack("{ss sI sI sI sI sI}", "model_type", m->model_type, "layers",
+                                  (json_int_t)m->layers, "hidden", (json_int_t)m->hidden,
+                                  "heads", (json_int_t)m->heads, "kv_heads",
+                                  (json_int_t)m->kv_heads, "vocab", (json_int_t)m->vocab));
+    json_object_set_new(doc, "config",
+                        json_pack("{sf sI sI sI sI ss si sI}", "gpu_memory_utilization",
+                                  c->gpu_memory_utilization, "max_model_len",
+                                  (json_int_t)c->max_model_len, "block_size",
+                                  (json_int_t)c->block_size, "max_num_seqs",
+                                  (json_int_t)c->max_num_seqs, "max_num_batched_tokens",
+                                  (json_int_t)c->max_num_batched_tokens, "weights",
+                                  m->ckpt_quantized ? "checkpoint" : od_weights_name(w->weights),
+                                  "kv_bytes_per_element", w->kv_bytes, "tp", (json_int_t)w->tp));
+    json_object_set_new(doc, "target",
+                        json_pack("{ss sI}", "name", gpu->name, "memory_bytes",
+                                  (json_int_t)gpu->memory_bytes));
+    json_object_set_new(doc, "budget_bytes", json_integer((json_int_t)v->budget_bytes));
+    json_object_set_new(doc, "weights_bytes", json_integer((json_int_t)v->weights_bytes));
+    json_object_set_new(doc, "activation_bytes", json_integer((json_int_t)v->activation_bytes));
+    json_object_set_new(doc, "non_torch_bytes", json_integer((json_int_t)v->non_torch_bytes));
+    json_object_set_new(doc, "kv_cache_bytes", json_integer((json_int_t)v->kv_cache_bytes));
+    json_object_set_new(doc, "block_bytes", json_integer((json_int_t)v->block_bytes));
+    json_object_set_new(doc, "num_blocks", json_integer((json_int_t)v->num_blocks));
+    json_object_set_new(doc, "blocks_per_seq", json_integer((json_int_t)v->blocks_per_seq));
+    json_object_set_new(doc, "max_concurrent_seqs", json_integer((json_int_t)v->max_concurrent_seqs));
+    json_object_set_new(doc, "max_concurrency", json_real(v->max_concurrency));
+    json_object_set_new(doc, "fits", json_boolean(v->fits));
+    json_t *as = json_array();
+    json_array_append_new(as, json_pack("{ss ss}", "assumption",
+        "KV blocks = (gpu_memory_utilization x total - weights - the profiling forward's peak - "
+        "memory outside PyTorch) / block bytes; CUDA graphs not counted",
+        "source", "vLLM worker determine_num_available_blocks / Worker.determine_available_memory"));
+    json_array_append_new(as, json_pack("{ss ss}", "assumption",
+        "the profiling forward runs max_num_batched_tokens tokens (default max(max_model_len, 8192), "
+        "chunked prefill) and computes fp32 logits for up to max_num_seqs sequences",
+        "source", "vLLM EngineArgs defaults; model_runner profile_run"));
+    json_object_set_new(doc, "assumptions", as);
+    return od_cli_print_json(doc);
+}
+
 /* A parameter count: 124000000, 6.7e9, 7B, 350M (K/M/B/T = 1e3..1e12). */
 static int parse_count(const char *opt, const char *text, uint64_t *out)
 {
@@ -722,6 +820,10 @@ int od_cmd_plan(int argc, char **argv)
     static const char *const kvd[] = {"bf16", "fp16", "fp32", "fp8", "int8", NULL};
     static const int kvd_bytes[] = {2, 2, 4, 1, 1};
     static const char *const base_names[] = {"nf4", "int8", "bf16", NULL};
+    static const char *const engines[] = {"transformers", "vllm", NULL};
+    od_vllm_config vc;
+    od_vllm_config_defaults(&vc);
+    int vllm = 0, vllm_flag = 0, task_given = 0;
     od_workload w;
     od_workload_defaults(&w); /* inference: the dynamic KV cache generate() uses */
     const char *config = NULL, *gpu_name = NULL, *model_arg = NULL;
@@ -754,7 +856,7 @@ int od_cmd_plan(int argc, char **argv)
         case O_KVHEADS: rc = parse_u64("--kv-heads", optarg, 1 << 16, &kvh); break;
         case O_INTER: rc = parse_u64("--intermediate", optarg, 1 << 22, &inter); break;
         case O_VOCAB: rc = parse_u64("--vocab", optarg, 1 << 22, &vocab); break;
-        case O_TASK: if (!(rc = choice("--task", optarg, tasks, &v))) w.task = (od_task)v; break;
+        case O_TASK: if (!(rc = choice("--task", optarg, tasks, &v))) { w.task = (od_task)v; task_given = 1; } break;
         case OD_FLAG_BATCH: case OD_FLAG_SEQ: case OD_FLAG_PRECISION: case OD_FLAG_OPTIMIZER:
         case OD_FLAG_ATTENTION: case OD_FLAG_CHECKPOINTING:
             rc = od_cli_workload_flag(CMD, c, optarg, &w);
@@ -784,6 +886,19 @@ int od_cmd_plan(int argc, char **argv)
             break;
         case O_BUCKET_VIEW: w.ddp_bucket_view = 1; break;
         case O_SP: w.sp = 1; break;
+        case O_ENGINE: if (!(rc = choice("--engine", optarg, engines, &v))) vllm = v == 1; break;
+        case O_GMU: {
+            char *end;
+            vc.gpu_memory_utilization = strtod(optarg, &end);
+            if (end == optarg || *end || !(vc.gpu_memory_utilization > 0 && vc.gpu_memory_utilization <= 1))
+                rc = od_cli_usage_error(CMD, "--gpu-memory-utilization: '%s' is not a fraction in (0, 1]", optarg);
+            vllm_flag = 1;
+            break;
+        }
+        case O_MAXLEN: rc = parse_u64("--max-model-len", optarg, 1 << 24, &vc.max_model_len); vllm_flag = 1; break;
+        case O_BLOCK: rc = parse_u64("--block-size", optarg, 1 << 16, &vc.block_size); vllm_flag = 1; break;
+        case O_MAXSEQS: rc = parse_u64("--max-num-seqs", optarg, 1 << 20, &vc.max_num_seqs); vllm_flag = 1; break;
+        case O_MAXTOK: rc = parse_u64("--max-num-batched-tokens", optarg, 1 << 24, &vc.max_num_batched_tokens); vllm_flag = 1; break;
         case O_OFF_OPT: if (!(rc = choice("--offload-optimizer", optarg, offloads, &v))) w.offload_optimizer = v == 0; break;
         case O_OFF_PARAMS: if (!(rc = choice("--offload-params", optarg, offloads, &v))) w.offload_params = v == 0; break;
         case O_ZINIT: w.zero_init = 1; break;
@@ -822,6 +937,14 @@ int od_cmd_plan(int argc, char **argv)
         if (zero_given && w.zero != z)
             return od_cli_usage_error(CMD, "--fsdp %s is ZeRO-%d: drop --zero %d", od_fsdp_name(w.fsdp), z, w.zero);
         w.zero = z;
+    }
+    if (vllm_flag && !vllm)
+        return od_cli_usage_error(CMD, "--gpu-memory-utilization, --max-model-len, --block-size, "
+                                  "--max-num-seqs and --max-num-batched-tokens need --engine vllm");
+    if (vllm) {
+        if (task_given && w.task != OD_TASK_INFER)
+            return od_cli_usage_error(CMD, "--engine vllm serves a model: drop --task train");
+        w.task = OD_TASK_INFER;
     }
     if (w.ddp_bucket_view && !w.ddp)
         return od_cli_usage_error(CMD, "--gradient-as-bucket-view needs --framework ddp");
@@ -875,6 +998,19 @@ int od_cmd_plan(int argc, char **argv)
         return od_cli_usage_error(CMD, "--gpu: %s", err.msg);
     }
     w.workspace_bytes = gpu.workspace_bytes;
+    if (vllm) {
+        if (!vc.max_model_len)
+            vc.max_model_len = m.max_positions;
+        if (!vc.max_model_len)
+            return od_cli_usage_error(CMD, "the config gives no context length: give --max-model-len");
+        od_vllm_plan vp;
+        if (od_plan_vllm(&m, &w, &gpu, &vc, &vp, &err) != OD_OK)
+            return od_cli_usage_error(CMD, "%s", err.msg);
+        int out = json ? print_vllm_json(&m, &w, &gpu, &vc, &vp) : (print_vllm_text(&m, &w, &gpu, &vc, &vp), 0);
+        if (!out && fail_if && !vp.fits)
+            out = OD_EXIT_NOTHING;
+        return out;
+    }
     od_plan *p = malloc(sizeof *p);
     if (!p) {
         od_fail(&err, OD_ERR_NOMEM, "out of memory");

@@ -556,6 +556,13 @@ od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_erro
             }
         }
     }
+    static const char *const ctx_keys[] = {"max_position_embeddings", "n_positions",
+                                            "max_sequence_length", "seq_length", "n_ctx"};
+    for (size_t i = 0; i < sizeof ctx_keys / sizeof ctx_keys[0] && !m.max_positions; i++) {
+        json_t *v = json_object_get(r.root, ctx_keys[i]);
+        if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= (1 << 30))
+            m.max_positions = (uint64_t)json_integer_value(v);
+    }
     /* GPTQ/AWQ pack quantization_config.bits values an int32; bitsandbytes says
      * load_in_4bit / load_in_8bit. */
     json_t *qc = json_object_get(root, "quantization_config");

@@ -84,6 +84,8 @@ typedef struct {
     uint64_t ckpt_params, ckpt_weight_bytes;
     int ckpt_quantized;
     unsigned quant_bits;
+    uint64_t max_positions;     /* the config's context length (max_position_embeddings,
+                                 * n_positions ...; 0 = not given) */
 } od_model;
 
 /* Parameter counts derived from an od_model. */

@@ -453,3 +453,60 @@ od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu 
     keep_fitting(out);
     return OD_OK;
 }
+
+void od_vllm_config_defaults(od_vllm_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->gpu_memory_utilization = 0.9;
+    c->block_size = 16;
+    c->max_num_seqs = 256;
+}
+
+od_status od_plan_vllm(const od_model *m, const od_workload *w, const od_gpu *gpu,
+                       const od_vllm_config *cfg, od_vllm_plan *out, od_error *err)
+{
+    if (!(cfg->gpu_memory_utilization > 0 && cfg->gpu_memory_utilization <= 1))
+        return od_fail(err, OD_ERR_ARG, "--gpu-memory-utilization must be in (0, 1]");
+    if (!cfg->max_model_len || !cfg->block_size || !cfg->max_num_seqs)
+        return od_fail(err, OD_ERR_ARG, "--max-model-len, --block-size and --max-num-seqs must be at least 1");
+    if (m->encoder)
+        return od_fail(err, OD_ERR_ARG, "vLLM serves decoders; %s is an encoder", m->model_type);
+    /* the profiling run: one dummy forward of the batched tokens, no KV cache; logits only
+     * for each scheduled sequence's last token (fp32 in the sampler) */
+    uint64_t T = cfg->max_num_batched_tokens;
+    if (!T)
+        T = cfg->max_model_len > 8192 ? cfg->max_model_len : 8192;
+    od_workload p = *w;
+    p.task = OD_TASK_INFER;
+    p.batch = 1;
+    p.prompt = T;
+    p.new_tokens = 1;
+    p.kv_cache = OD_KV_NONE;
+    od_estimate e;
+    od_status st = od_estimate_compute(m, &p, &e, err);
+    if (st != OD_OK)
+        return st;
+    memset(out, 0, sizeof *out);
+    uint64_t seqs = cfg->max_num_seqs < T ? cfg->max_num_seqs : T;
+    double sampler = (double)seqs * (double)m->vocab * 4 / (double)w->tp;
+    out->budget_bytes = (uint64_t)(cfg->gpu_memory_utilization * (double)gpu->memory_bytes);
+    out->weights_bytes = e.at_peak.parameters;
+    double act = (double)e.peak_allocated_bytes - (double)e.at_peak.parameters -
+                 (double)e.at_peak.logits_and_loss - (double)e.at_peak.kv_cache + sampler;
+    out->activation_bytes = act > 0 ? (uint64_t)act : 0;
+    out->non_torch_bytes = gpu->context_bytes;
+    uint64_t used = out->weights_bytes + out->activation_bytes + out->non_torch_bytes;
+    out->kv_cache_bytes = out->budget_bytes > used ? out->budget_bytes - used : 0;
+    double kvb = w->kv_bytes ? w->kv_bytes : w->weights == OD_W_FP32 ? 4 : 2;
+    out->block_bytes = (uint64_t)(od_model_kv_bytes_per_token(m, kvb) / (double)w->tp *
+                                  (double)cfg->block_size + 0.5);
+    if (!out->block_bytes)
+        return od_fail(err, OD_ERR_ARG, "this model caches nothing per token");
+    out->num_blocks = out->kv_cache_bytes / out->block_bytes;
+    out->blocks_per_seq = (cfg->max_model_len + cfg->block_size - 1) / cfg->block_size;
+    out->max_concurrent_seqs = out->num_blocks / out->blocks_per_seq;
+    out->max_concurrency = (double)out->num_blocks * (double)cfg->block_size /
+                           (double)cfg->max_model_len;
+    out->fits = out->max_concurrent_seqs >= 1;
+    return OD_OK;
+}

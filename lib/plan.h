@@ -54,4 +54,40 @@ void od_plan_workload_flags(const od_workload *w, char *buf, size_t n);
 od_status od_plan_fits(const od_model *m, const od_workload *w, const od_gpu *gpu,
                        uint64_t *device, int *fits, od_error *err);
 
+/* vLLM's engine: what it does at start-up (vllm/worker: determine_num_available_blocks):
+ * a dummy forward of max_num_batched_tokens profiles the activation peak; what is left of
+ * gpu_memory_utilization x the GPU's memory after the weights, that peak and the memory
+ * outside PyTorch (CUDA context) becomes KV-cache blocks of block_size tokens. */
+typedef struct {
+    double gpu_memory_utilization;  /* (0, 1]; vLLM's default 0.9 */
+    uint64_t max_model_len;         /* tokens one sequence may reach */
+    uint64_t block_size;            /* tokens a KV block holds; default 16 */
+    uint64_t max_num_seqs;          /* sequences a step may schedule; default 256 */
+    uint64_t max_num_batched_tokens;/* tokens the profiling forward runs; 0 = max(model len, 8192)
+                                     * (chunked prefill's default in the V1 engine) */
+} od_vllm_config;
+
+typedef struct {
+    uint64_t budget_bytes;          /* gpu_memory_utilization x memory */
+    uint64_t weights_bytes;         /* per GPU */
+    uint64_t activation_bytes;      /* the profiling forward's peak beyond the weights */
+    uint64_t non_torch_bytes;       /* CUDA context and kernels */
+    uint64_t kv_cache_bytes;        /* what is left: 0 when nothing is */
+    uint64_t block_bytes;           /* one block, all layers, per GPU */
+    uint64_t num_blocks;
+    uint64_t blocks_per_seq;        /* ceil(max_model_len / block_size) */
+    uint64_t max_concurrent_seqs;   /* sequences of max_model_len that fit at once */
+    double max_concurrency;         /* num_blocks x block_size / max_model_len (vLLM's log line) */
+    int fits;                       /* one sequence of max_model_len fits */
+} od_vllm_plan;
+
+/* Set vLLM's defaults (0.9, block 16, 256 sequences, batched tokens 0); max_model_len 0. */
+void od_vllm_config_defaults(od_vllm_config *c);
+
+/* KV blocks and concurrent sequences for m served by vLLM with w's weights, kv dtype and
+ * tp on gpu. Fails with OD_ERR_ARG on impossible settings (utilization outside (0, 1],
+ * zero lengths) naming the option; *out is filled on OD_OK. */
+od_status od_plan_vllm(const od_model *m, const od_workload *w, const od_gpu *gpu,
+                       const od_vllm_config *cfg, od_vllm_plan *out, od_error *err);
+
 #endif

@@ -634,6 +634,55 @@ static void test_korthikanti_table2(void **state)
     assert_int_equal(est(&m, &w).per_layer_activation_bytes, 0);
 }
 
+/* vLLM on Llama-2-7B: 8 MiB blocks of 16 tokens (16 x 512 KiB); the KV cache is what
+ * 0.9 of the GPU leaves after weights, the profiling peak and the CUDA context. */
+static void test_vllm(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/llama-2-7b.json", &m);
+    assert_int_equal(m.max_positions, 4096);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.task = OD_TASK_INFER;
+    od_gpu gpu;
+    od_error err;
+    assert_int_equal(od_gpu_lookup("a100-80", &gpu, &err), OD_OK);
+    od_vllm_config c;
+    od_vllm_config_defaults(&c);
+    c.max_model_len = 4096;
+    od_vllm_plan v;
+    assert_int_equal(od_plan_vllm(&m, &w, &gpu, &c, &v, &err), OD_OK);
+    assert_int_equal(v.block_bytes, 16ULL * 524288);
+    assert_int_equal(v.weights_bytes, 2ULL * 6738415616ULL);
+    assert_int_equal(v.budget_bytes, (uint64_t)(0.9 * (double)gpu.memory_bytes));
+    assert_int_equal(v.kv_cache_bytes, v.budget_bytes - v.weights_bytes - v.activation_bytes -
+                                           v.non_torch_bytes);
+    assert_int_equal(v.num_blocks, v.kv_cache_bytes / v.block_bytes);
+    assert_int_equal(v.blocks_per_seq, 256);
+    assert_int_equal(v.max_concurrent_seqs, v.num_blocks / 256);
+    assert_true(v.fits && v.max_concurrent_seqs > 20 && v.max_concurrent_seqs < 32);
+    /* an fp8 cache doubles the blocks; tp 2 halves the weights and the block */
+    w.kv_bytes = 1;
+    od_vllm_plan v8;
+    assert_int_equal(od_plan_vllm(&m, &w, &gpu, &c, &v8, &err), OD_OK);
+    assert_int_equal(v8.block_bytes * 2, v.block_bytes);
+    assert_true(v8.num_blocks >= 2 * v.num_blocks);
+    w.kv_bytes = 0;
+    w.tp = 2;
+    od_vllm_plan v2;
+    assert_int_equal(od_plan_vllm(&m, &w, &gpu, &c, &v2, &err), OD_OK);
+    assert_int_equal(v2.weights_bytes, 6738415616ULL);
+    assert_int_equal(v2.block_bytes * 2, v.block_bytes);
+    /* a T4 holds the weights but no KV block is left */
+    w.tp = 1;
+    assert_int_equal(od_gpu_lookup("t4", &gpu, &err), OD_OK);
+    assert_int_equal(od_plan_vllm(&m, &w, &gpu, &c, &v, &err), OD_OK);
+    assert_false(v.fits);
+    c.gpu_memory_utilization = 0;
+    assert_int_equal(od_plan_vllm(&m, &w, &gpu, &c, &v, &err), OD_ERR_ARG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -653,6 +702,7 @@ int main(void)
         cmocka_unit_test(test_fine_tuning),
         cmocka_unit_test(test_fsdp_ddp),
         cmocka_unit_test(test_korthikanti_table2),
+        cmocka_unit_test(test_vllm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
