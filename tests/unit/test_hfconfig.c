@@ -9,20 +9,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include "slurp.h"
 #include <jansson.h>
 
 #include "hfconfig.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    char *buf = malloc(1 << 20);
-    assert_non_null(buf);
-    *len = fread(buf, 1, 1 << 20, f);
-    fclose(f);
-    return buf;
-}
 
 static uint64_t params_of(const char *path)
 {

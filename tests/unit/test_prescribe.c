@@ -10,28 +10,13 @@
 #include <string.h>
 #include <math.h>
 #include <cmocka.h>
+#include "slurp.h"
 #include "snapload.h"
 
 #include "diagnose.h"
 #include "hfconfig.h"
 #include "plan.h"
 #include "triage.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    b[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
 
 typedef struct {
     char *text;

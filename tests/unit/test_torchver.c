@@ -8,24 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "slurp.h"
 
 #include "torchver.h"
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    b[n] = 0;
-    *len = (size_t)n;
-    return b;
-}
 
 static od_torch_version V(unsigned major, unsigned minor)
 {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "slurp.h"
 
 #include "advice.h"
 #include "triage.h"
@@ -18,22 +19,6 @@
 #define GiB (1ULL << 30)
 /* A figure printed with two decimals: hundredths of the unit, to the nearest byte. */
 #define H(hundredths, unit) ((uint64_t)(((unsigned __int128)(hundredths) * (unit) + 50) / 100))
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    assert_non_null(b);
-    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    b[n] = 0;
-    *len = (size_t)n;
-    return b;
-}
 
 static od_triage *parse_file(const char *path)
 {
