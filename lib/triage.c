@@ -578,14 +578,20 @@ static void set(od_oom_report *r, unsigned bit, uint64_t *field, const size_tok 
         r->rounded = 1;
 }
 
-static void parse_device(od_oom_report *r, const char *p, const char *end)
+/* The device index printed after marker ("GPU ", "on device "), if any. */
+static void parse_device_after(od_oom_report *r, const char *p, const char *end, const char *marker)
 {
-    const char *g = find(p, end, "GPU ");
+    const char *g = find(p, end, marker);
     uint64_t d;
-    if (g && parse_uint(g + 4, end, &d) && d < 4096) {
+    if (g && parse_uint(g + strlen(marker), end, &d) && d < 4096) {
         r->device = (int)d;
         r->have |= OD_HAVE_DEVICE;
     }
+}
+
+static void parse_device(od_oom_report *r, const char *p, const char *end)
+{
+    parse_device_after(r, p, end, "GPU ");
 }
 
 /* A PyTorch CUDA/ROCm message: label each size by the words around it. */
@@ -680,12 +686,7 @@ static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *
  * figure on the next line (2^64 bytes, unparsable, when no fraction is set). */
 static void parse_torch_async(od_oom_report *r, const char *p, const char *end)
 {
-    const char *d = find(p, end, "on device ");
-    uint64_t dev;
-    if (d && parse_uint(d + 10, end, &dev) && dev < 4096) {
-        r->device = (int)dev;
-        r->have |= OD_HAVE_DEVICE;
-    }
+    parse_device_after(r, p, end, "on device ");
     /* The message spans up to 8 lines (or one, when a log joined them). */
     const char *e = p;
     for (int n = 0; n < 8 && e < end; n++) {
