@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "slurp.h"
 #include <jansson.h>
 #include <zlib.h>
 
@@ -70,21 +71,6 @@ static uint64_t real_peak(void)
     json_decref(j);
     assert_true(v > 0);
     return v;
-}
-
-static char *read_file(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)sz + 1);
-    assert_non_null(buf);
-    assert_int_equal(fread(buf, 1, (size_t)sz, f), (size_t)sz);
-    fclose(f);
-    *n = (size_t)sz;
-    return buf;
 }
 
 /* ---------- PyTorch ---------- */
@@ -243,7 +229,7 @@ static void test_truncated_timeline(void **state)
 {
     (void)state;
     size_t n;
-    char *buf = read_file(DIR "torch_memory_timeline.json", &n);
+    char *buf = slurp(DIR "torch_memory_timeline.json", &n);
     for (size_t cut = 1; cut < 30000 && cut < n; cut += 37) {
         od_profile *p = NULL;
         od_error err;
@@ -261,7 +247,7 @@ static void test_truncated_pprof(void **state)
 {
     (void)state;
     size_t n;
-    char *gz = read_file(DIR "jax_device_memory.prof", &n);
+    char *gz = slurp(DIR "jax_device_memory.prof", &n);
     od_input *in = NULL;
     od_error err;
     assert_int_equal(od_input_open_memory(gz, n, &in, &err), OD_OK);
@@ -449,7 +435,7 @@ static void test_diagnose_with_profiles(void **state)
 {
     (void)state;
     size_t n;
-    char *log = read_file(DIR "jax_bfc.log", &n);
+    char *log = slurp(DIR "jax_bfc.log", &n);
     od_triage *t = NULL;
     od_error err;
     assert_int_equal(od_triage_parse(log, n, &t, &err), OD_OK);
