@@ -99,31 +99,46 @@ typedef struct {
     int rounded;             /* printed with a fractional part */
 } size_tok;
 
+/* A decimal "9.71" or "8589934592" exactly at p: its digits as one integer (mant), 10^(digits
+ * after the point) (scale) and that count (frac, at most 9); 19 digits at most in all. Returns
+ * the end of the number, or NULL when none starts at p or it is too long to be exact. */
+static const char *read_decimal(const char *p, const char *end, uint64_t *mant, uint64_t *scale,
+                                int *frac)
+{
+    int digits = 0;
+    *mant = 0;
+    *scale = 1;
+    *frac = 0;
+    if (p >= end || !isdigit((unsigned char)*p))
+        return NULL;
+    while (p < end && isdigit((unsigned char)*p)) {
+        if (++digits > 19)
+            return NULL;
+        *mant = *mant * 10 + (uint64_t)(*p++ - '0');
+    }
+    if (p + 1 < end && *p == '.' && isdigit((unsigned char)p[1])) {
+        p++;
+        while (p < end && isdigit((unsigned char)*p)) {
+            if (++digits > 19 || *frac >= 9)
+                return NULL;
+            *mant = *mant * 10 + (uint64_t)(*p++ - '0');
+            *scale *= 10;
+            (*frac)++;
+        }
+    }
+    return p;
+}
+
 /* A size "2.00 GiB", "1.50GiB", "8589934592 bytes", "0 B" exactly at p. A figure with
  * a fractional part is converted exactly as printed (2.00 GiB = 2*2^30, 9.71 GiB =
  * round(971 * 2^30 / 100)). */
 static int parse_size(const char *p, const char *end, size_tok *t)
 {
     const char *s = p;
-    if (p > end || p == end || !isdigit((unsigned char)*p))
+    uint64_t mant, scale;
+    int frac;
+    if (!(p = read_decimal(p, end, &mant, &scale, &frac)))
         return 0;
-    uint64_t mant = 0, scale = 1;
-    int digits = 0, frac = 0;
-    while (p < end && isdigit((unsigned char)*p)) {
-        if (++digits > 19)
-            return 0;
-        mant = mant * 10 + (uint64_t)(*p++ - '0');
-    }
-    if (p + 1 < end && *p == '.' && isdigit((unsigned char)p[1])) {
-        p++;
-        while (p < end && isdigit((unsigned char)*p)) {
-            if (++digits > 19 || frac >= 9)
-                return 0;
-            mant = mant * 10 + (uint64_t)(*p++ - '0');
-            scale *= 10;
-            frac++;
-        }
-    }
     const char *u = skip_sp(p, end);
     if (u - p > 1)
         return 0;
@@ -167,27 +182,9 @@ static int next_size(const char *p, const char *end, const char *line, size_tok 
 static int parse_xla_size(const char *p, const char *end, size_tok *t)
 {
     const char *s = p;
-    uint64_t mant = 0, scale = 1;
-    int digits = 0;
-    if (p >= end || !isdigit((unsigned char)*p))
-        return 0;
-    while (p < end && isdigit((unsigned char)*p)) {
-        if (++digits > 19)
-            return 0;
-        mant = mant * 10 + (uint64_t)(*p++ - '0');
-    }
-    int frac = 0;
-    if (p + 1 < end && *p == '.' && isdigit((unsigned char)p[1])) {
-        p++;
-        while (p < end && isdigit((unsigned char)*p)) {
-            if (++digits > 19 || frac >= 9)
-                return 0;
-            mant = mant * 10 + (uint64_t)(*p++ - '0');
-            scale *= 10;
-            frac++;
-        }
-    }
-    if (p >= end)
+    uint64_t mant, scale;
+    int frac;
+    if (!(p = read_decimal(p, end, &mant, &scale, &frac)) || p >= end)
         return 0;
     static const char letters[] = "BKMGTP";
     const char *l = strchr(letters, *p);
