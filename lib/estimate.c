@@ -991,22 +991,16 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
         c.amp = 0;
         c.W = 4;
         c.A = c.R = 2;
-        c.B = (double)w->batch;
-        c.S = (double)w->seq;
-        c.N = c.B * c.S;
-        c.kernel = sdpa_kernel(&c);
-        out->attention_kernel = c.kernel;
-        out->kv_cache_bytes_per_token = u(od_model_kv_bytes_per_token(m, w->kv_bytes ? w->kv_bytes : c.A) / c.tp);
-        return noted(&c, out, estimate_train(&c, out, err));
+    } else {
+        if (w->deepspeed && c.amp) {
+            /* DeepSpeed's fp16/bf16 engine holds half weights itself: no autocast copies */
+            c.amp = 0;
+            c.mixed = 1;
+        }
+        c.W = w->precision == OD_PREC_BF16 || c.mixed ? 2 : 4;
+        c.A = w->precision == OD_PREC_FP32 ? 4 : 2;
+        c.R = c.W;
     }
-    if (w->deepspeed && c.amp) {
-        /* DeepSpeed's fp16/bf16 engine holds half weights itself: no autocast copies */
-        c.amp = 0;
-        c.mixed = 1;
-    }
-    c.W = w->precision == OD_PREC_BF16 || c.mixed ? 2 : 4;
-    c.A = w->precision == OD_PREC_FP32 ? 4 : 2;
-    c.R = c.W;
     c.B = (double)w->batch;
     c.S = (double)w->seq;
     c.N = c.B * c.S;
