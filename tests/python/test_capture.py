@@ -7,7 +7,6 @@ import json
 import os
 import pickle
 import sys
-import tempfile
 import unittest
 import warnings
 from contextlib import redirect_stderr
@@ -18,8 +17,8 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch  # noqa: E402  (the stand-in)
 import oomdoc  # noqa: E402
 from oomdoc import capture  # noqa: E402
+from runcase import OOM_PICKLE, RunCase  # noqa: E402
 
-OOM_PICKLE = os.path.join(ROOT, "tests/data/snapshots/snap_train_oom.pickle")
 ROWS = [(100 + i, 200 + i, 300 + i) for i in range(4)]
 
 
@@ -27,23 +26,7 @@ def history_calls():
     return [c for c in torch.calls if c[0] == "record_memory_history"]
 
 
-class Base(unittest.TestCase):
-    version = "2.1"
-
-    def setUp(self):
-        torch.reset(self.version)
-        torch.snapshot_source = OOM_PICKLE
-        capture._warned.clear()
-        self.tmp = tempfile.TemporaryDirectory()
-        self.name = os.path.join(self.tmp.name, "run")
-        for k in ("RANK", "WORLD_SIZE"):
-            os.environ.pop(k, None)
-
-    def tearDown(self):
-        self.tmp.cleanup()
-
-
-class Versions(Base):
+class Versions(RunCase):
     def run_oom(self):
         torch.script_steps(ROWS)
         with redirect_stderr(io.StringIO()), self.assertRaises(torch.cuda.OutOfMemoryError):
@@ -97,7 +80,7 @@ class Versions(Base):
         self.assertTrue(any("not a signature oomdoc knows" in m for m in msgs), msgs)
 
 
-class Behaviour(Base):
+class Behaviour(RunCase):
     def test_decorator(self):
         torch.script_steps(ROWS)
 

@@ -8,7 +8,6 @@ import io
 import json
 import os
 import sys
-import tempfile
 import unittest
 import warnings
 from contextlib import redirect_stderr
@@ -18,26 +17,15 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "python", "standin"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch  # noqa: E402  (the stand-in)
 import oomdoc_hook  # noqa: E402
+from runcase import OOM_PICKLE, RunCase  # noqa: E402
 
 FIX = json.load(open(os.path.join(ROOT, "tests/data/snapshots/leak_eval_no_grad.json")))
-OOM_PICKLE = os.path.join(ROOT, "tests/data/snapshots/snap_train_oom.pickle")
 # Step rows as the real run measured them; peak: the leak fixture logs none, so the test
 # uses allocated + 1 GiB as a stand-in figure for max_memory_allocated().
 ROWS = [(s["allocated"], s["reserved"], s["allocated"] + (1 << 30)) for s in FIX["step_log"]]
 
 
-class Hook(unittest.TestCase):
-    def setUp(self):
-        torch.reset()
-        torch.snapshot_source = OOM_PICKLE
-        oomdoc_hook._warned.clear()
-        self.tmp = tempfile.TemporaryDirectory()
-        self.name = os.path.join(self.tmp.name, "run")
-        for k in ("RANK", "WORLD_SIZE"):
-            os.environ.pop(k, None)
-
-    def tearDown(self):
-        self.tmp.cleanup()
+class Hook(RunCase):
 
     def lines(self, path):
         with open(path) as f:
