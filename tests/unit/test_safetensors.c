@@ -14,6 +14,7 @@
 
 #include "hfconfig.h"
 #include "safetensors.h"
+#include "slurp.h"
 
 #define DIR "tests/data/safetensors/"
 
@@ -45,6 +46,16 @@ static od_status add_file(const char *path, unsigned bits, od_safetensors_totals
     return st;
 }
 
+/* The model of a checkpoint's config.json, asserting it parses. */
+static void parse_config(const char *path, od_model *m)
+{
+    size_t len;
+    char *buf = slurp(path, &len);
+    od_error err;
+    assert_int_equal(od_hfconfig_parse(buf, len, m, &err), OD_OK);
+    free(buf);
+}
+
 static void test_dense_and_sharded(void **state)
 {
     (void)state;
@@ -68,13 +79,8 @@ static void test_dense_and_sharded(void **state)
     assert_int_equal(s.weight_bytes, t.weight_bytes);
 
     /* The config's layout counts what the checkpoint holds. */
-    FILE *f = fopen(DIR "tiny-llama/config.json", "rb");
-    assert_non_null(f);
-    char buf[4096];
-    size_t len = fread(buf, 1, sizeof buf, f);
-    fclose(f);
     od_model m;
-    assert_int_equal(od_hfconfig_parse(buf, len, &m, &err), OD_OK);
+    parse_config(DIR "tiny-llama/config.json", &m);
     od_param_counts pc;
     od_model_count(&m, &pc);
     assert_int_equal(pc.total, t.params);
@@ -121,13 +127,8 @@ static void test_quantized(void **state)
     assert_int_equal(t.packed_params, TINY_LINEAR);
     assert_int_equal(t.weight_bytes - t.quant_meta_bytes, 2 * rest + TINY_LINEAR / 2);
 
-    FILE *f = fopen(DIR "tiny-gptq/config.json", "rb");
-    assert_non_null(f);
-    char buf[4096];
-    size_t len = fread(buf, 1, sizeof buf, f);
-    fclose(f);
     od_model m;
-    assert_int_equal(od_hfconfig_parse(buf, len, &m, &err), OD_OK);
+    parse_config(DIR "tiny-gptq/config.json", &m);
     assert_int_equal(m.quant_bits, 4);
 }
 
