@@ -55,7 +55,17 @@ static const char USAGE[] =
     "  --checkpointing C      none (default), full, selective\n"
     "  --grad-accum K         micro-batches per optimizer step (default 1)\n"
     "  --zero Z --dp N        ZeRO/FSDP stage 0-3 across N data-parallel GPUs\n"
-    "  --tp N --pp N          tensor / pipeline parallel degrees; --sp: sequence parallel\n"
+    "  --tp N                 tensor parallel (Megatron): heads and MLP width split over N\n"
+    "                         GPUs; norms, dropouts and the residual stream stay whole\n"
+    "  --sp                   sequence parallel (with --tp): those split along the sequence\n"
+    "                         too (Korthikanti et al. 2022: sbh/t(34 + 5as/h) a GPT layer)\n"
+    "  --cp N                 context parallel (Megatron-Core): each GPU holds seq/N tokens'\n"
+    "                         activations and K/V (flash attention passes the other chunks'\n"
+    "                         K/V ring-wise); weights, gradients, optimizer state unsplit\n"
+    "  --pp N                 pipeline stages, 1F1B: the first stage holds its L/N layers for\n"
+    "                         min(N, --grad-accum) micro-batches in flight (L layers' worth)\n"
+    "  --vpp V                interleaved 1F1B, V virtual stages per GPU: x (1 + (N-1)/(N V))\n"
+    "                         in flight (Megatron-LM's interleaved schedule memory penalty)\n"
     "  --lora-rank R          LoRA on all linear layers instead of full fine-tuning\n"
     "  --lora-targets T       q,k,v,o,gate,up,down (any of them) or all-linear (default)\n"
     "  --base-weights W       the frozen LoRA base: nf4 (QLoRA, double quantization,\n"
@@ -114,7 +124,7 @@ enum {
     O_PP, O_LORA, O_CHUNKED, O_OFFLOAD, O_PROMPT, O_NEW, O_WEIGHTS, O_KVCACHE, O_KVDTYPE,
     O_PAGED, O_GPU, O_MEMORY, O_JSON, O_FAIL, O_FRAMEWORK, O_OFF_OPT, O_OFF_PARAMS, O_ZINIT,
     O_NODES, O_MODEL, O_LORA_TARGETS, O_BASE_WEIGHTS, O_FREEZE, O_FSDP, O_BUCKET_VIEW, O_SP,
-    O_ENGINE, O_GMU, O_MAXLEN, O_BLOCK, O_MAXSEQS, O_MAXTOK
+    O_ENGINE, O_GMU, O_MAXLEN, O_BLOCK, O_MAXSEQS, O_MAXTOK, O_CP, O_VPP
 };
 
 static const struct option OPTS[] = {
@@ -126,6 +136,7 @@ static const struct option OPTS[] = {
     {"grad-accum", required_argument, 0, O_ACCUM}, {"zero", required_argument, 0, O_ZERO},
     {"dp", required_argument, 0, O_DP}, {"tp", required_argument, 0, O_TP},
     {"pp", required_argument, 0, O_PP}, {"lora-rank", required_argument, 0, O_LORA},
+    {"cp", required_argument, 0, O_CP}, {"vpp", required_argument, 0, O_VPP},
     {"chunked-loss", no_argument, 0, O_CHUNKED}, {"offload", no_argument, 0, O_OFFLOAD},
     {"prompt", required_argument, 0, O_PROMPT}, {"new-tokens", required_argument, 0, O_NEW},
     {"weights", required_argument, 0, O_WEIGHTS}, {"kv-cache", required_argument, 0, O_KVCACHE},
@@ -459,6 +470,10 @@ static json_t *workload_json(const od_workload *w)
         json_object_set_new(j, "freeze_layers", json_integer((json_int_t)w->freeze_layers));
     if (w->sp)
         json_object_set_new(j, "sp", json_true());
+    if (w->cp > 1)
+        json_object_set_new(j, "cp", json_integer((json_int_t)w->cp));
+    if (w->vpp > 1)
+        json_object_set_new(j, "vpp", json_integer((json_int_t)w->vpp));
     json_object_set_new(j, "framework", json_string(w->deepspeed ? "deepspeed" : w->fsdp ? "fsdp"
                                                     : w->ddp ? "ddp" : "torch"));
     if (w->fsdp)
@@ -640,10 +655,11 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     if (w->task == OD_TASK_TRAIN && (w->deepspeed || e->host_bytes))
         printf("model states %s per GPU; host RAM %s per node%s\n", iec(e->model_states_bytes, x),
                iec(e->host_bytes, y), w->deepspeed ? " (DeepSpeed's estimate, 1.5x buffer)" : "");
-    if (e->per_layer_activation_bytes)
-        printf("per layer, Korthikanti et al. 2022: %s saved for backward (x %llu layers = %s)\n",
-               iec(e->per_layer_activation_bytes, x), (unsigned long long)m->layers,
-               iec(e->per_layer_activation_bytes * m->layers, y));
+    if (w->task == OD_TASK_TRAIN && e->per_layer_activation_bytes)
+        printf("per layer: %s saved for backward a micro-batch%s; this GPU holds %.4g of them "
+               "(= %s)\n", iec(e->per_layer_activation_bytes, x),
+               e->paper_layout ? " (Korthikanti et al. 2022's equations)" : "", e->activation_layers,
+               iec((uint64_t)((double)e->per_layer_activation_bytes * e->activation_layers + 0.5), y));
     if (w->task == OD_TASK_TRAIN)
         printf("phases: forward %s, backward %s, optimizer %s; first step %s\n",
                iec(e->forward_peak_bytes, x), iec(e->backward_peak_bytes, y),
@@ -866,6 +882,8 @@ int od_cmd_plan(int argc, char **argv)
         case O_DP: rc = parse_u64("--dp", optarg, 1 << 20, &w.dp); break;
         case O_TP: rc = parse_u64("--tp", optarg, 1024, &w.tp); break;
         case O_PP: rc = parse_u64("--pp", optarg, 4096, &w.pp); break;
+        case O_CP: rc = parse_u64("--cp", optarg, 1024, &w.cp); break;
+        case O_VPP: rc = parse_u64("--vpp", optarg, 1024, &w.vpp); break;
         case O_LORA: rc = parse_u64("--lora-rank", optarg, 65536, &w.lora_rank); break;
         case O_CHUNKED: w.chunked_loss = 1; break;
         case O_OFFLOAD: w.offload_optimizer = 1; break;

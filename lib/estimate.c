@@ -19,8 +19,11 @@ typedef struct {
     od_param_counts pc;
     int amp, mixed;
     double W, A, R;
-    double B, S, N;         /* per-GPU micro-batch */
+    double B, S, N;         /* per-GPU micro-batch: N = B*S/cp tokens on this GPU */
+    double Sq;              /* query positions on this GPU: S/cp (keys stay S) */
     double tp;
+    double rep;             /* what Megatron replicates over tp (norms, dropouts, the
+                             * residual stream) is split by this: tp with --sp, else 1 */
     const char *kernel;
 } ctx;
 
@@ -138,7 +141,7 @@ void od_workload_defaults(od_workload *w)
     w->attention = OD_ATTN_SDPA;
     w->ckpt = OD_CKPT_NONE;
     w->grad_accum = 1;
-    w->dp = w->tp = w->pp = 1;
+    w->dp = w->tp = w->pp = w->cp = w->vpp = 1;
     w->nodes = 1;
     w->prompt = 512;
     w->new_tokens = 128;
@@ -153,7 +156,7 @@ void od_workload_defaults(od_workload *w)
 /* Bytes per token a norm saves, with its output feeding n_cons linear layers.
  * Under autocast each consuming linear casts the fp32 output separately (casts of
  * non-leaf tensors are not cached), so each saves its own 2-byte copy. */
-static double norm_saved(const ctx *c, double n_cons)
+static double norm_saved_whole(const ctx *c, double n_cons)
 {
     double h = c->m->hidden, out = c->amp ? n_cons * 2 * h : c->A * h;
     switch (c->m->norm) {
@@ -172,6 +175,14 @@ static double norm_saved(const ctx *c, double n_cons)
         return 4 * h + 4 * h + (c->amp ? out : 4 * h) + 4;
     }
     return 0;
+}
+
+/* The same per GPU: sequence parallelism splits the norm and what the following
+ * column-parallel linear saves (Megatron saves that linear's input before its all-gather
+ * and gathers it again in backward; Korthikanti et al. 2022, section 4.2.2). */
+static double norm_saved(const ctx *c, double n_cons)
+{
+    return norm_saved_whole(c, n_cons) / c->rep;
 }
 
 static int masked(const ctx *c)
@@ -290,7 +301,7 @@ static double layer_saved(const ctx *c, int moe, int selective, double *scores_o
     double h = m->hidden, N = c->N;
     double at_tok, s2;
     attn_saved(c, &at_tok, &s2);
-    double scores = c->B * (m->heads / c->tp) * c->S * c->S * s2;
+    double scores = c->B * (m->heads / c->tp) * c->Sq * c->S * s2;
     if (selective)
         scores = 0; /* the attention core is recomputed */
     double n_attn = m->fused_qkv ? 1 : 3;
@@ -301,15 +312,15 @@ static double layer_saved(const ctx *c, int moe, int selective, double *scores_o
         /* one input for both branches; a second norm adds its own output */
         t += norm_saved(c, n_attn + n_mlp);
         if (m->parallel_block == 2 && !c->amp)
-            t += c->A * h;
+            t += c->A * h / c->rep;
     } else {
         t += norm_saved(c, n_attn) + norm_saved(c, n_mlp);
     }
     t += at_tok + mlp_saved(c, moe);
     if (m->resid_dropout > 0)
-        t += 2 * h; /* bool masks of the two residual dropouts */
+        t += 2 * h / c->rep; /* bool masks of the two residual dropouts */
     if (m->sandwich_norm)
-        t += 2 * 8 * h;
+        t += 2 * 8 * h / c->rep;
     if (scores_out)
         *scores_out = scores;
     return t * N + scores;
@@ -321,8 +332,8 @@ static double layer_bwd_transient(const ctx *c)
     const od_model *m = c->m;
     if (m->experts)
         return (3 * c->W * m->expert_intermediate * m->experts_per_token / c->tp +
-                2 * c->R * m->hidden) * c->N;
-    return (3 * c->A * m->intermediate / c->tp + 2 * c->R * m->hidden) * c->N;
+                2 * c->R * m->hidden / c->rep) * c->N;
+    return (3 * c->A * m->intermediate / c->tp + 2 * c->R * m->hidden / c->rep) * c->N;
 }
 
 static double opt_state_bytes(const ctx *c, double trainable, double Ws)
@@ -457,6 +468,25 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
     if (w->pp > m->layers)
         return od_fail(err, OD_ERR_ARG, "--pp %llu exceeds the %llu layers",
                        (unsigned long long)w->pp, (unsigned long long)m->layers);
+    uint64_t cp = w->cp ? w->cp : 1, vpp = w->vpp ? w->vpp : 1;
+    if (cp > 1024 || vpp > 1024)
+        return od_fail(err, OD_ERR_ARG, "--cp and --vpp are absurdly large");
+    if (cp > 1 && w->task != OD_TASK_TRAIN)
+        return od_fail(err, OD_ERR_ARG, "--cp splits a training sequence; generate() has no "
+                       "context parallelism");
+    /* Megatron cuts each sequence into 2 x cp chunks and gives rank r chunks r and
+     * 2cp-1-r (get_batch_on_this_cp_rank: balanced causal work) */
+    if (cp > 1 && w->seq % (2 * cp))
+        return od_fail(err, OD_ERR_ARG, "--cp %llu needs --seq divisible by 2 x cp = %llu "
+                       "(each GPU takes two of 2cp chunks)", (unsigned long long)cp,
+                       (unsigned long long)(2 * cp));
+    if (vpp > 1 && w->pp < 2)
+        return od_fail(err, OD_ERR_ARG, "--vpp (virtual stages per GPU) interleaves a pipeline: "
+                       "give --pp 2 or more");
+    if (vpp > 1 && m->layers % (w->pp * vpp))
+        return od_fail(err, OD_ERR_ARG, "--pp %llu x --vpp %llu must divide the %llu layers "
+                       "(each virtual stage holds the same number)", (unsigned long long)w->pp,
+                       (unsigned long long)vpp, (unsigned long long)m->layers);
     if (w->zero < 0 || w->zero > 3)
         return od_fail(err, OD_ERR_ARG, "--zero must be 0, 1, 2 or 3");
     if (w->nodes > 1 && w->dp % w->nodes) /* 0 reads as 1 node */
@@ -581,14 +611,22 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     double ddp_b = w->ddp && !w->ddp_bucket_view ? trainable * Wg / tp / pp : 0;
     double ws = (double)w->workspace_bytes;
 
-    /* Activations saved for backward. */
+    /* Activations saved for backward. 1F1B: the first stage holds its L/pp layers for
+     * up to pp micro-batches in flight (Narayanan et al. 2021, section 2.2.1; Korthikanti
+     * et al. 2022, eq. 5: L layers' worth in all). The interleaved schedule with vpp
+     * virtual stages per GPU holds (1 + (pp-1)/(pp vpp)) times that (Megatron-LM
+     * megatron/training/theoretical_memory_usage.py: interleaved_schedule_memory_penalty);
+     * fewer micro-batches than pp keep fewer in flight. */
     double Lp = ceil((double)m->layers / pp);
+    double vpp = w->vpp > 1 ? (double)w->vpp : 1;
     double inflight = pp > 1 ? fmin(pp, (double)w->grad_accum) : 1;
+    if (vpp > 1)
+        inflight *= 1 + (pp - 1) / (pp * vpp);
     uint64_t nmoe = od_model_moe_layers(m);
     double frac_moe = m->layers ? (double)nmoe / m->layers : 0;
     double per_layer;
     if (w->ckpt == OD_CKPT_FULL) {
-        per_layer = c->R * h * N; /* checkpoint keeps each layer's input */
+        per_layer = c->R * h * N / c->rep; /* checkpoint keeps each layer's input */
     } else {
         int sel = w->ckpt == OD_CKPT_SELECTIVE;
         per_layer = frac_moe * layer_saved(c, 1, sel, NULL) + (1 - frac_moe) * layer_saved(c, 0, sel, NULL);
@@ -606,11 +644,13 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     }
     /* frozen first layers see no input that requires grad: autograd saves nothing there */
     double train_frac = m->layers ? Lt / (double)m->layers : 1;
+    out->per_layer_activation_bytes = u(per_layer);
+    out->activation_layers = Lp * inflight * train_frac;
     double acts = Lp * inflight * per_layer * train_frac;
     if (m->embd_dropout > 0)
-        acts += h * N; /* embedding dropout mask */
+        acts += h * N / c->rep; /* embedding dropout mask */
     if (masked(c) && w->ckpt != OD_CKPT_FULL)
-        acts += B * S * S * c->A; /* the additive sliding-window mask every layer saves */
+        acts += B * c->Sq * S * c->A; /* the additive sliding-window mask every layer saves */
     /* autocast casts each fp32 weight to bf16 once per forward (cached for leaves that
      * require grad) and linear saves the copy for backward */
     double copies = c->amp ? (Pm - V * h - (double)c->pc.experts) * train_frac * 2 / tp / pp +
@@ -644,7 +684,7 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     if (c->amp)
         fwd_extra += 4 * h * N; /* final norm output (fp32) held by the model output */
     if (!strcmp(c->kernel, "eager"))
-        fwd_extra += B * S * S * (c->amp ? 4 : c->A); /* the 4-D additive causal mask */
+        fwd_extra += B * c->Sq * S * (c->amp ? 4 : c->A); /* the 4-D additive causal mask */
     if (w->ckpt == OD_CKPT_FULL && c->amp)
         fwd_extra += copies - head_copy; /* autocast cache lives until autocast exits */
     double loss_grad = 2 * 4 * V * Nl / tp;
@@ -849,21 +889,6 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     return OD_OK;
 }
 
-double od_activation_paper_bytes(double s, double b, double h, double a, double t, int sp,
-                                 od_ckpt ckpt)
-{
-    assert(t >= 1);
-    if (t == 1)
-        sp = 0; /* the same figures */
-    double sbh = s * b * h;
-    switch (ckpt) {
-    case OD_CKPT_FULL: return 2 * sbh / (sp ? t : 1);
-    case OD_CKPT_SELECTIVE: return sp ? 34 * sbh / t : sbh * (10 + 24 / t);
-    default:
-        return sp ? sbh / t * (34 + 5 * a * s / h) : sbh * (10 + 24 / t + 5 * a * s / (h * t));
-    }
-}
-
 /* Whether model and workload are what Korthikanti et al. assume: a GPT-2 block (LayerNorm,
  * 4h GeLU MLP, learned positions, biases), dropout 0.1 after attention and MLP and on the
  * attention probabilities, 16-bit activations, attention materialized. */
@@ -874,7 +899,7 @@ static int paper_case(const od_model *m, const od_workload *w)
            m->norm == OD_NORM_LAYER && !m->gated_mlp && !m->experts && m->positions &&
            m->intermediate == 4 * m->hidden && m->head_dim * m->heads == m->hidden &&
            m->kv_heads == m->heads && m->attn_dropout == 0.1 && m->resid_dropout == 0.1 &&
-           !w->lora_rank && !w->freeze_layers;
+           m->act == OD_ACT_FUSED && !w->lora_rank && !w->freeze_layers;
 }
 
 /* The assumptions behind an estimate that succeeded (st), with their sources. */
@@ -945,18 +970,30 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
         assume(e, w->ddp_bucket_view ? "DDP gradients are views of its 25 MiB buckets: no extra copy"
                                      : "DDP's reducer holds a copy of every gradient in its 25 MiB buckets",
                "PyTorch DistributedDataParallel docs (bucket_cap_mb, gradient_as_bucket_view)");
-    if (paper_case(m, w)) {
-        e->per_layer_activation_bytes =
-            u(od_activation_paper_bytes((double)w->seq, (double)w->batch, (double)m->hidden,
-                                        (double)m->heads, (double)w->tp, w->sp, w->ckpt));
-        assume(e, "per_layer_activation_bytes: sbh(10 + 24/t + 5as/(ht)) and its sequence-parallel, "
-               "selective and full-recomputation forms",
+    e->paper_layout = paper_case(m, w);
+    if (e->paper_layout)
+        assume(e, "this GPT-2 layout saves per layer what Korthikanti et al.'s Table 2 counts: "
+               "sbh(10 + 24/t + 5as/(ht)), sbh/t(34 + 5as/h) with --sp, no 5as/h term with "
+               "selective recomputation, 2sbh with full",
                "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer "
-               "Models, arXiv:2205.05198, section 4");
-    }
-    if (w->tp > 1 || w->pp > 1)
-        assume(e, "tensor / pipeline parallelism divide the states and layers evenly; 1F1B keeps pp micro-batches in flight",
-               "Megatron-LM (Shoeybi et al. 2019; Narayanan et al. 2021)");
+               "Models, arXiv:2205.05198, section 4, Table 2");
+    if (w->tp > 1)
+        assume(e, w->sp ? "tensor parallelism splits attention heads and the MLP width; --sp splits the "
+                          "norms, dropouts and residual stream along the sequence as well"
+                        : "tensor parallelism splits attention heads and the MLP width; norms, dropouts "
+                          "and the residual stream stay whole on every GPU (--sp splits them)",
+               "Megatron-LM (Shoeybi et al. 2019); Korthikanti et al. 2022, sections 4.2.1-4.2.2");
+    if (w->cp > 1)
+        assume(e, "context parallelism: each GPU holds seq/cp tokens' activations and K/V and gathers "
+               "the other chunks' K/V ring-wise inside flash attention; weights, gradients and "
+               "optimizer state stay whole on each cp GPU (shard them with --zero/--dp)",
+               "Megatron-Core docs, api-guide/context_parallel.rst; get_batch_on_this_cp_rank (2cp chunks)");
+    if (w->pp > 1)
+        assume(e, w->vpp > 1 ? "interleaved 1F1B: the first stage holds its layers for pp micro-batches "
+                               "x (1 + (pp-1)/(pp vpp))"
+                             : "1F1B: the first stage holds its layers for up to pp micro-batches in flight",
+               "Narayanan et al. 2021 (arXiv:2104.04473) section 2.2; Megatron-LM "
+               "megatron/training/theoretical_memory_usage.py");
     return st;
 }
 
@@ -972,6 +1009,7 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
     c.w = w;
     od_model_count(m, &c.pc);
     c.tp = (double)w->tp;
+    c.rep = 1;
     memset(out, 0, sizeof *out);
     out->params = m->ckpt_params ? m->ckpt_params : c.pc.total;
     if (w->task == OD_TASK_INFER) {
@@ -1003,9 +1041,16 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
     }
     c.B = (double)w->batch;
     c.S = (double)w->seq;
-    c.N = c.B * c.S;
+    c.Sq = c.S / (double)(w->cp ? w->cp : 1);
+    c.N = c.B * c.Sq;
+    c.rep = w->sp ? c.tp : 1;
     c.kernel = sdpa_kernel(&c);
     out->attention_kernel = c.kernel;
+    if (w->cp > 1 && (!strcmp(c.kernel, "eager") || !strcmp(c.kernel, "math")))
+        return od_fail(err, OD_ERR_ARG, "--cp needs a fused attention kernel (flash or "
+                       "memory-efficient); this model and --attention %s run %s attention, "
+                       "which context parallelism does not split", od_attention_name(w->attention),
+                       c.kernel);
     out->kv_cache_bytes_per_token = u(od_model_kv_bytes_per_token(m, w->kv_bytes ? w->kv_bytes : c.A) / c.tp);
     return noted(&c, out, estimate_train(&c, out, err));
 }

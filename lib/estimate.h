@@ -64,7 +64,12 @@ typedef struct {
     uint64_t grad_accum;        /* micro-steps per optimizer step (1 = none) */
     int zero;                   /* ZeRO / FSDP stage 0..3 across dp GPUs */
     uint64_t dp, tp, pp;        /* data, tensor, pipeline parallel degrees (1 = none) */
-    int sp;                     /* Megatron sequence parallelism (with tp > 1) */
+    int sp;                     /* Megatron sequence parallelism (with tp > 1): norms,
+                                 * dropouts and the residual stream split along the sequence
+                                 * over the tp GPUs */
+    uint64_t cp;                /* context parallelism (Megatron-Core): each of cp GPUs holds
+                                 * seq/cp tokens of every sequence; 1 = none */
+    uint64_t vpp;               /* virtual pipeline stages per GPU (interleaved 1F1B); 1 = none */
     uint64_t lora_rank;         /* 0 = full fine-tuning */
     unsigned lora_targets;      /* OD_LORA_* bits; 0 = all-linear */
     od_base_weights base_weights; /* the frozen base under LoRA */
@@ -99,7 +104,7 @@ typedef struct {
         logits_and_loss, kv_cache, temporaries, workspace; /* workspace: cuBLAS/cuBLASLt */
 } od_breakdown;
 
-#define OD_MAX_ASSUMPTIONS 16
+#define OD_MAX_ASSUMPTIONS 20
 
 typedef struct {
     uint64_t params;                /* parameter count of the whole model */
@@ -117,10 +122,15 @@ typedef struct {
     uint64_t host_bytes;            /* per node, CPU RAM the model states need (DeepSpeed:
                                      * memory.rst's estimate with its 1.5 buffer factor;
                                      * else the offloaded optimizer state, or 0) */
-    /* Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
-     * Models", eq. 1-6): activation bytes one layer saves, per GPU; 0 when the model and
-     * workload are not the paper's (GPT-2 layout, GeLU, dropout 0.1, 16-bit, eager). */
+    /* Training: what one layer saves for backward for one micro-batch, per GPU -- the
+     * same figure the activations in at_peak are built from (x activation_layers). When
+     * the model and workload are Korthikanti et al. 2022's (paper_layout: GPT-2 block,
+     * GeLU, dropout 0.1, bf16, eager attention) it equals their eq. 1-6 (tested). */
     uint64_t per_layer_activation_bytes;
+    int paper_layout;
+    /* Layer-activations one GPU holds at the peak: the layers of its pipeline stage x the
+     * micro-batches in flight (1F1B: up to pp; interleaved: x (1 + (pp-1)/(pp vpp))). */
+    double activation_layers;
     /* What the figures rest on, with where each comes from (static strings). */
     size_t n_assumptions;
     struct { const char *text, *source; } assumptions[OD_MAX_ASSUMPTIONS];
@@ -134,12 +144,6 @@ void od_workload_defaults(od_workload *w);
  * (zero batch, tp not dividing heads, ...), naming the option. */
 od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estimate *out,
                               od_error *err);
-
-/* The paper's per-layer activation bytes for sequence s, micro-batch b, hidden h, a heads
- * over t tensor-parallel GPUs (sp: sequence parallel) with checkpointing ckpt (none;
- * selective = the attention core recomputed; full = only the layer input kept). */
-double od_activation_paper_bytes(double s, double b, double h, double a, double t, int sp,
-                                 od_ckpt ckpt);
 
 /* Names for output ("amp-bf16", "adamw-fused", ...); never NULL. */
 const char *od_precision_name(od_precision p);

@@ -70,8 +70,12 @@ void od_plan_workload_flags(const od_workload *w, char *buf, size_t n)
     if (w->tp > 1 && l < n)
         l += (size_t)snprintf(buf + l, n - l, " --tp %llu%s", (unsigned long long)w->tp,
                               w->sp ? " --sp" : "");
+    if (w->cp > 1 && l < n)
+        l += (size_t)snprintf(buf + l, n - l, " --cp %llu", (unsigned long long)w->cp);
     if (w->pp > 1 && l < n)
         l += (size_t)snprintf(buf + l, n - l, " --pp %llu", (unsigned long long)w->pp);
+    if (w->vpp > 1 && l < n)
+        l += (size_t)snprintf(buf + l, n - l, " --vpp %llu", (unsigned long long)w->vpp);
     if (w->deepspeed && l < n)
         l += (size_t)snprintf(buf + l, n - l, " --framework deepspeed%s%s",
                               w->offload_params ? " --offload-params cpu" : "",
