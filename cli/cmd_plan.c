@@ -521,6 +521,9 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
     json_object_set_new(doc, "host_bytes", json_integer((json_int_t)e->host_bytes));
     json_object_set_new(doc, "attention_kernel", json_string(e->attention_kernel));
     json_object_set_new(doc, "peak_phase", json_string(e->peak_phase));
+    if (e->moe_decode_copy_bytes_per_token)
+        json_object_set_new(doc, "moe_decode_copy_bytes_per_token",
+                            json_integer((json_int_t)e->moe_decode_copy_bytes_per_token));
     if (w->task == OD_TASK_TRAIN)
         json_object_set_new(doc, "per_layer_activation_bytes",
                             e->per_layer_activation_bytes
@@ -655,6 +658,10 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     if (w->task == OD_TASK_TRAIN && (w->deepspeed || e->host_bytes))
         printf("model states %s per GPU; host RAM %s per node%s\n", iec(e->model_states_bytes, x),
                iec(e->host_bytes, y), w->deepspeed ? " (DeepSpeed's estimate, 1.5x buffer)" : "");
+    if (w->task == OD_TASK_INFER && e->moe_decode_copy_bytes_per_token)
+        printf("MoE decode: transformers' batched_mm experts copy each routed expert's weights per "
+               "token: %s a token in one MoE layer (from its source; not checked against a measured "
+               "run)\n", iec(e->moe_decode_copy_bytes_per_token, x));
     if (w->task == OD_TASK_TRAIN && e->per_layer_activation_bytes)
         printf("per layer: %s saved for backward a micro-batch%s; this GPU holds %.4g of them "
                "(= %s)\n", iec(e->per_layer_activation_bytes, x),

@@ -787,6 +787,22 @@ static double infer_layer_tok(const ctx *c)
     return A * (emb + 3 * h + fmax(fmax(mlp, attn), norm));
 }
 
+/* Bytes per token one MoE layer of a decode step holds in transformers' batched_mm experts
+ * (integrations/moe.py batched_mm_experts_forward): generate() switches the default
+ * grouped_mm backend to batched_mm for the decode stage on GPU (docs: experts_interface.md,
+ * "Decode-stage switching"), which gathers gate_up_proj[expert_ids] (2I x h) and
+ * down_proj[expert_ids] (h x I) for every (token, expert) pair -- a copy of the expert's
+ * weights per routed token -- beside the gathered input, gate_up's output, act(gate), the
+ * product and the per-pair output. 0 for a dense model. */
+static double moe_decode_tok(const ctx *c)
+{
+    const od_model *m = c->m;
+    if (!m->experts || m->encoder)
+        return 0;
+    double k = m->experts_per_token, Ie = m->expert_intermediate / c->tp, h = m->hidden;
+    return k * (3 * Ie * h * c->W + c->A * (2 * h + 4 * Ie));
+}
+
 static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
 {
     const od_model *m = c->m;
@@ -825,6 +841,8 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     if (m->encoder) /* one forward over the input: nothing is generated */
         T = Pl;
     double tok = infer_layer_tok(c) / tp;
+    double dup_tok = moe_decode_tok(c), moe_dup = 0; /* batched_mm's weight copies at the peak */
+    out->moe_decode_copy_bytes_per_token = u(dup_tok);
     /* generate() keeps only the last position's logits (logits_to_keep=1) and copies
      * them to fp32 for the logits processors */
     double logits = B * V * (c->A + 4 + 4);
@@ -837,8 +855,16 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     double prefill, decode, kv_peak = 0, act_peak;
     switch (m->encoder ? OD_KV_NONE : w->kv_cache) {
     case OD_KV_NONE:
-        /* every step re-runs the whole sequence: the last step (T tokens) is largest */
+        /* every step re-runs the whole sequence: the last step (T tokens) is largest; an
+         * MoE's decode steps run batched_mm over all of it */
         act_peak = tok * B * T + eager * T * T + logits;
+        if (dup_tok && w->new_tokens > 1) {
+            double pre = tok * B * Pl + eager * Pl * Pl + logits;
+            moe_dup = dup_tok * B * T;
+            act_peak = fmax(pre, act_peak + moe_dup);
+            if (act_peak == pre)
+                moe_dup = 0;
+        }
         prefill = decode = act_peak;
         out->peak_phase = m->encoder ? "forward" : "decode";
         break;
@@ -855,6 +881,8 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
         /* DynamicCache grows by torch.cat: one layer's K (or V) exists twice */
         double dec_act = tok * B + eager * T + logits +
                          (w->kv_cache == OD_KV_DYNAMIC ? kv_tok_layer / 2 * B * od_model_kv_layer_tokens(m, T) / L : 0);
+        double dec_dup = w->new_tokens > 1 ? dup_tok * B : 0;
+        dec_act += dec_dup;
         decode = kv_final + dec_act;
         if (prefill >= decode) {
             out->peak_phase = "prefill";
@@ -864,6 +892,7 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
             out->peak_phase = "decode";
             kv_peak = kv_final;
             act_peak = dec_act;
+            moe_dup = dec_dup;
         }
     }
     }
@@ -876,10 +905,11 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     out->kv_cache_bytes_per_token = u(kv_tok_layer * L);
     b->kv_cache = u(kv_peak);
     b->logits_and_loss = u(logits);
-    b->activations = u(act_peak - logits);
+    b->temporaries = u(moe_dup);
+    b->activations = u(act_peak - logits - moe_dup);
     b->workspace = u(ws);
     out->peak_allocated_bytes = b->parameters + b->kv_cache + b->logits_and_loss +
-                                b->activations + b->workspace;
+                                b->activations + b->temporaries + b->workspace;
     out->forward_peak_bytes = out->peak_allocated_bytes;
     out->backward_peak_bytes = out->optimizer_peak_bytes = 0;
     out->first_step_peak_bytes = out->peak_allocated_bytes;
@@ -922,6 +952,13 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
         if (w->kv_cache == OD_KV_DYNAMIC)
             assume(e, "DynamicCache grows by torch.cat per step: old and new cache coexist for one layer",
                    "transformers cache_utils.py DynamicCache.update");
+        if (m->experts && w->new_tokens > 1)
+            assume(e, "MoE decode steps run the batched_mm experts backend (generate() switches the default "
+                   "grouped_mm to it on GPU): every (token, expert) pair gathers a copy of its expert's "
+                   "gate_up and down weights; the prefill's grouped_mm copies none. Not checked against a "
+                   "measured MoE run",
+                   "transformers docs experts_interface.md (Decode-stage switching); "
+                   "integrations/moe.py batched_mm_experts_forward");
         if (w->weights == OD_W_INT4 && !m->ckpt_quantized)
             assume(e, "4-bit weights with an fp16 scale per 64-value group", "GPTQ (Frantar et al. 2022), AWQ (Lin et al. 2023)");
         if (w->weights == OD_W_INT8 && !m->ckpt_quantized)

@@ -115,6 +115,9 @@ typedef struct {
     uint64_t peak_reserved_bytes;   /* caching allocator's reserve at the peak (rough) */
     const char *peak_phase;         /* "forward", "backward", "optimizer", "prefill", "decode" */
     const char *attention_kernel;   /* "flash", "mem_efficient", "math", "eager" */
+    uint64_t moe_decode_copy_bytes_per_token; /* inference, MoE: what one MoE layer of a decode
+                                        * step holds per token in transformers' batched_mm
+                                        * experts (expert weight copies per routed token) */
     uint64_t kv_cache_bytes_per_token; /* one sequence's token, all layers, at the KV dtype
                                         * (per GPU under tp; before sliding-window caps) */
     uint64_t model_states_bytes;    /* per GPU: parameters + gradients + optimizer state

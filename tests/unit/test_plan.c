@@ -755,6 +755,38 @@ static void test_cp_pp(void **state)
     assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
 }
 
+/* MoE generate(): the decode steps run transformers' batched_mm experts, which gather a
+ * copy of gate_up_proj (2I x h) and down_proj (h x I) for every (token, expert) pair
+ * (integrations/moe.py); the prefill's grouped_mm copies nothing. Mixtral-8x7B in bf16:
+ * 2 x (3 x 14336 x 4096 x 2 + 2 x (2 x 4096 + 4 x 14336)) bytes a token in one layer. */
+static void test_moe_decode(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/mixtral-8x7b.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.task = OD_TASK_INFER;
+    w.batch = 4;
+    w.prompt = 512;
+    w.new_tokens = 64;
+    od_estimate e = est(&m, &w);
+    uint64_t per = 2 * (3ULL * 14336 * 4096 * 2 + 2 * (2 * 4096 + 4 * 14336));
+    assert_int_equal(e.moe_decode_copy_bytes_per_token, per);
+    assert_string_equal(e.peak_phase, "decode");
+    assert_int_equal(e.at_peak.temporaries, 4 * per); /* one decode step of 4 tokens */
+    /* without a cache every decode step re-runs the sequence through batched_mm */
+    w.kv_cache = OD_KV_NONE;
+    od_estimate n = est(&m, &w);
+    assert_int_equal(n.at_peak.temporaries, 4 * (512 + 63) * per);
+    /* one new token: the prefill alone, no decode step, no copies */
+    w.new_tokens = 1;
+    assert_int_equal(est(&m, &w).at_peak.temporaries, 0);
+    /* a dense model has none */
+    load("tests/data/configs/llama-2-7b.json", &m);
+    assert_int_equal(est(&m, &w).moe_decode_copy_bytes_per_token, 0);
+}
+
 /* vLLM on Llama-2-7B: 8 MiB blocks of 16 tokens (16 x 512 KiB); the KV cache is what
  * 0.9 of the GPU leaves after weights, the profiling peak and the CUDA context. */
 static void test_vllm(void **state)
@@ -825,6 +857,7 @@ int main(void)
         cmocka_unit_test(test_korthikanti_table2),
         cmocka_unit_test(test_tp_sp_activations),
         cmocka_unit_test(test_cp_pp),
+        cmocka_unit_test(test_moe_decode),
         cmocka_unit_test(test_vllm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
