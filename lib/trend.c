@@ -6,12 +6,14 @@
  * first optimizer.step()), and an NVML series usually starts with an idle GPU. */
 #include "trend.h"
 
+#include <assert.h>
 #include <ctype.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lines.h"
 #include "mem.h"
 
 #define MAX_ROWS 50000000u
@@ -94,45 +96,120 @@ static column classify(const char *raw)
     return c;
 }
 
-/* ---------- rows ---------- */
+/* ---------- the streaming parser ----------
+ * Text arrives in chunks and is split into lines (lines.h); a row keeps only its numbers:
+ * its x and one double per memory column the input has. Errors but one are provisional: a
+ * NUL byte anywhere makes the input binary, whatever went wrong before it, so after a
+ * format error the parser keeps looking for one (cheaply) and reports the first problem
+ * in that order, exactly as if it had read the text whole. */
 
-typedef struct {
-    double x;
-    double y[OD_METRIC_COUNT];
-    size_t order;
-} row;
+enum { MODE_START, MODE_CSV, MODE_JSONL, MODE_ARRAY };
 
-typedef struct {
-    row *rows;
+struct od_series_parser {
+    od_lines lines;
+    int mode;
+    int started;            /* a non-space byte was seen */
+    int have_ws_header;     /* CSV: the header was a blank line (spaces), at ws_header_off */
+    uint64_t ws_header_off;
+    column cols[64];
+    int ncol;
+    char sep;
+    int csv_header_done;
+    /* rows */
     size_t n, cap;
+    double *x;
+    double *y[OD_METRIC_COUNT];
     int have_metric[OD_METRIC_COUNT];
     int have_step, have_time;
-} table;
+    int sorted;             /* x never decreased so far */
+    /* a JSON array is parsed whole at the end */
+    char *text;
+    size_t text_len, text_cap;
+    uint64_t text_off;      /* stream offset of text[0] */
+    /* outcome */
+    od_status st;           /* first format error (provisional), OD_OK while none */
+    od_error err;
+    od_status final;        /* binary data, the line rule, out of memory: nothing overrides */
+    od_error final_err;
+};
 
-static row *add_row(table *t)
+static int set_error(od_series_parser *p, od_status st)
 {
-    if (!od_grow((void **)&t->rows, &t->cap, t->n + 1, sizeof *t->rows))
-        return NULL;
-    row *r = &t->rows[t->n];
-    r->x = NAN;
-    for (int m = 0; m < OD_METRIC_COUNT; m++)
-        r->y[m] = NAN;
-    r->order = t->n++;
-    return r;
+    p->st = st;
+    return 0;
 }
 
-/* Store value v of column c into row r; step beats time as the x axis. */
-static int store(row *r, column c, double v, double *time_tmp)
+static int set_final(od_series_parser *p, od_status st)
+{
+    p->final = st;
+    return 1; /* stop reading lines */
+}
+
+/* Make room for row n: every array present grows together. */
+static int grow_rows(od_series_parser *p)
+{
+    if (p->n < p->cap)
+        return 1;
+    size_t cap = p->cap;
+    if (!od_grow((void **)&p->x, &cap, p->n + 1, sizeof *p->x))
+        return 0;
+    for (int m = 0; m < OD_METRIC_COUNT; m++) {
+        size_t c = p->cap;
+        if (p->y[m] && !od_grow((void **)&p->y[m], &c, cap, sizeof *p->y[m]))
+            return 0;
+    }
+    p->cap = cap;
+    return 1;
+}
+
+/* Start column m (absent so far): earlier rows have no value. */
+static int add_metric(od_series_parser *p, int m)
+{
+    if (p->y[m])
+        return 1;
+    size_t cap = p->cap ? p->cap : 16;
+    p->y[m] = malloc(cap * sizeof *p->y[m]);
+    if (!p->y[m])
+        return 0;
+    for (size_t i = 0; i < p->n; i++)
+        p->y[m][i] = NAN;
+    if (!p->cap) {
+        /* x too, so that all arrays share one capacity */
+        p->x = malloc(cap * sizeof *p->x);
+        if (!p->x)
+            return 0;
+        p->cap = cap;
+    }
+    return 1;
+}
+
+/* Append a row: x and the values in y (NaN where absent). */
+static int push_row(od_series_parser *p, double x, const double *y)
+{
+    if (!grow_rows(p))
+        return 0;
+    if (p->n && x < p->x[p->n - 1])
+        p->sorted = 0;
+    p->x[p->n] = x;
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        if (p->y[m])
+            p->y[m][p->n] = y[m];
+    p->n++;
+    return 1;
+}
+
+/* Check value v of column c (in bytes once multiplied by its unit); step beats time. */
+static int store(double *x, double *y, column c, double v, double *time_tmp)
 {
     if (c.kind == COL_STEP) {
-        r->x = v;
+        *x = v;
     } else if (c.kind == COL_TIME) {
         *time_tmp = v;
     } else if (c.kind >= 0) {
         double b = v * c.mult;
         if (!(b >= 0) || b > 9.2e18)
             return 0;
-        r->y[c.kind] = b;
+        y[c.kind] = b;
     }
     return 1;
 }
@@ -149,230 +226,433 @@ static void lower_trim(const char *p, const char *e, char *out, size_t size)
     out[n] = '\0';
 }
 
-static od_status parse_csv(const char *text, size_t len, table *t, od_error *err)
+/* A field's number, as strtod reads its trimmed, lower-cased text; plain integers of up to
+ * 15 digits (every byte count) take a shortcut with the same, exact result. Returns 0 when
+ * the field is not all number. */
+static int field_number(const char *num, double *v)
 {
-    const char *end = text + len, *p = text;
-    while (p < end && (*p == '\n' || *p == '\r'))
-        p++;
-    const char *he = memchr(p, '\n', (size_t)(end - p));
-    if (!he)
-        he = end;
-    char sep = memchr(p, ',', (size_t)(he - p)) ? ',' : memchr(p, '\t', (size_t)(he - p)) ? '\t' : ';';
-    column cols[64];
-    int ncol = 0;
-    for (const char *f = p; f <= he && ncol < 64;) {
-        const char *fe = memchr(f, sep, (size_t)(he - f));
+    size_t i = 0;
+    uint64_t u = 0;
+    while (num[i] >= '0' && num[i] <= '9' && i < 15)
+        u = u * 10 + (uint64_t)(num[i++] - '0');
+    if (i && !num[i]) {
+        *v = (double)u;
+        return 1;
+    }
+    char *ne;
+    *v = strtod(num, &ne);
+    return !*ne;
+}
+
+static void csv_header(od_series_parser *p, const char *line, const char *he, uint64_t off)
+{
+    p->csv_header_done = 1;
+    p->sep = memchr(line, ',', (size_t)(he - line)) ? ',' : memchr(line, '\t', (size_t)(he - line)) ? '\t' : ';';
+    for (const char *f = line; f <= he && p->ncol < 64;) {
+        const char *fe = memchr(f, p->sep, (size_t)(he - f));
         if (!fe)
             fe = he;
         char name[64];
         lower_trim(f, fe, name, sizeof name);
-        cols[ncol] = classify(name);
-        if (cols[ncol].kind == COL_STEP) t->have_step = 1;
-        if (cols[ncol].kind == COL_TIME) t->have_time = 1;
-        if (cols[ncol].kind >= 0) t->have_metric[cols[ncol].kind] = 1;
-        ncol++;
+        column c = classify(name);
+        p->cols[p->ncol++] = c;
+        if (c.kind == COL_STEP) p->have_step = 1;
+        if (c.kind == COL_TIME) p->have_time = 1;
+        if (c.kind >= 0) p->have_metric[c.kind] = 1;
         f = fe + 1;
     }
     int any = 0;
     for (int m = 0; m < OD_METRIC_COUNT; m++)
-        any |= t->have_metric[m];
-    if (!(t->have_step || t->have_time) || !any)
-        return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)(p - text),
-                          "expected a header with a step or time_s column and a memory column "
-                          "(allocated, reserved, used or peak, optionally with _bytes)");
-    p = he < end ? he + 1 : end;
-    while (p < end) {
-        const char *le = memchr(p, '\n', (size_t)(end - p));
-        if (!le)
-            le = end;
-        const char *q = p;
-        while (q < le && isspace((unsigned char)*q))
-            q++;
-        if (q == le || *q == '#') {
-            p = le < end ? le + 1 : end;
-            continue;
-        }
-        if (t->n >= MAX_ROWS)
-            return od_fail_at(err, OD_ERR_LIMIT, (uint64_t)(p - text), "more than %u rows", MAX_ROWS);
-        row *r = add_row(t);
-        if (!r)
-            return od_fail(err, OD_ERR_NOMEM, "out of memory");
-        double tm = NAN;
-        int i = 0;
-        for (const char *f = p; f <= le && i < ncol; i++) {
-            const char *fe = memchr(f, sep, (size_t)(le - f));
-            if (!fe)
-                fe = le;
-            char num[64];
-            lower_trim(f, fe, num, sizeof num);
-            if (cols[i].kind != COL_IGNORE && num[0]) {
-                char *ne;
-                double v = strtod(num, &ne);
-                if (*ne || !isfinite(v) || (cols[i].kind >= 0 && v < 0) || fe - f > 60 ||
-                    !store(r, cols[i], v, &tm))
-                    return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)(f - text),
-                                      "expected a non-negative number in column %d", i + 1);
-            } else if (cols[i].kind == COL_STEP || (cols[i].kind == COL_TIME && !t->have_step)) {
-                return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)(f - text),
-                                  "expected a %s value in column %d", cols[i].kind == COL_STEP ? "step" : "time", i + 1);
+        if (p->have_metric[m]) {
+            any = 1;
+            if (!add_metric(p, m)) {
+                set_final(p, od_fail(&p->final_err, OD_ERR_NOMEM, "out of memory"));
+                return;
             }
-            f = fe + 1;
         }
-        if (!t->have_step)
-            r->x = tm;
-        if (isnan(r->x))
-            return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)(p - text), "row without a step or time value");
-        p = le < end ? le + 1 : end;
-    }
-    return OD_OK;
+    if (!(p->have_step || p->have_time) || !any)
+        set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off,
+                                "expected a header with a step or time_s column and a memory column "
+                                "(allocated, reserved, used or peak, optionally with _bytes)"));
 }
 
-static od_status row_from_json(json_t *o, table *t, uint64_t off, int first, od_error *err)
+static void csv_row(od_series_parser *p, const char *line, const char *le, uint64_t off)
 {
-    if (!json_is_object(o))
-        return od_fail_at(err, OD_ERR_FORMAT, off, "expected a JSON object per row");
-    if (t->n >= MAX_ROWS)
-        return od_fail_at(err, OD_ERR_LIMIT, off, "more than %u rows", MAX_ROWS);
-    row *r = add_row(t);
-    if (!r)
-        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    const char *q = line;
+    while (q < le && isspace((unsigned char)*q))
+        q++;
+    if (q == le || *q == '#')
+        return;
+    if (p->n >= MAX_ROWS) {
+        set_error(p, od_fail_at(&p->err, OD_ERR_LIMIT, off, "more than %u rows", MAX_ROWS));
+        return;
+    }
+    double x = NAN, tm = NAN, y[OD_METRIC_COUNT];
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        y[m] = NAN;
+    int i = 0;
+    for (const char *f = line; f <= le && i < p->ncol; i++) {
+        const char *fe = memchr(f, p->sep, (size_t)(le - f));
+        if (!fe)
+            fe = le;
+        column c = p->cols[i];
+        uint64_t at = off + (uint64_t)(f - line);
+        if (c.kind != COL_IGNORE) {
+            char num[64];
+            lower_trim(f, fe, num, sizeof num);
+            if (num[0]) {
+                double v;
+                if (!field_number(num, &v) || !isfinite(v) || (c.kind >= 0 && v < 0) || fe - f > 60 ||
+                    !store(&x, y, c, v, &tm)) {
+                    set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, at, "expected a non-negative number in column %d",
+                                            i + 1));
+                    return;
+                }
+            } else if (c.kind == COL_STEP || (c.kind == COL_TIME && !p->have_step)) {
+                set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, at, "expected a %s value in column %d",
+                                        c.kind == COL_STEP ? "step" : "time", i + 1));
+                return;
+            }
+        }
+        f = fe + 1;
+    }
+    if (!p->have_step)
+        x = tm;
+    if (isnan(x)) {
+        set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off, "row without a step or time value"));
+        return;
+    }
+    if (!push_row(p, x, y))
+        set_final(p, od_fail(&p->final_err, OD_ERR_NOMEM, "out of memory"));
+}
+
+/* One JSON object as a row; off is where the row starts (errors point there). */
+static void json_row(od_series_parser *p, json_t *o, uint64_t off)
+{
+    if (!json_is_object(o)) {
+        set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off, "expected a JSON object per row"));
+        return;
+    }
+    if (p->n >= MAX_ROWS) {
+        set_error(p, od_fail_at(&p->err, OD_ERR_LIMIT, off, "more than %u rows", MAX_ROWS));
+        return;
+    }
     const char *k;
     json_t *v;
-    double tm = NAN, step = NAN;
+    double tm = NAN, step = NAN, x = NAN, y[OD_METRIC_COUNT];
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        y[m] = NAN;
     json_object_foreach(o, k, v) {
         char name[64];
         lower_trim(k, k + strlen(k), name, sizeof name);
         column c = classify(name);
         if (c.kind == COL_IGNORE || json_is_null(v))
             continue;
-        if (!json_is_number(v))
-            return od_fail_at(err, OD_ERR_FORMAT, off, "expected a number for \"%.40s\"", k);
-        double x = json_number_value(v);
-        if (!isfinite(x) || (c.kind >= 0 && x < 0))
-            return od_fail_at(err, OD_ERR_FORMAT, off, "expected a non-negative number for \"%.40s\"", k);
+        if (!json_is_number(v)) {
+            set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off, "expected a number for \"%.40s\"", k));
+            return;
+        }
+        double d = json_number_value(v);
+        if (!isfinite(d) || (c.kind >= 0 && d < 0)) {
+            set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off, "expected a non-negative number for \"%.40s\"", k));
+            return;
+        }
         if (c.kind == COL_STEP) {
-            step = x;
-            t->have_step = 1;
+            step = d;
+            p->have_step = 1;
         } else if (c.kind == COL_TIME) {
-            tm = x;
-            t->have_time = 1;
+            tm = d;
+            p->have_time = 1;
         } else {
-            if (!store(r, c, x, &tm))
-                return od_fail_at(err, OD_ERR_FORMAT, off, "absurd value for \"%.40s\"", k);
-            t->have_metric[c.kind] = 1;
+            if (!store(&x, y, c, d, &tm)) {
+                set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off, "absurd value for \"%.40s\"", k));
+                return;
+            }
+            p->have_metric[c.kind] = 1;
+            if (!add_metric(p, c.kind)) {
+                set_final(p, od_fail(&p->final_err, OD_ERR_NOMEM, "out of memory"));
+                return;
+            }
         }
     }
-    (void)first;
-    r->x = !isnan(step) ? step : tm;
-    if (isnan(r->x))
-        return od_fail_at(err, OD_ERR_FORMAT, off, "row without a step or time_s value");
-    return OD_OK;
+    x = !isnan(step) ? step : tm;
+    if (isnan(x)) {
+        set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off, "row without a step or time_s value"));
+        return;
+    }
+    if (!push_row(p, x, y))
+        set_final(p, od_fail(&p->final_err, OD_ERR_NOMEM, "out of memory"));
 }
 
-static od_status parse_json(const char *text, size_t len, table *t, od_error *err)
+static void jsonl_row(od_series_parser *p, const char *line, const char *le, uint64_t off)
 {
-    const char *end = text + len, *p = text;
-    while (p < end && isspace((unsigned char)*p))
-        p++;
+    const char *q = line;
+    while (q < le && isspace((unsigned char)*q))
+        q++;
+    if (q == le)
+        return;
     json_error_t je;
-    if (*p == '[') {
-        json_t *root = json_loadb(text, len, 0, &je);
-        if (!root)
-            return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)je.position, "invalid JSON: %s", je.text);
-        size_t i;
-        json_t *v;
-        od_status st = OD_OK;
-        json_array_foreach(root, i, v) {
-            if ((st = row_from_json(v, t, (uint64_t)(p - text), i == 0, err)) != OD_OK)
-                break;
-        }
-        json_decref(root);
-        return st;
+    json_t *o = json_loadb(q, (size_t)(le - q), 0, &je);
+    uint64_t at = off + (uint64_t)(q - line);
+    if (!o) {
+        set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, at + (uint64_t)je.position, "invalid JSON line: %s", je.text));
+        return;
     }
-    while (p < end) {
-        const char *le = memchr(p, '\n', (size_t)(end - p));
-        if (!le)
-            le = end;
-        const char *q = p;
-        while (q < le && isspace((unsigned char)*q))
-            q++;
-        if (q < le) {
-            json_t *o = json_loadb(q, (size_t)(le - q), 0, &je);
-            if (!o)
-                return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)(q - text) + (uint64_t)je.position,
-                                  "invalid JSON line: %s", je.text);
-            od_status st = row_from_json(o, t, (uint64_t)(q - text), t->n == 0, err);
-            json_decref(o);
-            if (st != OD_OK)
-                return st;
+    json_row(p, o, at);
+    json_decref(o);
+}
+
+static int keep_text(od_series_parser *p, const char *s, size_t n, int newline)
+{
+    if (!od_grow((void **)&p->text, &p->text_cap, p->text_len + n + 2, 1))
+        return 0;
+    memcpy(p->text + p->text_len, s, n);
+    p->text_len += n;
+    if (newline)
+        p->text[p->text_len++] = '\n';
+    return 1;
+}
+
+/* A line before the first non-space byte decides what the input is. Returns the line's
+ * part that starts the content, or NULL while only white space was seen. */
+static const char *start_line(od_series_parser *p, const char *line, const char *le, uint64_t off)
+{
+    const char *q = line;
+    while (q < le && isspace((unsigned char)*q))
+        q++;
+    const char *h = line; /* a CSV header starts after leading '\r' (the '\n' are lines) */
+    while (h < le && *h == '\r')
+        h++;
+    if (q == le) {
+        if (h < le && !p->have_ws_header) {
+            p->have_ws_header = 1;
+            p->ws_header_off = off + (uint64_t)(h - line);
         }
-        p = le < end ? le + 1 : end;
+        return NULL;
     }
+    p->started = 1;
+    if (*q == '[') {
+        p->mode = MODE_ARRAY;
+        p->text_off = off + (uint64_t)(q - line);
+        return q;
+    }
+    if (*q == '{') {
+        p->mode = MODE_JSONL;
+        return line;
+    }
+    p->mode = MODE_CSV;
+    if (p->have_ws_header) {
+        /* the header line was blank: no columns */
+        p->csv_header_done = 1;
+        set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, p->ws_header_off,
+                                "expected a header with a step or time_s column and a memory column "
+                                "(allocated, reserved, used or peak, optionally with _bytes)"));
+        return line;
+    }
+    return h;
+}
+
+static int on_line(void *ctx, const char *line, size_t len, uint64_t off, int newline)
+{
+    od_series_parser *p = ctx;
+    const char *le = line + len;
+    const char *nul = memchr(line, '\0', len);
+    if (nul) {
+        od_fail_at(&p->final_err, OD_ERR_FORMAT, off + (uint64_t)(nul - line), "binary data: expected CSV or JSON text");
+        return set_final(p, OD_ERR_FORMAT);
+    }
+    if (p->st != OD_OK)
+        return 0; /* failed: only a NUL could change the outcome */
+    const char *from = line;
+    if (p->mode == MODE_START) {
+        if (!(from = start_line(p, line, le, off)))
+            return 0;
+        if (p->st != OD_OK)
+            return 0;
+        off += (uint64_t)(from - line);
+        if (p->mode == MODE_CSV) {
+            csv_header(p, from, le, off);
+            return p->final != OD_OK;
+        }
+    }
+    switch (p->mode) {
+    case MODE_CSV: csv_row(p, from, le, off); break;
+    case MODE_JSONL: jsonl_row(p, from, le, off); break;
+    case MODE_ARRAY:
+        if (!keep_text(p, from, (size_t)(le - from), newline))
+            return set_final(p, od_fail(&p->final_err, OD_ERR_NOMEM, "out of memory"));
+        break;
+    }
+    return p->final != OD_OK;
+}
+
+static int on_full_line(void *ctx, const char *line, size_t len, uint64_t off)
+{
+    return on_line(ctx, line, len, off, 1);
+}
+
+static int on_last_line(void *ctx, const char *line, size_t len, uint64_t off)
+{
+    return on_line(ctx, line, len, off, 0);
+}
+
+od_status od_series_parser_new(od_series_parser **out, od_error *err)
+{
+    *out = calloc(1, sizeof **out);
+    if (!*out)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    od_lines_init(&(*out)->lines);
+    (*out)->sorted = 1;
     return OD_OK;
 }
 
-static int cmp_row(const void *a, const void *b)
+static od_status final_status(od_series_parser *p, od_error *err)
 {
-    const row *x = a, *y = b;
+    if (err)
+        *err = p->final_err;
+    return p->final;
+}
+
+od_status od_series_feed(od_series_parser *p, const void *data, size_t n, od_error *err)
+{
+    if (p->final != OD_OK)
+        return final_status(p, err);
+    od_status st = od_lines_feed(&p->lines, data, n, on_full_line, p, &p->final_err);
+    if (st != OD_OK)
+        p->final = st;
+    return p->final != OD_OK ? final_status(p, err) : OD_OK;
+}
+
+void od_series_parser_free(od_series_parser *p)
+{
+    if (!p)
+        return;
+    od_lines_free(&p->lines);
+    free(p->x);
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        free(p->y[m]);
+    free(p->text);
+    free(p);
+}
+
+static void parse_array(od_series_parser *p)
+{
+    json_error_t je;
+    json_t *root = json_loadb(p->text, p->text_len, 0, &je);
+    free(p->text);
+    p->text = NULL;
+    if (!root) {
+        set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, p->text_off + (uint64_t)je.position, "invalid JSON: %s", je.text));
+        return;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(root, i, v) {
+        json_row(p, v, p->text_off);
+        if (p->st != OD_OK || p->final != OD_OK)
+            break;
+    }
+    json_decref(root);
+}
+
+typedef struct {
+    double x;
+    size_t order;
+} sort_key;
+
+static int cmp_key(const void *a, const void *b)
+{
+    const sort_key *x = a, *y = b;
     if (x->x != y->x)
         return x->x < y->x ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
-od_status od_series_parse(const char *text, size_t len, od_series **out, od_error *err)
+/* Sort the rows by x, ties in input order. Returns 0 when out of memory. */
+static int sort_rows(od_series_parser *p)
+{
+    sort_key *k = malloc(p->n * sizeof *k);
+    double *tmp = malloc(p->n * sizeof *tmp);
+    if (!k || !tmp) {
+        free(k);
+        free(tmp);
+        return 0;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        k[i].x = p->x[i];
+        k[i].order = i;
+    }
+    qsort(k, p->n, sizeof *k, cmp_key);
+    for (int m = -1; m < OD_METRIC_COUNT; m++) {
+        double *a = m < 0 ? p->x : p->y[m];
+        if (!a)
+            continue;
+        for (size_t i = 0; i < p->n; i++)
+            tmp[i] = a[k[i].order];
+        memcpy(a, tmp, p->n * sizeof *a);
+    }
+    free(k);
+    free(tmp);
+    return 1;
+}
+
+od_status od_series_finish(od_series_parser *p, od_series **out, od_error *err)
 {
     *out = NULL;
-    table t;
-    memset(&t, 0, sizeof t);
-    const char *p = text, *end = text + len;
-    while (p < end && isspace((unsigned char)*p))
-        p++;
-    if (p == end)
+    if (p->final == OD_OK)
+        od_lines_end(&p->lines, on_last_line, p);
+    if (p->final != OD_OK)
+        return final_status(p, err);
+    if (!p->started)
         return od_fail_at(err, OD_ERR_FORMAT, 0, "empty input: expected a CSV header or JSON rows");
-    if (memchr(text, '\0', len))
-        return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)((const char *)memchr(text, '\0', len) - text),
-                          "binary data: expected CSV or JSON text");
-    od_status st = (*p == '{' || *p == '[') ? parse_json(text, len, &t, err) : parse_csv(text, len, &t, err);
-    if (st != OD_OK) {
-        free(t.rows);
-        return st;
+    if (p->st == OD_OK && p->mode == MODE_ARRAY)
+        parse_array(p);
+    if (p->final != OD_OK)
+        return final_status(p, err);
+    if (p->st != OD_OK) {
+        if (err)
+            *err = p->err;
+        return p->st;
     }
     int any = 0;
     for (int m = 0; m < OD_METRIC_COUNT; m++)
-        any |= t.have_metric[m];
-    if (!any) {
-        free(t.rows);
+        any |= p->have_metric[m];
+    if (!any)
         return od_fail_at(err, OD_ERR_FORMAT, 0,
                           "expected a memory column (allocated, reserved, used or peak, optionally with _bytes)");
-    }
-    if (t.n > 1) /* a header-only series has no rows, and qsort(NULL, 0) is undefined */
-        qsort(t.rows, t.n, sizeof *t.rows, cmp_row);
+    if (!p->sorted && !sort_rows(p))
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
     od_series *s = calloc(1, sizeof *s);
-    if (!s) {
-        free(t.rows);
+    if (!s || (!p->x && !(p->x = malloc(sizeof *p->x)))) {
+        free(s);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
-    s->time_indexed = !t.have_step;
-    s->n = t.n;
-    int ok = (s->x = malloc((t.n + 1) * sizeof *s->x)) != NULL;
-    for (int m = 0; m < OD_METRIC_COUNT && ok; m++)
-        if (t.have_metric[m])
-            ok = (s->y[m] = malloc((t.n + 1) * sizeof *s->y[m])) != NULL;
-    if (!ok) {
-        free(t.rows);
-        od_series_free(s);
-        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    /* the arrays move to the series: trimming them would copy what realloc cannot shrink */
+    s->time_indexed = !p->have_step;
+    s->n = p->n;
+    s->x = p->x;
+    p->x = NULL;
+    for (int m = 0; m < OD_METRIC_COUNT; m++) {
+        s->y[m] = p->y[m];
+        p->y[m] = NULL;
     }
-    for (size_t i = 0; i < t.n; i++) {
-        s->x[i] = t.rows[i].x;
-        for (int m = 0; m < OD_METRIC_COUNT; m++)
-            if (s->y[m])
-                s->y[m][i] = t.rows[i].y[m];
-    }
-    free(t.rows);
     *out = s;
     return OD_OK;
 }
+
+od_status od_series_parse(const char *text, size_t len, od_series **out, od_error *err)
+{
+    od_series_parser *p = NULL;
+    *out = NULL;
+    od_status st = od_series_parser_new(&p, err);
+    if (st == OD_OK)
+        st = od_series_feed(p, text, len, err);
+    if (st == OD_OK)
+        st = od_series_finish(p, out, err);
+    od_series_parser_free(p);
+    return st;
+}
+
 
 void od_series_free(od_series *s)
 {
@@ -395,19 +675,52 @@ od_metric od_series_primary(const od_series *s)
 
 /* ---------- the fit ---------- */
 
-static int cmp_double(const void *a, const void *b)
+/* The k-th smallest of v[0..n) (k < n, no NaN): quickselect, which leaves every element
+ * before k no larger and every one after no smaller. O(n), where sorting was O(n log n):
+ * a ten-million-row log takes three medians. */
+static double select_k(double *v, size_t n, size_t k)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    assert(k < n);
+    size_t lo = 0, hi = n - 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        double a = v[lo], b = v[mid], c = v[hi];
+        double pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+        size_t i = lo, j = hi;
+        for (;;) {
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i >= j)
+                break;
+            double t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+            i++;
+            j--;
+        }
+        /* v[lo..j] <= pivot <= v[j+1..hi] */
+        if (k <= j)
+            hi = j;
+        else
+            lo = j + 1;
+    }
+    return v[k];
 }
 
-/* Median of v[0..n) (reorders v). */
+/* Median of v[0..n) (reorders v); of an even count, the mean of the middle two. */
 static double median(double *v, size_t n)
 {
     if (n == 0)
         return 0;
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    double hi = select_k(v, n, n / 2);
+    if (n % 2)
+        return hi;
+    double lo = v[0];
+    for (size_t i = 1; i < n / 2; i++)
+        lo = v[i] > lo ? v[i] : lo;
+    return (lo + hi) / 2;
 }
 
 /* Theil-Sen slope of (x, y)[0..n), on at most MAX_BINS equal-count bins so that long
@@ -434,6 +747,12 @@ static double theil_sen(const double *x, const double *y, size_t n, double *scra
     return median(sl, k);
 }
 
+/* How far point (x, y) lies above the fitted line. */
+static double residual(double x, double y, double icpt, double slope)
+{
+    return y - (icpt + slope * x);
+}
+
 od_status od_trend_analyze(const od_series *s, od_metric m, uint64_t capacity_bytes,
                            od_trend_fit *out, od_error *err)
 {
@@ -441,19 +760,32 @@ od_status od_trend_analyze(const od_series *s, od_metric m, uint64_t capacity_by
     out->metric = m;
     if (m >= OD_METRIC_COUNT || !s->y[m])
         return od_fail(err, OD_ERR_ARG, "the input has no %s column", od_metric_name(m));
-    size_t n = 0;
-    double *x = malloc((s->n + 1) * sizeof *x), *y = malloc((s->n + 1) * sizeof *y);
+    /* The points with a value: the series' own arrays when the column has no gap, so that
+     * a long log costs one scratch array here, not three. */
+    size_t n = 0, gaps = 0;
+    for (size_t i = 0; i < s->n; i++)
+        gaps += isnan(s->y[m][i]) != 0;
+    double *xbuf = NULL, *ybuf = NULL;
+    const double *x = s->x, *y = s->y[m];
     double *tmp = malloc((s->n + 1) * sizeof *tmp);
     double *scratch = malloc(((size_t)MAX_BINS * (MAX_BINS - 1) / 2 + 2 * MAX_BINS) * sizeof *scratch);
+    if (gaps) {
+        x = xbuf = malloc((s->n - gaps + 1) * sizeof *xbuf);
+        y = ybuf = malloc((s->n - gaps + 1) * sizeof *ybuf);
+    }
     if (!x || !y || !tmp || !scratch) {
-        free(x), free(y), free(tmp), free(scratch);
+        free(xbuf), free(ybuf), free(tmp), free(scratch);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
-    for (size_t i = 0; i < s->n; i++)
-        if (!isnan(s->y[m][i])) {
-            x[n] = s->x[i];
-            y[n++] = s->y[m][i];
-        }
+    if (gaps) {
+        for (size_t i = 0; i < s->n; i++)
+            if (!isnan(s->y[m][i])) {
+                xbuf[n] = s->x[i];
+                ybuf[n++] = s->y[m][i];
+            }
+    } else {
+        n = s->n;
+    }
     od_status st = OD_OK;
     if (n < 3) {
         st = od_fail(err, OD_ERR_FORMAT, "%zu %s values: a trend needs at least 3", n, od_metric_name(m));
@@ -517,29 +849,22 @@ od_status od_trend_analyze(const od_series *s, od_metric m, uint64_t capacity_by
     double floor_b = fmax(0.02 * level, 8 * MiB);
     int growing = slope > 0 && slope * span > floor_b;
 
-    /* Excursions above the fit: a spike is a few points far above it. */
-    for (size_t i = 0; i < wn; i++)
-        tmp[i] = wy[i] - (icpt + slope * wx[i]);
+    /* Excursions above the fit: a spike is a few points far above it. The residuals are
+     * recomputed (the same expression, so the same doubles) rather than kept twice. */
     size_t top = 0;
-    for (size_t i = 1; i < wn; i++)
+    for (size_t i = 0; i < wn; i++) {
+        tmp[i] = residual(wx[i], wy[i], icpt, slope);
         if (tmp[i] > tmp[top])
             top = i;
-    double top_res = tmp[top];
-    double *dev = malloc(wn * sizeof *dev);
-    if (!dev) {
-        st = od_fail(err, OD_ERR_NOMEM, "out of memory");
-        goto done;
     }
-    memcpy(dev, tmp, wn * sizeof *dev);
-    double med = median(dev, wn);
+    double med = median(tmp, wn);
     for (size_t i = 0; i < wn; i++)
-        dev[i] = fabs(tmp[i] - med);
-    double mad = median(dev, wn);
-    free(dev);
+        tmp[i] = fabs(residual(wx[i], wy[i], icpt, slope) - med);
+    double mad = median(tmp, wn);
     double thr = fmax(6 * 1.4826 * mad, fmax(0.05 * level, 32 * MiB));
     size_t outliers = 0;
     for (size_t i = 0; i < wn; i++)
-        outliers += tmp[i] > thr;
+        outliers += residual(wx[i], wy[i], icpt, slope) > thr;
     int spike = outliers >= 1 && outliers <= (wn / 5 > 1 ? wn / 5 : 1);
 
     if (growing) {
@@ -562,7 +887,6 @@ od_status od_trend_analyze(const od_series *s, od_metric m, uint64_t capacity_by
     if (out->verdict == OD_TREND_SPIKE) {
         out->spike_x = wx[top];
         out->spike_bytes = wy[top];
-        (void)top_res;
     }
 
     /* When does it reach capacity? From the higher of the last sample and the fit, and
@@ -581,6 +905,6 @@ od_status od_trend_analyze(const od_series *s, od_metric m, uint64_t capacity_by
         out->projected_oom = s->time_indexed ? dx : wx[wn - 1] + ceil(dx);
     }
 done:
-    free(x), free(y), free(tmp), free(scratch);
+    free(xbuf), free(ybuf), free(tmp), free(scratch);
     return st;
 }

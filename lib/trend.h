@@ -30,11 +30,27 @@ typedef struct {
     double *y[OD_METRIC_COUNT];  /* bytes per row; NULL where the column is absent */
 } od_series;
 
-/* Parse text[0..len). Fails with OD_ERR_FORMAT (byte offset of the offending field or
- * line) on a missing header column, a non-number, a negative or absurd value;
- * OD_ERR_LIMIT beyond 50 million rows; OD_ERR_NOMEM. */
+/* Parse text[0..len) (od_series_parser fed once). Fails with OD_ERR_FORMAT (byte offset
+ * of the offending field or line) on a missing header column, a non-number, a negative or
+ * absurd value, a NUL byte anywhere; OD_ERR_LIMIT beyond 50 million rows or on a run of
+ * OD_LINE_MAX_BYTES without a line break (lines.h); OD_ERR_NOMEM. */
 od_status od_series_parse(const char *text, size_t len, od_series **out, od_error *err);
 void od_series_free(od_series *s);
+
+/* The same parse, fed in chunks of any size: a row costs its numbers (8 bytes for x and
+ * for each memory column), never its text; a JSON array (rare: logs are JSON Lines) is
+ * kept as text until od_series_finish parses it. od_series_parser_new returns a parser
+ * the caller frees with od_series_parser_free (NULL is fine). */
+typedef struct od_series_parser od_series_parser;
+od_status od_series_parser_new(od_series_parser **out, od_error *err);
+/* Feed the next n bytes. OD_OK while the input may still be a series (a format error
+ * found so far is only reported by od_series_finish, since a later NUL byte outranks it);
+ * any other status is final, err is filled, and further feeding is pointless. */
+od_status od_series_feed(od_series_parser *p, const void *data, size_t n, od_error *err);
+/* End of input: *out receives the series (the caller frees it with od_series_free), or
+ * the status of the first problem as od_series_parse reports it (err may be NULL). */
+od_status od_series_finish(od_series_parser *p, od_series **out, od_error *err);
+void od_series_parser_free(od_series_parser *p);
 
 typedef enum { OD_TREND_STABLE, OD_TREND_LEAK, OD_TREND_WARMING_UP, OD_TREND_SPIKE } od_trend_verdict;
 
