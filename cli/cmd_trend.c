@@ -14,6 +14,7 @@
 #include "../lib/units.h"
 #include "commands.h"
 #include "output.h"
+#include "profin.h"
 #include "snapin.h"
 #include "textin.h"
 
@@ -145,6 +146,70 @@ static void print_fit(const od_series *s, const od_trend_fit *f, uint64_t capaci
                "  without torch.no_grad(), growing caches; oomdoc doctor on a snapshot names the site\n");
 }
 
+/* Live memory at each iteration boundary of the snapshot in path (text[0..len) when not
+ * NULL: read already), as a step log into *out, the iterations into *its. Returns 0 or an
+ * exit code (message printed). */
+static int series_of_snapshot(const char *path, const char *text, size_t len, int metric, od_series **out,
+                              od_iterations **its_out)
+{
+    int rc = 0;
+    od_error err;
+    od_error_clear(&err);
+    od_iterations *its = NULL;
+    od_snapshot *snap = text ? od_cli_load_snapshot_mem(path, text, len, &rc) : od_cli_load_snapshot(path, &rc);
+    if (!snap)
+        return rc;
+    for (size_t i = 0; i < snap->n_traces && !(its && its->n >= 3); i++) {
+        od_iterations_free(its);
+        its = NULL;
+        od_trace *tr = NULL;
+        if (od_trace_build(snap, snap->traces[i].device, NULL, &tr, &err) != OD_OK ||
+            od_iterations_find(tr, 1, &its, &err) != OD_OK) {
+            od_trace_free(tr);
+            od_snapshot_free(snap);
+            od_iterations_free(its);
+            return od_cli_report_error(path, &err);
+        }
+        od_trace_free(tr);
+    }
+    od_snapshot_free(snap);
+    if (!its || its->n < 3) {
+        fprintf(stderr, "oomdoc: %s: no training iterations found in the snapshot's trace\n",
+                strcmp(path, "-") == 0 ? "<stdin>" : path);
+        od_iterations_free(its);
+        return OD_EXIT_NOTHING;
+    }
+    od_series *s = calloc(1, sizeof *s);
+    if (s) {
+        s->n = its->n;
+        s->x = malloc(its->n * sizeof *s->x);
+        s->y[OD_METRIC_ALLOCATED] = malloc(its->n * sizeof(double));
+    }
+    if (!s || !s->x || !s->y[OD_METRIC_ALLOCATED]) {
+        od_series_free(s);
+        od_iterations_free(its);
+        return OD_EXIT_INTERNAL;
+    }
+    for (size_t i = 0; i < its->n; i++) {
+        s->x[i] = (double)i;
+        s->y[OD_METRIC_ALLOCATED][i] = (double)its->items[i].live_bytes;
+    }
+    if (metric >= 0 && metric != OD_METRIC_ALLOCATED) {
+        od_series_free(s);
+        od_iterations_free(its);
+        return od_cli_usage_error("trend", "--metric: a snapshot gives live (allocated) memory only");
+    }
+    *out = s;
+    *its_out = its;
+    return 0;
+}
+
+/* od_cli_text_each's consumer: stops once the parser's outcome is final. */
+static int feed_series(void *ctx, const void *data, size_t n)
+{
+    return od_series_feed(ctx, data, n, NULL) != OD_OK;
+}
+
 int od_cmd_trend(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -184,86 +249,63 @@ int od_cmd_trend(int argc, char **argv)
         return od_cli_usage_error("trend", "expected one FILE (or -)");
     const char *path = argv[optind];
     int rc = OD_EXIT_OK;
-    size_t len = 0;
-    char *text = od_cli_read_all(path, &len, &rc);
-    if (!text)
+    od_cli_text *tx = od_cli_text_open(path, &rc);
+    if (!tx)
         return rc;
     od_error err;
     od_error_clear(&err);
     od_series *s = NULL;
     od_iterations *its = NULL;
-    /* What kind of input: decided by inputkind, as doctor and report decide it; only a
-     * snapshot and profiler records are read otherwise than as a series. */
+    /* What kind of input: decided by inputkind from the first bytes, as doctor and report
+     * decide it; only a snapshot and profiler records are read otherwise than as a series. */
+    size_t head_len;
+    unsigned flags;
+    const unsigned char *head = od_cli_text_head(tx, &head_len, &flags);
     od_file_kind kind = OD_FILE_UNDECIDED;
-    if (od_file_kind_detect(text, len, OD_DETECT_HEAD, &kind, &err) != OD_OK) {
-        free(text);
+    if (od_file_kind_detect(head, head_len, OD_DETECT_HEAD | flags, &kind, &err) != OD_OK) {
+        od_cli_text_close(tx);
         return od_cli_report_error(path, &err);
     }
-    if (kind == OD_FILE_SNAPSHOT || kind == OD_FILE_SNAPSHOT_GZIP) {
-        /* A snapshot: live memory at each iteration boundary, as a step log. */
-        od_snapshot *snap = od_cli_load_snapshot_mem(path, text, len, &rc);
-        free(text);
-        if (!snap)
+    if (kind == OD_FILE_SNAPSHOT || kind == OD_FILE_SNAPSHOT_GZIP || od_file_kind_profile(kind) >= 0) {
+        /* streamed from the file when it can be opened again, else read here whole */
+        char *text = NULL;
+        size_t len = 0;
+        if (!od_cli_text_reopenable(tx) && !(text = od_cli_text_slurp(tx, &len, &rc))) {
+            od_cli_text_close(tx);
             return rc;
-        for (size_t i = 0; i < snap->n_traces && !(its && its->n >= 3); i++) {
-            od_iterations_free(its);
-            its = NULL;
-            od_trace *tr = NULL;
-            if (od_trace_build(snap, snap->traces[i].device, NULL, &tr, &err) != OD_OK ||
-                od_iterations_find(tr, 1, &its, &err) != OD_OK) {
-                od_trace_free(tr);
-                od_snapshot_free(snap);
+        }
+        od_cli_text_close(tx);
+        tx = NULL;
+        if (od_file_kind_profile(kind) >= 0) {
+            /* A profiler record (trace, memory timeline): per-step or timed allocated. */
+            od_profile *prof = od_cli_load_profile(path, text, len, &rc);
+            od_status st = prof ? od_profile_to_series(prof, &s, &err) : OD_OK;
+            od_profile_free(prof);
+            free(text); /* after the profile, which may point into it */
+            if (!prof)
+                return rc;
+            if (st)
                 return od_cli_report_error(path, &err);
-            }
-            od_trace_free(tr);
-        }
-        od_snapshot_free(snap);
-        if (!its || its->n < 3) {
-            fprintf(stderr, "oomdoc: %s: no training iterations found in the snapshot's trace\n",
-                    strcmp(path, "-") == 0 ? "<stdin>" : path);
-            od_iterations_free(its);
-            return OD_EXIT_NOTHING;
-        }
-        s = calloc(1, sizeof *s);
-        if (s) {
-            s->n = its->n;
-            s->x = malloc(its->n * sizeof *s->x);
-            s->y[OD_METRIC_ALLOCATED] = malloc(its->n * sizeof(double));
-        }
-        if (!s || !s->x || !s->y[OD_METRIC_ALLOCATED]) {
-            od_series_free(s);
-            od_iterations_free(its);
-            return OD_EXIT_INTERNAL;
-        }
-        for (size_t i = 0; i < its->n; i++) {
-            s->x[i] = (double)i;
-            s->y[OD_METRIC_ALLOCATED][i] = (double)its->items[i].live_bytes;
-        }
-        if (metric >= 0 && metric != OD_METRIC_ALLOCATED) {
-            od_series_free(s);
-            od_iterations_free(its);
-            return od_cli_usage_error("trend", "--metric: a snapshot gives live (allocated) memory only");
-        }
-    } else if (od_file_kind_profile(kind) >= 0) {
-        /* A profiler record (trace, memory timeline): per-step or timed allocated. */
-        od_input *in = NULL;
-        od_profile *prof = NULL;
-        od_status st = od_input_open_memory(text, len, &in, &err);
-        if (!st)
-            st = od_profile_load(in, &prof, &err);
-        if (!st)
-            st = od_profile_to_series(prof, &s, &err);
-        od_input_close(in);
-        od_profile_free(prof);
-        free(text);
-        if (st)
-            return od_cli_report_error(path, &err);
-    } else {
-        if (od_series_parse(text, len, &s, &err) != OD_OK) {
+        } else {
+            rc = series_of_snapshot(path, text, len, metric, &s, &its);
             free(text);
+            if (rc)
+                return rc;
+        }
+    } else {
+        /* A step log or series, parsed as it is read: a row costs its numbers. */
+        od_series_parser *sp = NULL;
+        if (od_series_parser_new(&sp, &err) != OD_OK) {
+            od_cli_text_close(tx);
             return od_cli_report_error(path, &err);
         }
-        free(text);
+        rc = od_cli_text_each(tx, feed_series, sp);
+        od_cli_text_close(tx);
+        if (!rc && od_series_finish(sp, &s, &err) != OD_OK)
+            rc = od_cli_report_error(path, &err);
+        od_series_parser_free(sp);
+        if (rc)
+            return rc;
     }
     od_metric prim = metric >= 0 ? (od_metric)metric : od_series_primary(s);
     od_trend_fit fit;

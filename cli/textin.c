@@ -1,75 +1,187 @@
-/* textin.c - whole-input reading and OOM report wording shared by several commands. */
+/* textin.c - incremental text reading and OOM report wording shared by several commands. */
 #include "textin.h"
 
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../lib/advice.h"
 #include "../lib/diagnose.h"
 #include "../lib/input.h"
+#include "../lib/inputkind.h"
+#include "../lib/lines.h"
+#include "../lib/mem.h"
 #include "../lib/units.h"
 #include "output.h"
 
-char *od_cli_read_all(const char *path, size_t *len, int *exit_code)
+struct od_cli_text {
+    const char *path;
+    FILE *f;
+    od_input *in;
+    int regular;
+    unsigned char head[OD_FILE_HEAD_BYTES];
+    size_t head_len;
+    const unsigned char *pending; /* the rest of the chunk the head was cut from */
+    size_t pending_len;
+    int fed;                      /* od_cli_text_each or _slurp ran: the stream is spent */
+};
+
+od_cli_text *od_cli_text_open(const char *path, int *exit_code)
 {
-    FILE *f = od_cli_open(path, exit_code);
-    if (!f)
+    od_cli_text *t = calloc(1, sizeof *t);
+    if (!t) {
+        fprintf(stderr, "oomdoc: %s: out of memory\n", path);
+        *exit_code = OD_EXIT_INTERNAL;
         return NULL;
+    }
+    t->path = path;
+    if (!(t->f = od_cli_open(path, exit_code))) {
+        free(t);
+        return NULL;
+    }
+    struct stat st;
+    t->regular = strcmp(path, "-") != 0 && fstat(fileno(t->f), &st) == 0 && S_ISREG(st.st_mode);
     od_error err;
     od_error_clear(&err);
-    od_input *in = NULL;
-    if (od_input_open_file(f, &in, &err) != OD_OK) {
+    if (od_input_open_file(t->f, &t->in, &err) != OD_OK) {
         *exit_code = od_cli_report_error(path, &err);
-        od_cli_close(f);
+        od_cli_text_close(t);
         return NULL;
     }
-    od_cli_progress_input(in, path, "reading", od_cli_file_size(f));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
+    od_cli_progress_input(t->in, path, "reading", od_cli_file_size(t->f));
+    while (t->head_len < sizeof t->head) {
+        const unsigned char *d;
+        size_t n = od_input_borrow(t->in, &d);
+        if (n == 0)
+            break;
+        size_t k = n < sizeof t->head - t->head_len ? n : sizeof t->head - t->head_len;
+        memcpy(t->head + t->head_len, d, k);
+        t->head_len += k;
+        t->pending = d + k;
+        t->pending_len = n - k;
+    }
+    if (od_input_error(t->in, &err) != OD_OK) {
+        *exit_code = od_cli_report_error(path, &err);
+        od_cli_text_close(t);
+        return NULL;
+    }
+    return t;
+}
+
+const unsigned char *od_cli_text_head(const od_cli_text *t, size_t *len, unsigned *flags)
+{
+    *len = t->head_len;
+    *flags = od_input_is_gzip(t->in) ? OD_DETECT_GZIP : 0;
+    return t->head;
+}
+
+int od_cli_text_reopenable(const od_cli_text *t)
+{
+    return t->regular;
+}
+
+int od_cli_text_each(od_cli_text *t, od_cli_chunk_fn fn, void *ctx)
+{
+    assert(!t->fed);
+    t->fed = 1;
+    if (t->head_len && fn(ctx, t->head, t->head_len))
+        return 0;
+    if (t->pending_len && fn(ctx, t->pending, t->pending_len))
+        return 0;
     for (;;) {
-        if (!buf) {
-            fprintf(stderr, "oomdoc: %s: out of memory\n", path);
-            *exit_code = OD_EXIT_INTERNAL;
+        const unsigned char *d;
+        size_t n = od_input_borrow(t->in, &d);
+        if (n == 0)
             break;
-        }
-        if (n == cap) {
-            if (cap >= OD_CLI_MAX_TEXT) {
-                od_fail_at(&err, OD_ERR_LIMIT, n, "input larger than %llu bytes: not a log or series",
-                           (unsigned long long)OD_CLI_MAX_TEXT);
-                *exit_code = od_cli_report_error(path, &err);
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            char *nb = realloc(buf, cap * 2 + 1);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                continue;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = od_input_read(in, buf + n, cap - n);
-        if (got == 0) {
-            if (od_input_error(in, &err) != OD_OK) {
-                *exit_code = od_cli_report_error(path, &err);
-                free(buf);
-                buf = NULL;
-            }
-            break;
-        }
-        n += got;
+        if (fn(ctx, d, n))
+            return 0;
     }
-    od_input_close(in);
-    od_cli_close(f);
-    if (buf) {
-        buf[n] = '\0';
-        *len = n;
+    od_error err;
+    od_error_clear(&err);
+    if (od_input_error(t->in, &err) != OD_OK)
+        return od_cli_report_error(t->path, &err);
+    return 0;
+}
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    od_lines lines; /* only to apply the line-break rule */
+    od_error err;
+    int failed;     /* 1: the rule, 2: out of memory */
+} slurp;
+
+static int no_line(void *ctx, const char *line, size_t len, uint64_t offset)
+{
+    (void)ctx, (void)line, (void)len, (void)offset;
+    return 0;
+}
+
+static int slurp_chunk(void *ctx, const void *data, size_t n)
+{
+    slurp *s = ctx;
+    /* od_lines keeps only the unfinished line: it is here for the line-break rule */
+    if (od_lines_feed(&s->lines, data, n, no_line, NULL, &s->err) != OD_OK) {
+        s->failed = 1;
+        return 1;
     }
-    return buf;
+    if (!od_grow((void **)&s->buf, &s->cap, s->len + n + 1, 1)) {
+        s->failed = 2;
+        return 1;
+    }
+    memcpy(s->buf + s->len, data, n);
+    s->len += n;
+    return 0;
+}
+
+char *od_cli_text_slurp(od_cli_text *t, size_t *len, int *exit_code)
+{
+    slurp s;
+    memset(&s, 0, sizeof s);
+    od_lines_init(&s.lines);
+    int rc = od_cli_text_each(t, slurp_chunk, &s);
+    od_lines_free(&s.lines);
+    if (!rc && s.failed == 1)
+        rc = od_cli_report_error(t->path, &s.err);
+    if (!rc && s.failed == 2) {
+        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(t->path));
+        rc = OD_EXIT_INTERNAL;
+    }
+    if (!rc && !s.buf && !(s.buf = malloc(1))) {
+        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(t->path));
+        rc = OD_EXIT_INTERNAL;
+    }
+    if (rc) {
+        free(s.buf);
+        *exit_code = rc;
+        return NULL;
+    }
+    s.buf[s.len] = '\0';
+    *len = s.len;
+    return s.buf;
+}
+
+void od_cli_text_close(od_cli_text *t)
+{
+    if (!t)
+        return;
+    od_input_close(t->in);
+    if (t->f)
+        od_cli_close(t->f);
+    free(t);
+}
+
+char *od_cli_read_all(const char *path, size_t *len, int *exit_code)
+{
+    od_cli_text *t = od_cli_text_open(path, exit_code);
+    if (!t)
+        return NULL;
+    char *text = od_cli_text_slurp(t, len, exit_code);
+    od_cli_text_close(t);
+    return text;
 }
 
 const char *od_cli_request_note(const od_oom_report *r)

@@ -1,5 +1,5 @@
-/* textin.h - helpers shared by triage, trend and doctor: reading a whole (possibly
- * gzipped) input into memory, and the sentences that explain an OOM report. */
+/* textin.h - helpers shared by triage, trend, doctor and report: reading a (possibly
+ * gzipped) text input incrementally, and the sentences that explain an OOM report. */
 #ifndef OD_CLI_TEXTIN_H
 #define OD_CLI_TEXTIN_H
 
@@ -8,13 +8,42 @@
 
 #include "../lib/triage.h"
 
-/* Largest input read whole (logs and series; snapshots stream elsewhere). */
-#define OD_CLI_MAX_TEXT (1ULL << 30)
+/* A log, step log or series as it is read: opened (gunzipped transparently), its first
+ * bytes at hand to tell a snapshot or profiler record from text, then handed to the
+ * parsers chunk by chunk, so that memory is what they keep, never the input. No size
+ * limit: the parsers' line-break rule (lib/lines.h) stops what is not text.
+ * od_cli_text_open returns a reader the caller frees with od_cli_text_close (NULL is
+ * fine), or NULL with the error printed and *exit_code set. */
+typedef struct od_cli_text od_cli_text;
+od_cli_text *od_cli_text_open(const char *path, int *exit_code);
 
-/* Read all of path ("-" = stdin), gunzipping transparently, into a malloc'd buffer the
- * caller frees (NUL-terminated; *len excludes the NUL). On failure prints the error line
- * and returns NULL with *exit_code set. */
+/* The first bytes (up to OD_FILE_HEAD_BYTES, fewer only for a shorter input) and the
+ * od_file_kind_detect flags (OD_DETECT_GZIP when the input is gzip-compressed). */
+const unsigned char *od_cli_text_head(const od_cli_text *t, size_t *len, unsigned *flags);
+
+/* Whether the input can be opened again by name (a regular file), so that a snapshot or
+ * profiler record found in the head is better streamed from the path than read here. */
+int od_cli_text_reopenable(const od_cli_text *t);
+
+/* Hand the whole input, head first, to fn(ctx, data, n) chunk by chunk, until the end or
+ * until fn returns nonzero. Returns 0, or an exit code after printing the read error. */
+typedef int (*od_cli_chunk_fn)(void *ctx, const void *data, size_t n);
+int od_cli_text_each(od_cli_text *t, od_cli_chunk_fn fn, void *ctx);
+
+/* Read the whole input into a malloc'd, NUL-terminated buffer the caller frees (*len
+ * excludes the NUL): for snapshots and profiler records given on stdin. NULL with the
+ * error printed and *exit_code set. */
+char *od_cli_text_slurp(od_cli_text *t, size_t *len, int *exit_code);
+void od_cli_text_close(od_cli_text *t);
+
+/* Read all of path ("-" = stdin) whole, as od_cli_text_slurp: for a model's config.json.
+ * A run of OD_LINE_MAX_BYTES without a line break is refused as for every text input. */
 char *od_cli_read_all(const char *path, size_t *len, int *exit_code);
+
+/* Texts up to this size are kept whole by doctor and report while they read them: a
+ * config.json is told by its whole text, and the diagnosis reads the OOM message's
+ * wording in the log. A longer input is analysed all the same, without those two. */
+#define OD_CLI_KEEP_TEXT (64u << 20)
 
 /* One sentence giving the verdict's reason with its numbers (IEC units). */
 void od_cli_oom_reason(const od_oom_report *r, char *buf, size_t size);
