@@ -174,7 +174,7 @@ PYTHON      ?= python3
 # lib/python3.X/dist-packages, other builds lib/python3.X/site-packages.
 pythondir   ?= $(libdir)/$(shell $(PYTHON) -c 'import sys; print("python%d.%d/%s" % (sys.version_info[:2] + ("dist-packages" if any(p.endswith("dist-packages") for p in sys.path) else "site-packages",)))')
 INSTALL     ?= install
-PUBLIC_H    := include/oomdoc/oomdoc.h lib/od.h lib/input.h lib/snapshot.h lib/allocconf.h
+PUBLIC_H    := include/oomdoc/oomdoc.h lib/od.h lib/input.h lib/snapshot.h lib/tracestore.h lib/allocconf.h
 PY_SRC      := $(sort $(wildcard python/oomdoc/*.py))
 MAN_PAGES   := $(sort $(wildcard man/*.1))
 

@@ -35,7 +35,8 @@ static uint64_t baseline(const od_device_trace *tr, uint64_t *peak)
     uint64_t live = 0, n = 0;
     *peak = 0;
     for (size_t i = 0; i < tr->n_entries; i++) {
-        const od_trace_entry *e = &tr->entries[i];
+        od_trace_entry e_v = od_trace_at(tr, i);
+        const od_trace_entry *e = &e_v;
         size_t j = (size_t)((e->addr * 0x9e3779b97f4a7c15ull) >> 40) & mask;
         if (e->action == OD_ACT_ALLOC) {
             while (k[j] && k[j] != e->addr) j = (j + 1) & mask;

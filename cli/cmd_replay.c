@@ -81,9 +81,12 @@ static json_t *segments_json(const od_snapshot *snap, const od_replay_result *r)
     json_t *mm = json_null();
     if (r->has_mismatch) {
         const od_trace_entry *rec = NULL;
+        od_trace_entry recorded;
         for (size_t i = 0; i < snap->n_traces; i++)
-            if (snap->traces[i].device == r->device && r->mismatch_trace_index < snap->traces[i].n_entries)
-                rec = &snap->traces[i].entries[r->mismatch_trace_index];
+            if (snap->traces[i].device == r->device && r->mismatch_trace_index < snap->traces[i].n_entries) {
+                recorded = od_trace_at(&snap->traces[i], r->mismatch_trace_index);
+                rec = &recorded;
+            }
         mm = json_pack("{s:o, s:o, s:o}",
                        "trace_index", rec ? json_integer((json_int_t)r->mismatch_trace_index) : json_null(),
                        "recorded", rec ? seg_json(od_action_name((od_action)rec->action), rec->addr, rec->size) : json_null(),

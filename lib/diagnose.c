@@ -204,8 +204,9 @@ static void oom_state(od_snapshot_findings *f)
             max_res = c.reserved_bytes;
     }
     f->have_oom = 1;
-    f->oom_request_bytes = t->entries[at].size;
-    f->oom_device_free_bytes = t->entries[at].device_free;
+    od_trace_entry oom = od_trace_at(t->entries, at);
+    f->oom_request_bytes = oom.size;
+    f->oom_device_free_bytes = oom.device_free;
     f->oom_allocated_bytes = c.live_block_bytes;
     f->oom_reserved_bytes = c.reserved_bytes;
     f->max_reserved_bytes = max_res;
@@ -347,8 +348,11 @@ static void find_spike(od_snapshot_findings *f)
     }
     size_t a = it->items[top].entry, z = it->items[top + 1].entry;
     for (size_t i = it->items[lo].entry; i < it->items[hi + 1].entry; i++) {
-        const od_trace_entry *e = &t->entries[i];
-        if (e->action != OD_ACT_ALLOC || !e->stack)
+        if (od_trace_action(t->entries, i) != OD_ACT_ALLOC)
+            continue;
+        od_trace_entry ee = od_trace_at(t->entries, i);
+        const od_trace_entry *e = &ee;
+        if (!e->stack)
             continue;
         uint64_t *m = i >= a && i < z ? in : out;
         if (e->size > m[e->stack])
@@ -1367,7 +1371,7 @@ static const char *oom_phase(const od_snapshot_findings *f)
     const od_trace *t = ds->trace;
     if (!ds->n_ooms || !t || ds->ooms[ds->n_ooms - 1].index >= t->n_entries)
         return "step";
-    uint32_t st = t->entries[ds->ooms[ds->n_ooms - 1].index].stack, n;
+    uint32_t st = od_trace_at(t->entries, ds->ooms[ds->n_ooms - 1].index).stack, n;
     if (!st)
         return "backward";
     const uint32_t *fr = od_snapshot_stack(t->snap, st, &n);

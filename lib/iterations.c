@@ -138,10 +138,12 @@ static int survivors(const od_trace *t, od_iterations *it)
         qsort(per, it->judged, sizeof *per, cmp_u64);
         size_t m = it->judged;
         sv->bytes_per_iteration = m % 2 ? per[m / 2] : (per[m / 2 - 1] + per[m / 2]) / 2;
-        if (sv->released_index != SIZE_MAX && t->entries[sv->released_index].stack) {
+        uint32_t released_stack =
+            sv->released_index != SIZE_MAX ? od_trace_at(t->entries, sv->released_index).stack : 0;
+        if (released_stack) {
             char buf[512];
             int64_t sf, wf;
-            od_stack_site(s, t->entries[sv->released_index].stack, &sf, &wf);
+            od_stack_site(s, released_stack, &sf, &wf);
             sv->released_at = strdup(od_frame_format(s, sf, buf, sizeof buf));
         } else {
             sv->released_at = strdup(sv->released_index == SIZE_MAX ? "" : OD_SITE_NO_FRAMES);
@@ -216,7 +218,7 @@ od_status od_iterations_find(const od_trace *t, int use_annotations, od_iteratio
         while (k < nb && b[k] == i) {
             od_iteration *x = &it->items[k++];
             x->entry = i;
-            x->time_us = t->entries[i < t->n_entries ? i : t->n_entries - 1].time_us;
+            x->time_us = od_trace_at(t->entries, i < t->n_entries ? i : t->n_entries - 1).time_us;
             x->live_bytes = x->peak_bytes = c.live_block_bytes;
             x->peak_entry = i;
         }
@@ -293,9 +295,10 @@ void od_inference_find(const od_trace *t, const od_iterations *it, od_inference 
     int generate = 0;
     uint32_t checked = UINT32_MAX;
     for (size_t i = 0; i < t->n_entries; i++) {
-        const od_trace_entry *e = &t->entries[i];
-        if (e->action != OD_ACT_ALLOC)
+        if (od_trace_action(t->entries, i) != OD_ACT_ALLOC)
             continue;
+        od_trace_entry ee = od_trace_at(t->entries, i);
+        const od_trace_entry *e = &ee;
         if (e->stack == 0)
             return; /* made without Python frames: backward, so training */
         if (!generate && e->stack != checked) {
@@ -315,8 +318,8 @@ void od_inference_find(const od_trace *t, const od_iterations *it, od_inference 
     for (size_t k = 0; k < n; k++) {
         uint64_t sum = 0;
         for (size_t i = it->items[k].entry; i < it->items[k + 1].entry; i++)
-            if (t->entries[i].action == OD_ACT_ALLOC)
-                sum += t->entries[i].size;
+            if (od_trace_action(t->entries, i) == OD_ACT_ALLOC)
+                sum += od_trace_at(t->entries, i).size;
         if (k == 0)
             first = sum;
         else if (sum > prev)

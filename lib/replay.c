@@ -94,7 +94,7 @@ typedef struct {
 } range;
 
 typedef struct {
-    const od_trace_entry *e;
+    const od_device_trace *e;
     size_t n;
     size_t *rec;          /* trace indices of recorded segment events */
     size_t n_rec, rc;     /* rc: next recorded event to compare with */
@@ -169,7 +169,8 @@ static void on_event(void *vc, const od_seg_event *ev)
     }
     /* positional comparison with the recording: kind and size, address counted apart */
     if (c->rc < c->n_rec) {
-        const od_trace_entry *t = &c->e[c->rec[c->rc]];
+        od_trace_entry t_v = od_trace_at(c->e, c->rec[c->rc]);
+        const od_trace_entry *t = &t_v;
         if (seg_kind(t->action) == ev->kind && t->size == ev->size) {
             r->seg_matched++;
             if (t->addr == ev->addr) r->seg_addr_matched++;
@@ -194,7 +195,8 @@ static uint64_t on_addr(void *vc, od_seg_kind kind, uint64_t size, uint64_t stre
 {
     rctx *c = vc;
     if (c->rc >= c->n_rec) return 0;
-    const od_trace_entry *t = &c->e[c->rec[c->rc]];
+    od_trace_entry t_v = od_trace_at(c->e, c->rec[c->rc]);
+    const od_trace_entry *t = &t_v;
     if (seg_kind(t->action) != kind || !t->addr) return 0;
     if (kind == OD_SEG_ALLOC) {
         if (t->size != size || live_overlaps(c, t->addr, size)) return 0;
@@ -245,9 +247,9 @@ static unsigned capture_flags(const rctx *c, size_t i)
 static void release_dead_pools(rctx *c, od_allocsim *sim, size_t from, size_t to)
 {
     for (size_t j = from; j < to; j++) {
-        if (c->e[j].action != OD_ACT_SEGMENT_FREE) continue;
-        size_t k = live_find(c, c->e[j].addr);
-        if (k < c->n_live && c->live[k].addr == c->e[j].addr && c->live[k].pool)
+        if (od_trace_action(c->e, j) != OD_ACT_SEGMENT_FREE) continue;
+        size_t k = live_find(c, od_trace_at(c->e, j).addr);
+        if (k < c->n_live && c->live[k].addr == od_trace_at(c->e, j).addr && c->live[k].pool)
             od_allocsim_release_pool(sim, c->live[k].pool);
     }
 }
@@ -257,17 +259,18 @@ static void release_dead_pools(rctx *c, od_allocsim *sim, size_t from, size_t to
 static int releases_belong_to_request(const rctx *c, od_allocsim *sim, size_t i, size_t *run_end)
 {
     size_t j = i;
-    while (j < c->n && (c->e[j].action == OD_ACT_SEGMENT_FREE || c->e[j].action == OD_ACT_SEGMENT_UNMAP))
+    while (j < c->n && (od_trace_action(c->e, j) == OD_ACT_SEGMENT_FREE || od_trace_action(c->e, j) == OD_ACT_SEGMENT_UNMAP))
         j++;
     *run_end = j;
     int creates = 0;
     size_t k = j;
-    while (k < c->n && is_seg(c->e[k].action)) {
-        if (c->e[k].action == OD_ACT_SEGMENT_ALLOC || c->e[k].action == OD_ACT_SEGMENT_MAP) creates = 1;
+    while (k < c->n && is_seg(od_trace_action(c->e, k))) {
+        if (od_trace_action(c->e, k) == OD_ACT_SEGMENT_ALLOC || od_trace_action(c->e, k) == OD_ACT_SEGMENT_MAP) creates = 1;
         k++;
     }
     if (k >= c->n) return 0;
-    const od_trace_entry *r = &c->e[k];
+    od_trace_entry r_v = od_trace_at(c->e, k);
+    const od_trace_entry *r = &r_v;
     /* a failed request always went through the release path first */
     if (r->action == OD_ACT_OOM) return 1;
     if (r->action != OD_ACT_ALLOC || !creates) return 0;
@@ -276,7 +279,7 @@ static int releases_belong_to_request(const rctx *c, od_allocsim *sim, size_t i,
 
 static od_status run(od_allocsim *sim, rctx *c, od_error *err)
 {
-    const od_trace_entry *e = c->e;
+    const od_device_trace *e = c->e;
     size_t n = c->n;
     od_replay_result *r = c->res;
     amap m;
@@ -288,7 +291,8 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
     uint64_t top = od_allocsim_allocated_bytes(sim);
     r->peak_allocated_index = n;
     for (size_t i = 0; i < n && status == OD_OK; i++) {
-        const od_trace_entry *t = &e[i];
+        od_trace_entry t_v = od_trace_at(e, i);
+        const od_trace_entry *t = &t_v;
         uint64_t a = 0;
         int oom = 0;
         switch (t->action) {
@@ -340,8 +344,8 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
             }
             if (t->action == OD_ACT_FREE_REQUESTED) {
                 /* the usual case: completion follows at once, no events to wait for */
-                int immediate = i + 1 < n && e[i + 1].action == OD_ACT_FREE_COMPLETED &&
-                                e[i + 1].addr == t->addr;
+                int immediate = i + 1 < n && od_trace_action(e, i + 1) == OD_ACT_FREE_COMPLETED &&
+                                od_trace_at(e, i + 1).addr == t->addr;
                 status = od_allocsim_free_request(sim, a, !immediate);
                 if (status == OD_ERR_ARG) { r->unknown_frees++; status = OD_OK; }
                 if (immediate) {
@@ -364,7 +368,7 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
             size_t run_end;
             if (c->pool) {
                 size_t j = i;
-                while (j < n && (e[j].action == OD_ACT_SEGMENT_FREE || e[j].action == OD_ACT_SEGMENT_UNMAP)) j++;
+                while (j < n && (od_trace_action(e, j) == OD_ACT_SEGMENT_FREE || od_trace_action(e, j) == OD_ACT_SEGMENT_UNMAP)) j++;
                 release_dead_pools(c, sim, i, j);
             }
             if (!releases_belong_to_request(c, sim, i, &run_end)) {
@@ -413,7 +417,7 @@ void od_replay_config_from_snapshot(const od_snapshot *snap, od_allocsim_config 
     if (cfg->max_split_size <= 0) cfg->max_split_size = -1;
 }
 
-static od_status prepare(rctx *c, const od_trace_entry *e, size_t n, const od_replay_opts *o,
+static od_status prepare(rctx *c, const od_device_trace *e, size_t n, const od_replay_opts *o,
                          od_replay_result *res, od_allocsim **sim, od_error *err)
 {
     memset(c, 0, sizeof *c);
@@ -426,7 +430,7 @@ static od_status prepare(rctx *c, const od_trace_entry *e, size_t n, const od_re
     c->rec = malloc(cap * sizeof *c->rec);
     if (!c->rec) return od_fail(err, OD_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
-        if (!is_seg(e[i].action)) continue;
+        if (!is_seg(od_trace_action(e, i))) continue;
         if (c->n_rec == cap) {
             size_t *v = realloc(c->rec, cap * 2 * sizeof *v);
             if (!v) { free(c->rec); return od_fail(err, OD_ERR_NOMEM, "out of memory"); }
@@ -454,13 +458,13 @@ static int events_match(const od_replay_result *r)
     return !r->has_mismatch && r->seg_recorded == r->seg_simulated && r->seg_matched == r->seg_recorded;
 }
 
-od_status od_replay_trace(const od_trace_entry *entries, size_t n, const od_replay_opts *opts,
+od_status od_replay_trace(const od_device_trace *trace, const od_replay_opts *opts,
                           od_replay_result *res, od_error *err)
 {
     rctx c;
     od_allocsim *sim;
-    result_init(res, n, opts->device);
-    od_status st = prepare(&c, entries, n, opts, res, &sim, err);
+    result_init(res, trace->n_entries, opts->device);
+    od_status st = prepare(&c, trace, trace->n_entries, opts, res, &sim, err);
     if (st) return st;
     st = run(sim, &c, err);
     finish(&c, sim);
@@ -541,7 +545,7 @@ static uint64_t *stream_slot(stream_pool **tab, size_t *n, size_t *cap, uint64_t
  * replay.h. Both stay NULL when the final segments show no private pool. Returns
  * OD_ERR_NOMEM or OD_OK. */
 static od_status infer_pools(const od_snapshot *snap, int64_t dev, const pool_ids *ids,
-                             const od_trace_entry *e, size_t n, uint64_t **pool_out, uint8_t **capt_out)
+                             const od_device_trace *e, size_t n, uint64_t **pool_out, uint8_t **capt_out)
 {
     *pool_out = NULL;
     *capt_out = NULL;
@@ -562,19 +566,19 @@ static od_status infer_pools(const od_snapshot *snap, int64_t dev, const pool_id
     }
     /* a segment's lifetime starts after the last release that touched its range */
     for (size_t i = 0; i < n; i++) {
-        if (e[i].action != OD_ACT_SEGMENT_FREE && e[i].action != OD_ACT_SEGMENT_UNMAP) continue;
+        if (od_trace_action(e, i) != OD_ACT_SEGMENT_FREE && od_trace_action(e, i) != OD_ACT_SEGMENT_UNMAP) continue;
         size_t lo = 0, hi = n_segs;
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            if (segs[mid].end <= e[i].addr) lo = mid + 1;
+            if (segs[mid].end <= od_trace_at(e, i).addr) lo = mid + 1;
             else hi = mid;
         }
-        for (size_t k = lo; k < n_segs && segs[k].addr < e[i].addr + e[i].size; k++) segs[k].from = i + 1;
+        for (size_t k = lo; k < n_segs && segs[k].addr < od_trace_at(e, i).addr + od_trace_at(e, i).size; k++) segs[k].from = i + 1;
     }
     /* evidence: an alloc inside a final segment's lifetime drew from its pool */
     for (size_t i = 0; i < n; i++) {
-        if (e[i].action != OD_ACT_ALLOC || !e[i].addr) continue;
-        const final_seg *g = seg_holding(segs, n_segs, e[i].addr);
+        if (od_trace_action(e, i) != OD_ACT_ALLOC || !od_trace_at(e, i).addr) continue;
+        const final_seg *g = seg_holding(segs, n_segs, od_trace_at(e, i).addr);
         if (g && i >= g->from) {
             pool[i] = g->pool;
             known[i] = 1;
@@ -582,16 +586,16 @@ static od_status infer_pools(const od_snapshot *snap, int64_t dev, const pool_id
     }
     /* the rest: private pool P only between evidence of P on the same stream */
     for (size_t i = 0; i < n; i++) {
-        if (e[i].action != OD_ACT_ALLOC && e[i].action != OD_ACT_OOM) continue;
-        uint64_t *last = stream_slot(&tab, &n_tab, &cap_tab, e[i].stream, &nomem);
+        if (od_trace_action(e, i) != OD_ACT_ALLOC && od_trace_action(e, i) != OD_ACT_OOM) continue;
+        uint64_t *last = stream_slot(&tab, &n_tab, &cap_tab, od_trace_at(e, i).stream, &nomem);
         if (!last) goto nomem;
         if (known[i]) *last = pool[i];
         else pool[i] = *last;
     }
     for (size_t k = 0; k < n_tab; k++) tab[k].pool = 0;
     for (size_t i = n; i-- > 0;) {
-        if (e[i].action != OD_ACT_ALLOC && e[i].action != OD_ACT_OOM) continue;
-        uint64_t *next = stream_slot(&tab, &n_tab, &cap_tab, e[i].stream, &nomem);
+        if (od_trace_action(e, i) != OD_ACT_ALLOC && od_trace_action(e, i) != OD_ACT_OOM) continue;
+        uint64_t *next = stream_slot(&tab, &n_tab, &cap_tab, od_trace_at(e, i).stream, &nomem);
         if (!next) goto nomem;
         if (known[i]) *next = pool[i];
         else if (*next != pool[i]) pool[i] = 0;
@@ -600,7 +604,7 @@ static od_status infer_pools(const od_snapshot *snap, int64_t dev, const pool_id
     for (uint64_t p = 1; p <= ids->n; p++) {
         size_t first = n, last = 0;
         for (size_t i = 0; i < n; i++)
-            if (pool[i] == p && (e[i].action == OD_ACT_ALLOC || e[i].action == OD_ACT_OOM)) {
+            if (pool[i] == p && (od_trace_action(e, i) == OD_ACT_ALLOC || od_trace_action(e, i) == OD_ACT_OOM)) {
                 if (first == n) first = i;
                 last = i;
             }
@@ -642,7 +646,7 @@ static int seed_cmp(const void *a, const void *b)
  * still there at the end or released inside the trace; so the trace is complete exactly
  * when every released and every final segment was created inside it. Returns 1 when
  * complete, 0 when not or when expandable segments need the full test. */
-static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_entry *e,
+static int quick_complete(const od_snapshot *snap, int64_t dev, const od_device_trace *e,
                           const size_t *rec, size_t n_rec)
 {
     for (size_t s = 0; s < snap->n_segments; s++)
@@ -652,7 +656,8 @@ static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_e
     int ok = 1;
     uint64_t v;
     for (size_t k = 0; k < n_rec && ok; k++) {
-        const od_trace_entry *t = &e[rec[k]];
+        od_trace_entry t_v = od_trace_at(e, rec[k]);
+        const od_trace_entry *t = &t_v;
         switch (t->action) {
         case OD_ACT_SEGMENT_ALLOC:
             if (amap_put(&created, t->addr, 1)) ok = 0;
@@ -680,7 +685,7 @@ static int quick_complete(const od_snapshot *snap, int64_t dev, const od_trace_e
 static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_ids *ids, const rctx *c,
                                od_allocsim *sim, od_replay_result *r, int *complete)
 {
-    const od_trace_entry *e = c->e;
+    const od_device_trace *e = c->e;
     size_t n = c->n;
     if (quick_complete(snap, dev, e, c->rec, c->n_rec)) {
         *complete = 1;
@@ -726,7 +731,8 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_
     }
     size_t capsz = 0;
     for (size_t i = 0; i < n; i++) {
-        const od_trace_entry *t = &e[i];
+        od_trace_entry t_v = od_trace_at(e, i);
+        const od_trace_entry *t = &t_v;
         uint64_t v;
         switch (t->action) {
         case OD_ACT_ALLOC:
@@ -829,7 +835,7 @@ static od_status replay_device(const od_snapshot *snap, const od_device_trace *t
     uint64_t *pool = NULL;
     uint8_t *capt = NULL;
     od_status st = collect_pool_ids(snap, tr->device, &ids);
-    if (!st) st = infer_pools(snap, tr->device, &ids, tr->entries, tr->n_entries, &pool, &capt);
+    if (!st) st = infer_pools(snap, tr->device, &ids, tr, tr->n_entries, &pool, &capt);
     if (st) {
         free(ids.id);
         return od_fail(err, st, "out of memory");
@@ -837,7 +843,7 @@ static od_status replay_device(const od_snapshot *snap, const od_device_trace *t
     res->private_pools = ids.n;
     rctx c;
     od_allocsim *sim;
-    st = prepare(&c, tr->entries, tr->n_entries, opts, res, &sim, err);
+    st = prepare(&c, tr, tr->n_entries, opts, res, &sim, err);
     if (st) goto out;
     c.pool = pool;
     c.capt = capt;

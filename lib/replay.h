@@ -105,8 +105,8 @@ void od_replay_config_from_snapshot(const od_snapshot *snap, od_allocsim_config 
 
 /* Replay one trace with no snapshot around it (starting from an empty allocator, default
  * pools only; never a what-if). Fails with OD_ERR_NOMEM. */
-od_status od_replay_trace(const od_trace_entry *entries, size_t n, const od_replay_opts *opts,
-                          od_replay_result *res, od_error *err);
+od_status od_replay_trace(const od_device_trace *trace, const od_replay_opts *opts, od_replay_result *res,
+                          od_error *err);
 
 /* Replay a snapshot's device trace. A what-if on a complete trace also replays it under
  * the snapshot's own policy (same cap) to judge res->approximate. OD_ERR_FORMAT when the

@@ -1082,7 +1082,7 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
     fprintf(f, "],\n\"as\":[");
     for (size_t i = 0; i < n_sel; i++) {
         const od_lifetime *l = &tr->lives[sel[i]];
-        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : tr->entries[l->alloc_index].time_us;
+        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : od_trace_at(tr->entries, l->alloc_index).time_us;
         if (a < prev) /* traces are time-ordered; a clock step back is drawn at the same time */
             a = prev;
         fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(a - prev));
@@ -1091,11 +1091,11 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
     fprintf(f, "],\n\"ad\":[");
     for (size_t i = 0; i < n_sel; i++) {
         const od_lifetime *l = &tr->lives[sel[i]];
-        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : tr->entries[l->alloc_index].time_us;
+        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : od_trace_at(tr->entries, l->alloc_index).time_us;
         if (l->free_index == OD_TRACE_NEVER || l->free_index >= tr->n_entries) {
             fprintf(f, "%s-1", i ? "," : "");
         } else {
-            uint64_t z = tr->entries[l->free_index].time_us;
+            uint64_t z = od_trace_at(tr->entries, l->free_index).time_us;
             fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(z > a ? z - a : 0));
         }
     }
@@ -1650,17 +1650,21 @@ static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_bloc
             at[u++] = at[i];
     FILE *f = c->f;
     od_status st = OD_OK;
-    for (size_t i = 0; i < n; i++)
-        n_ev += t->entries[i].action == OD_ACT_SEGMENT_ALLOC || t->entries[i].action == OD_ACT_SEGMENT_MAP;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t act = od_trace_action(t->entries, i);
+        n_ev += act == OD_ACT_SEGMENT_ALLOC || act == OD_ACT_SEGMENT_MAP;
+    }
     ev = malloc((n_ev ? n_ev : 1) * sizeof *ev);
     if (!ev) {
         free(at);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
     n_ev = 0;
-    for (size_t i = 0; i < n; i++)
-        if (t->entries[i].action == OD_ACT_SEGMENT_ALLOC || t->entries[i].action == OD_ACT_SEGMENT_MAP)
-            ev[n_ev++] = (seg_event){t->entries[i].addr, t->entries[i].stream};
+    for (size_t i = 0; i < n; i++) {
+        od_trace_entry x = od_trace_at(t->entries, i);
+        if (x.action == OD_ACT_SEGMENT_ALLOC || x.action == OD_ACT_SEGMENT_MAP)
+            ev[n_ev++] = (seg_event){x.addr, x.stream};
+    }
     qsort(ev, n_ev, sizeof *ev, cmp_seg_event);
     fprintf(f, "<script type=\"application/json\" class=\"od-state\" data-for=\"%s\">\n{\"entries\":%zu,\"peak\":%zu,"
                "\"from_replay\":%d,\"samples\":[", map_id, n, t->peak_index, t->blocks_from_replay);
@@ -1669,7 +1673,7 @@ static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_bloc
         st = od_layout_at(t, at[i], &l, err);
         if (st != OD_OK)
             break;
-        uint64_t tt = t->entries[at[i]].time_us;
+        uint64_t tt = od_trace_at(t->entries, at[i]).time_us;
         fprintf(f, "%s\n{\"i\":%zu,\"t\":%llu,\"r\":%llu,\"u\":%llu,\"o\":%zu,\"s\":[", i ? "," : "", at[i],
                 (unsigned long long)(tt > d->first_time_us ? tt - d->first_time_us : 0),
                 (unsigned long long)l->reserved_bytes, (unsigned long long)l->busy_bytes, l->orphans);
@@ -2373,12 +2377,12 @@ static int evidence_moment(const ctx *c, od_summary *const *sums, const char *ev
     char *end;
     unsigned long long n = e ? strtoull(e + 6, &end, 10) : 0;
     if (e && end != e + 6 && n < t->n_entries) {
-        *a = *b = t->entries[n].time_us;
+        *a = *b = od_trace_at(t->entries, n).time_us;
     } else if (strstr(ev, "peak") && t && t->has_trace && t->has_peak) {
         *a = *b = t->peak_time_us;
     } else if (strstr(ev, "iteration") && t && t->has_trace && t->n_boundaries >= 2) {
-        *a = t->entries[t->boundaries[0]].time_us;
-        *b = t->entries[t->boundaries[t->n_boundaries - 1]].time_us;
+        *a = od_trace_at(t->entries, t->boundaries[0]).time_us;
+        *b = od_trace_at(t->entries, t->boundaries[t->n_boundaries - 1]).time_us;
     } else if ((strstr(ev, "free block") || strstr(ev, "stranded")) && d->reserved_bytes) {
         return 2; /* the segment map at the end */
     } else {

@@ -59,8 +59,8 @@ typedef struct {
     od_u64map str_copies;        /* pickle str value -> index into copies */
     const char **copies;
     size_t n_copies, cap_copies;
-    od_trace_entry *entries; /* every absorbed trace entry, in document order */
-    int traces_copied;       /* traces own their arrays instead of pointing into entries */
+    od_trace_store *entries; /* every absorbed trace entry, in document order */
+    od_trace_store *copied;  /* the traces, when they were not one run of entries each */
 } storage;
 
 /* Parser state while the pickle streams. */
@@ -74,8 +74,8 @@ typedef struct {
     od_u64map stacks;            /* frames list identity -> stack index */
     od_u64map frames;            /* frame dict identity -> frame index */
     size_t cap_frames, cap_stack_frames, cap_stacks;
-    od_trace_entry *entries;
-    size_t n_entries, cap_entries;
+    od_trace_store *entries;     /* st->entries */
+    size_t n_entries;
     od_block *blocks;      /* in record order */
     size_t n_blocks, cap_blocks;
     od_segment *segs;      /* in record order; first_block indexes seg_blocks */
@@ -396,13 +396,12 @@ static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uin
             break;
         }
     }
-    if (L->n_entries >= MAX_RECORDS ||
-        !od_grow((void **)&L->entries, &L->cap_entries, L->n_entries + 1, sizeof *L->entries)) {
+    if (L->n_entries >= MAX_RECORDS || !od_trace_store_add(L->entries, &e)) {
         od_fail(err, L->n_entries >= MAX_RECORDS ? OD_ERR_LIMIT : OD_ERR_NOMEM, "too many trace entries");
         return -1;
     }
     *record = REC(REC_TRACE, L->n_entries);
-    L->entries[L->n_entries++] = e;
+    L->n_entries++;
     return 1;
 }
 
@@ -621,10 +620,10 @@ static int absorb_trace_fast(loader *L, const od_pv *kv, uint32_t *record)
             return 0;
         e.stack = L->stack_cache[slot] - 1;
     }
-    if (L->n_entries >= L->cap_entries)
+    if (L->n_entries >= MAX_RECORDS || !od_trace_store_add(L->entries, &e))
         return 0;
     *record = REC(REC_TRACE, L->n_entries);
-    L->entries[L->n_entries++] = e;
+    L->n_entries++;
     return 1;
 }
 
@@ -683,7 +682,7 @@ static void assert_invariants(const od_snapshot *s)
     for (size_t i = 0; i < s->n_traces; i++) {
         assert(s->traces[i].device == (int64_t)i);
         for (size_t k = 0; k < s->traces[i].n_entries; k++)
-            assert(s->traces[i].entries[k].stack < s->n_stacks || s->n_stacks == 0);
+            assert(od_trace_at(&s->traces[i], k).stack < s->n_stacks || s->n_stacks == 0);
     }
     for (size_t i = 0; i < s->n_segments; i++) {
         const od_segment *g = &s->segments[i];
@@ -802,22 +801,27 @@ static od_status take_traces(loader *L, const od_ptree *t, od_pv list, od_error 
                 contiguous = 0;
         }
     }
+    od_device_trace all;
+    od_trace_store_view(L->entries, 0, L->n_entries, 0, &all);
+    if (!contiguous && !(L->st->copied = od_trace_store_new()))
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
     size_t at = 0;
     for (size_t d = 0; d < n; d++) {
         od_pv tr = od_pv_item(t, list, d);
         size_t m = od_pv_len(t, tr);
-        s->traces[d].device = (int64_t)d;
-        s->traces[d].n_entries = m;
-        if (contiguous) {
-            s->traces[d].entries = L->entries + at;
-        } else {
-            L->st->traces_copied = 1;
-            s->traces[d].entries = malloc((m ? m : 1) * sizeof(od_trace_entry));
-            if (!s->traces[d].entries)
-                return od_fail(err, OD_ERR_NOMEM, "out of memory");
-            for (size_t i = 0; i < m; i++)
-                s->traces[d].entries[i] = L->entries[REC_INDEX(od_pv_record(t, od_pv_item(t, tr, i)))];
-        }
+        if (!contiguous)
+            for (size_t i = 0; i < m; i++) {
+                od_trace_entry e = od_trace_at(&all, REC_INDEX(od_pv_record(t, od_pv_item(t, tr, i))));
+                if (!od_trace_store_add(L->st->copied, &e))
+                    return od_fail(err, OD_ERR_NOMEM, "out of memory");
+            }
+        at += m;
+    }
+    /* Views last: adding to a store moves its arrays. */
+    at = 0;
+    for (size_t d = 0; d < n; d++) {
+        size_t m = od_pv_len(t, od_pv_item(t, list, d));
+        od_trace_store_view(contiguous ? L->entries : L->st->copied, at, m, (int64_t)d, &s->traces[d]);
         at += m;
     }
     return OD_OK;
@@ -925,8 +929,12 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
     *out = NULL;
     od_snapshot *s = calloc(1, sizeof *s);
     storage *st = calloc(1, sizeof *st);
-    if (!s || !st) {
+    if (st)
+        st->entries = od_trace_store_new();
+    if (!s || !st || !st->entries) {
         free(s);
+        if (st)
+            od_trace_store_free(st->entries);
         free(st);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
@@ -936,6 +944,7 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
     loader L = {0};
     L.snap = s;
     L.st = st;
+    L.entries = st->entries;
     /* Stack 0 is the empty stack. */
     s->stacks = calloc(16, sizeof *s->stacks);
     L.cap_stacks = s->stacks ? 16 : 0;
@@ -970,7 +979,6 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
         }
     }
     od_ptree_free(t);
-    st->entries = L.entries; /* traces point into it (or copied from it) */
     loader_free(&L);
     if (rc != OD_OK) {
         od_snapshot_free(s);
@@ -991,12 +999,10 @@ void od_snapshot_free(od_snapshot *s)
             n = c->next;
             free(c);
         }
-        if (st->traces_copied)
-            for (size_t d = 0; d < s->n_traces; d++)
-                free(s->traces[d].entries);
         od_u64map_free(&st->str_copies);
         free(st->copies);
-        free(st->entries);
+        od_trace_store_free(st->entries);
+        od_trace_store_free(st->copied);
         free(st);
     }
     free(s->traces);

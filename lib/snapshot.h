@@ -10,20 +10,7 @@
 #include "allocconf.h"
 #include "input.h"
 #include "od.h"
-
-/* Trace actions, as torch names them in device_traces[].action. */
-typedef enum {
-    OD_ACT_ALLOC,
-    OD_ACT_FREE_REQUESTED,
-    OD_ACT_FREE_COMPLETED,
-    OD_ACT_SEGMENT_ALLOC,
-    OD_ACT_SEGMENT_FREE,
-    OD_ACT_SEGMENT_MAP,
-    OD_ACT_SEGMENT_UNMAP,
-    OD_ACT_OOM,
-    OD_ACT_SNAPSHOT,
-    OD_ACT_OTHER /* an action this version does not know; kept, never interpreted */
-} od_action;
+#include "tracestore.h"
 
 /* Block states as torch names them in segments[].blocks[].state. */
 typedef enum {
@@ -46,24 +33,6 @@ typedef struct {
     uint32_t first;
     uint32_t count;
 } od_stack;
-
-/* One trace entry. For OD_ACT_OOM, addr is 0 and device_free holds the device's free
- * bytes; for alloc/free entries, size is the requested size (not the block size). */
-typedef struct {
-    uint64_t addr;
-    uint64_t size;
-    uint64_t time_us;
-    uint64_t stream;
-    uint64_t device_free;
-    uint32_t stack;      /* index into od_snapshot.stacks */
-    uint8_t action;      /* od_action */
-} od_trace_entry;
-
-typedef struct {
-    int64_t device;
-    od_trace_entry *entries;
-    size_t n_entries;
-} od_device_trace;
 
 typedef struct {
     uint64_t address;

@@ -274,13 +274,13 @@ static int segments_figures(const od_snapshot *s, int64_t device, od_device_summ
 static od_status trace_figures(const od_snapshot *s, const od_trace *t, od_device_summary *d, const site_names *nm,
                                acc *a, od_error *err)
 {
-    const od_trace_entry *e = t->entries;
+    const od_device_trace *e = t->entries;
     size_t n = t->n_entries;
     d->has_trace = 1;
     d->entries = n;
     if (n) {
-        d->first_time_us = e[0].time_us;
-        d->last_time_us = e[n - 1].time_us;
+        d->first_time_us = od_trace_at(e, 0).time_us;
+        d->last_time_us = od_trace_at(e, n - 1).time_us;
     }
     d->start_live_requested_bytes = t->start_requested_bytes;
     d->complete = t->complete;
@@ -290,7 +290,7 @@ static od_status trace_figures(const od_snapshot *s, const od_trace *t, od_devic
     d->peak_time_us = t->peak_requested_time_us;
     size_t n_oom = 0;
     for (size_t i = 0; i < n; i++)
-        n_oom += e[i].action == OD_ACT_OOM;
+        n_oom += od_trace_action(e, i) == OD_ACT_OOM;
     d->ooms = calloc(n_oom ? n_oom : 1, sizeof *d->ooms);
     tally *tl = calloc(nm->n, sizeof *tl);
     if (!d->ooms || !tl) {
@@ -298,14 +298,15 @@ static od_status trace_figures(const od_snapshot *s, const od_trace *t, od_devic
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        if (e[i].action != OD_ACT_OOM)
+        if (od_trace_action(e, i) != OD_ACT_OOM)
             continue;
         od_oom_event *o = &d->ooms[d->n_ooms++];
         o->index = i;
-        o->size_bytes = e[i].size;
-        o->device_free_bytes = e[i].device_free;
-        o->time_us = e[i].time_us;
-        size_t slot = e[i].stack ? e[i].stack : bucket_slot(s, BUCKET_NO_FRAMES);
+        od_trace_entry x = od_trace_at(e, i);
+        o->size_bytes = x.size;
+        o->device_free_bytes = x.device_free;
+        o->time_us = x.time_us;
+        size_t slot = x.stack ? x.stack : bucket_slot(s, BUCKET_NO_FRAMES);
         o->site = strdup(nm->site[slot]);
         o->where = strdup(nm->where[slot]);
         if (!o->site || !o->where) {

@@ -34,7 +34,7 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
     if (max_points < 2)
         return od_fail(err, OD_ERR_ARG, "a timeline needs at least 2 points");
 
-    const od_trace_entry *e = tr->entries;
+    const od_device_trace *e = tr->entries;
     size_t n = tr->n_entries;
     od_timeline *t = calloc(1, sizeof *t);
     uint32_t *stack_group = NULL;
@@ -42,13 +42,15 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
     if (!t)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     t->device = d->device;
-    t->first_time_us = e[0].time_us;
-    t->last_time_us = e[n - 1].time_us;
-    for (size_t i = 0; i < n; i++) /* traces are time-ordered, but do not rely on it */
-        if (e[i].time_us < t->first_time_us)
-            t->first_time_us = e[i].time_us;
-        else if (e[i].time_us > t->last_time_us)
-            t->last_time_us = e[i].time_us;
+    t->first_time_us = od_trace_at(e, 0).time_us;
+    t->last_time_us = od_trace_at(e, n - 1).time_us;
+    for (size_t i = 0; i < n; i++) { /* traces are time-ordered, but do not rely on it */
+        uint64_t time_us = od_trace_at(e, i).time_us;
+        if (time_us < t->first_time_us)
+            t->first_time_us = time_us;
+        else if (time_us > t->last_time_us)
+            t->last_time_us = time_us;
+    }
 
     /* Groups: the top sites at the peak, then "other sites". */
     size_t k = d->peak_sites.n < top_groups ? d->peak_sites.n : top_groups;
@@ -125,7 +127,8 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
     int open = 0; /* a point for the current bucket is being collected (index n_points) */
 
     for (size_t i = 0; i < n; i++) {
-        const od_trace_entry *x = &e[i];
+        od_trace_entry x_v = od_trace_at(e, i);
+        const od_trace_entry *x = &x_v;
         while (bi < nb && tr->boundaries[bi] <= i) {
             t->iterations[bi] = (od_timeline_iteration){x->time_us, c.live_block_bytes, it_peak, it_peak_time};
             it_peak = c.live_block_bytes;
@@ -265,7 +268,7 @@ od_status od_layout_at(const od_trace *t, size_t index, od_layout **out, od_erro
     if (!t->has_trace || index >= t->n_entries)
         return od_fail(err, OD_ERR_ARG, "no trace entry %zu on device %lld", index, (long long)t->device);
     const od_snapshot *s = t->snap;
-    const od_trace_entry *e = t->entries;
+    const od_device_trace *e = t->entries;
     size_t n = t->n_entries;
     ranges rs = {0};
     od_layout *l = calloc(1, sizeof *l);
@@ -279,7 +282,8 @@ od_status od_layout_at(const od_trace *t, size_t index, od_layout **out, od_erro
             !ranges_add(&rs, s->segments[i].address, s->segments[i].address + s->segments[i].total_size))
             goto nomem;
     for (size_t i = n; i-- > index + 1;) {
-        const od_trace_entry *x = &e[i];
+        od_trace_entry x_v = od_trace_at(e, i);
+        const od_trace_entry *x = &x_v;
         uint64_t z = x->addr + x->size < x->addr ? UINT64_MAX : x->addr + x->size;
         if (x->action == OD_ACT_SEGMENT_ALLOC || x->action == OD_ACT_SEGMENT_MAP) {
             if (!ranges_cut(&rs, x->addr, z))

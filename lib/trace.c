@@ -80,7 +80,7 @@ static int from_annotations(od_trace *t, uint64_t **times, size_t *n_times)
     const od_snapshot *s = t->snap;
     if (!t->n_entries || !s->n_annotations)
         return 1;
-    uint64_t lo = t->entries[0].time_us, hi = t->entries[t->n_entries - 1].time_us;
+    uint64_t lo = od_trace_at(t->entries, 0).time_us, hi = od_trace_at(t->entries, t->n_entries - 1).time_us;
     const char *best = NULL;
     size_t best_n = 0;
     int best_pref = 0;
@@ -150,7 +150,6 @@ static uint64_t pattern_key(const od_trace_entry *e)
 int od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n_out, char *marker, size_t msize)
 {
     const od_snapshot *s = t->snap;
-    const od_trace_entry *e = t->entries;
     size_t n = t->n_entries;
     od_u64map keys = {0};
     keyinfo *ki = NULL;
@@ -159,12 +158,15 @@ int od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n_out, 
     size_t n_keys = 0, cap = 0;
     int ok = 0;
     for (size_t i = 0; i < n; i++) {
-        if (e[i].action != OD_ACT_ALLOC || e[i].stack == 0)
+        if (od_trace_action(t->entries, i) != OD_ACT_ALLOC)
             continue;
-        uint64_t key = pattern_key(&e[i]);
+        od_trace_entry e = od_trace_at(t->entries, i);
+        if (e.stack == 0)
+            continue;
+        uint64_t key = pattern_key(&e);
         uint32_t k;
         if (!od_u64map_get(&keys, key, &k)) {
-            if (od_stack_is_init(s, e[i].stack))
+            if (od_stack_is_init(s, e.stack))
                 continue;
             if (!od_grow((void **)&ki, &cap, n_keys + 1, sizeof *ki))
                 goto out;
@@ -204,16 +206,22 @@ int od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n_out, 
     size_t *b = malloc(ki[pick].count * sizeof *b), nb = 0;
     if (!b)
         goto out;
-    uint64_t want = pattern_key(&e[ki[pick].first]);
-    for (size_t i = ki[pick].first; i < n && nb < ki[pick].count; i++)
-        if (e[i].action == OD_ACT_ALLOC && e[i].stack && pattern_key(&e[i]) == want)
+    od_trace_entry first = od_trace_at(t->entries, ki[pick].first);
+    uint64_t want = pattern_key(&first);
+    for (size_t i = ki[pick].first; i < n && nb < ki[pick].count; i++) {
+        if (od_trace_action(t->entries, i) != OD_ACT_ALLOC)
+            continue;
+        od_trace_entry e = od_trace_at(t->entries, i);
+        if (e.stack && pattern_key(&e) == want)
             b[nb++] = i;
+    }
     double alloc_b = 0, freed_b = 0;
     for (size_t i = b[0]; i < b[nb - 1]; i++) {
-        if (e[i].action == OD_ACT_ALLOC)
-            alloc_b += (double)e[i].size;
-        else if (e[i].action == OD_ACT_FREE_COMPLETED)
-            freed_b += (double)e[i].size;
+        od_trace_entry e = od_trace_at(t->entries, i);
+        if (e.action == OD_ACT_ALLOC)
+            alloc_b += (double)e.size;
+        else if (e.action == OD_ACT_FREE_COMPLETED)
+            freed_b += (double)e.size;
     }
     if (freed_b < 0.6 * alloc_b) {
         free(b);
@@ -222,10 +230,9 @@ int od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n_out, 
     }
     char site[400];
     int64_t sf, wf;
-    od_stack_site(s, e[ki[pick].first].stack, &sf, &wf);
+    od_stack_site(s, first.stack, &sf, &wf);
     od_frame_format(s, wf, site, sizeof site);
-    snprintf(marker, msize, "%s (%llu B)", site,
-             (unsigned long long)e[ki[pick].first].size);
+    snprintf(marker, msize, "%s (%llu B)", site, (unsigned long long)first.size);
     *out = b;
     *n_out = nb;
     ok = 1;
@@ -252,7 +259,7 @@ static int find_boundaries(od_trace *t)
         /* Times to entry indices: the first entry at or after each time. */
         size_t j = 0;
         for (size_t k = 0; k < n_times; k++) {
-            while (j < t->n_entries && t->entries[j].time_us < times[k])
+            while (j < t->n_entries && od_trace_at(t->entries, j).time_us < times[k])
                 j++;
             t->boundaries[k] = j;
         }
@@ -296,7 +303,6 @@ static uint32_t add_life(builder *b, od_lifetime l)
 static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error *err)
 {
     const od_snapshot *s = t->snap;
-    const od_trace_entry *e = t->entries;
     size_t n = t->n_entries;
     builder b = {t, 0};
     od_u64map latest = {0}; /* address -> its latest lifetime */
@@ -307,12 +313,13 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
             goto out;
         /* One lifetime per alloc, and a few from before the trace: sized once, not doubled. */
         for (size_t i = 0; i < n; i++)
-            allocs += e[i].action == OD_ACT_ALLOC;
+            allocs += od_trace_action(t->entries, i) == OD_ACT_ALLOC;
         if (!od_grow((void **)&t->lives, &b.cap, allocs + 64, sizeof *t->lives))
             goto out;
     }
     for (size_t i = 0; i < n; i++) {
-        const od_trace_entry *x = &e[i];
+        od_trace_entry xe = od_trace_at(t->entries, i);
+        const od_trace_entry *x = &xe;
         uint32_t li = NO_LIFE;
         if (x->action == OD_ACT_ALLOC) {
             int found;
@@ -387,7 +394,7 @@ od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t
     const od_device_trace *dt = od_trace_of(snap, device);
     if (dt) {
         t->has_trace = 1;
-        t->entries = dt->entries;
+        t->entries = dt;
         t->n_entries = dt->n_entries;
     }
     if (t->n_entries >= UINT32_MAX - 1) {
@@ -417,7 +424,8 @@ od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t
     int64_t res = reserved_end > (uint64_t)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)reserved_end;
     t->has_reserved = 1;
     for (size_t i = t->n_entries; i-- > 0;) {
-        const od_trace_entry *x = &t->entries[i];
+        od_trace_entry xe = od_trace_at(t->entries, i);
+        const od_trace_entry *x = &xe;
         int64_t sz = x->size > (uint64_t)INT64_MAX / 4 ? INT64_MAX / 4 : (int64_t)x->size;
         if (x->action == OD_ACT_SEGMENT_ALLOC || x->action == OD_ACT_SEGMENT_MAP)
             res -= sz;
@@ -441,26 +449,26 @@ od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t
     t->peak_requested_bytes = c.live_requested_bytes;
     t->max_reserved_bytes = c.reserved_bytes;
     if (t->n_entries) {
-        t->peak_time_us = t->entries[0].time_us;
-        t->peak_requested_time_us = t->entries[0].time_us;
+        t->peak_time_us = od_trace_at(t->entries, 0).time_us;
+        t->peak_requested_time_us = t->peak_time_us;
     }
     for (size_t i = 0; i < t->n_entries; i++) {
         od_trace_cursor_step(t, &c, i);
         if (c.reserved_bytes > t->max_reserved_bytes)
             t->max_reserved_bytes = c.reserved_bytes;
-        if (t->entries[i].action != OD_ACT_ALLOC)
+        if (od_trace_action(t->entries, i) != OD_ACT_ALLOC)
             continue;
         if (c.live_block_bytes > t->peak_block_bytes) {
             t->has_peak = 1;
             t->peak_index = i;
-            t->peak_time_us = t->entries[i].time_us;
+            t->peak_time_us = od_trace_at(t->entries, i).time_us;
             t->peak_block_bytes = c.live_block_bytes;
             t->peak_requested_at_peak = c.live_requested_bytes;
         }
         if (c.live_requested_bytes > t->peak_requested_bytes) {
             t->has_peak_requested = 1;
             t->peak_requested_index = i;
-            t->peak_requested_time_us = t->entries[i].time_us;
+            t->peak_requested_time_us = od_trace_at(t->entries, i).time_us;
             t->peak_requested_bytes = c.live_requested_bytes;
         }
     }
@@ -495,7 +503,7 @@ od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out,
      * verification decides, never the guess. */
     int oom = 0;
     for (size_t i = 0; i < plain->n_entries && !oom; i++)
-        oom = plain->entries[i].action == OD_ACT_OOM;
+        oom = od_trace_action(plain->entries, i) == OD_ACT_OOM;
     uint64_t caps[2] = {0, plain->max_reserved_bytes};
     for (int k = 0; k < (oom ? 2 : 1); k++) {
         od_replay_opts o;

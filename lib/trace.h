@@ -56,7 +56,7 @@ typedef enum {
 typedef struct {
     const od_snapshot *snap;
     int64_t device;
-    const od_trace_entry *entries;  /* NULL when the device has no trace */
+    const od_device_trace *entries; /* NULL when the device has no trace */
     size_t n_entries;
     int has_trace;
     od_lifetime *lives;             /* in the order of their first entry; those live
@@ -128,10 +128,10 @@ static inline void od_trace_cursor_init(const od_trace *t, od_trace_cursor *c)
 /* Inline: the walks over a million-entry trace call it once per entry. */
 static inline void od_trace_cursor_step(const od_trace *t, od_trace_cursor *c, size_t i)
 {
-    const od_trace_entry *e = &t->entries[i];
     uint32_t li = t->entry_life[i];
     const od_lifetime *l = li != UINT32_MAX ? &t->lives[li] : NULL;
-    switch (e->action) {
+    uint8_t action = od_trace_action(t->entries, i);
+    switch (action) {
     case OD_ACT_ALLOC:
         if (l) {
             c->live_requested_bytes += l->requested_bytes;
@@ -147,12 +147,14 @@ static inline void od_trace_cursor_step(const od_trace *t, od_trace_cursor *c, s
         break;
     case OD_ACT_SEGMENT_ALLOC:
     case OD_ACT_SEGMENT_MAP:
-        c->reserved_bytes += e->size;
+        c->reserved_bytes += od_trace_at(t->entries, i).size;
         break;
     case OD_ACT_SEGMENT_FREE:
-    case OD_ACT_SEGMENT_UNMAP:
-        c->reserved_bytes -= e->size < c->reserved_bytes ? e->size : c->reserved_bytes;
+    case OD_ACT_SEGMENT_UNMAP: {
+        uint64_t size = od_trace_at(t->entries, i).size;
+        c->reserved_bytes -= size < c->reserved_bytes ? size : c->reserved_bytes;
         break;
+    }
     default:
         break;
     }

@@ -4,8 +4,8 @@
  *
  * What a caller may use: the status codes and error record (od.h), inputs from a file or
  * a memory buffer (input.h), the snapshot model and its loader (snapshot.h, with the
- * allocator policy of allocconf.h), the version, and the in-process CLI entry point that
- * the Python package calls. Every other header of the library is internal and is not
+ * allocator policy of allocconf.h and the compact trace entries of tracestore.h), the
+ * version, and the in-process CLI entry point that the Python package calls. Every other header of the library is internal and is not
  * installed. Ownership is stated next to each function: whatever a function returns
  * through an out-pointer the caller frees with the matching *_free / *_close (NULL is
  * fine for all of them). */

@@ -51,7 +51,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         e[i].device_free = (uint64_t)sz << 12;
     }
     od_replay_result r;
-    od_replay_trace(e, n, &o, &r, &err);
+    od_trace_store *store = od_trace_store_of(e, n);
+    if (store) {
+        od_device_trace tr;
+        od_trace_store_view(store, 0, n, 0, &tr);
+        od_replay_trace(&tr, &o, &r, &err);
+        od_trace_store_free(store);
+    }
     /* the same records straight into the model, with private pools (graph captures):
      * requests to pool 0..3, some while a capture is underway, frees, releases of a pool,
      * empty_cache; a block's size never falls below its rounded request */

@@ -30,7 +30,7 @@ done
 [ "$(readlink "$p/lib/liboomdoc.so.$major")" = "liboomdoc.so.$ver" ] || ko "liboomdoc.so.$major link"
 [ "$(readlink "$p/lib/liboomdoc.so")" = "liboomdoc.so.$major" ] || ko "liboomdoc.so link"
 readelf -d "$p/lib/liboomdoc.so.$ver" | grep -q "SONAME.*\[liboomdoc.so.$major\]" || ko "soname"
-[ -z "$(ls "$p/include/oomdoc" | grep -v -x -e oomdoc.h -e od.h -e input.h -e snapshot.h -e allocconf.h)" ] ||
+[ -z "$(ls "$p/include/oomdoc" | grep -v -x -e oomdoc.h -e od.h -e input.h -e snapshot.h -e tracestore.h -e allocconf.h)" ] ||
     ko "internal headers installed: $(ls "$p/include/oomdoc")"
 pyinit=$(find "$dest" -path '*/oomdoc/__init__.py')
 [ -n "$pyinit" ] || ko "python package not installed"

@@ -290,10 +290,10 @@ static void loads_real_snapshots(void **state)
     assert_int_equal(s->traces[0].n_entries, 635);
     size_t ooms = 0;
     for (size_t i = 0; i < s->traces[0].n_entries; i++)
-        if (s->traces[0].entries[i].action == OD_ACT_OOM) {
+        if (od_trace_action(&s->traces[0], i) == OD_ACT_OOM) {
             ooms++;
-            assert_true(s->traces[0].entries[i].size == 134217728);
-            assert_true(s->traces[0].entries[i].device_free == 135794262016ull);
+            assert_true(od_trace_at(&s->traces[0], i).size == 134217728);
+            assert_true(od_trace_at(&s->traces[0], i).device_free == 135794262016ull);
         }
     assert_int_equal(ooms, 1);
     assert_int_equal(s->n_segments, 91);

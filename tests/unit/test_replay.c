@@ -95,7 +95,7 @@ static size_t count_segment_entries(const od_snapshot *s)
 {
     size_t n = 0;
     for (size_t i = 0; i < s->traces[0].n_entries; i++) {
-        uint8_t a = s->traces[0].entries[i].action;
+        uint8_t a = od_trace_action(&s->traces[0], i);
         n += a == OD_ACT_SEGMENT_ALLOC || a == OD_ACT_SEGMENT_FREE || a == OD_ACT_SEGMENT_MAP ||
              a == OD_ACT_SEGMENT_UNMAP;
     }
@@ -105,7 +105,7 @@ static size_t count_segment_entries(const od_snapshot *s)
 static long oom_entry_index(const od_snapshot *s)
 {
     for (size_t i = 0; i < s->traces[0].n_entries; i++)
-        if (s->traces[0].entries[i].action == OD_ACT_OOM) return (long)i;
+        if (od_trace_action(&s->traces[0], i) == OD_ACT_OOM) return (long)i;
     return -1;
 }
 
@@ -291,7 +291,8 @@ static void block_bytes_reach_real_peak(void **state)
     uint64_t sum = 0, max = 0;
     size_t first_max = n;
     for (size_t i = 0; i < n; i++) {
-        const od_trace_entry *t = &tr->entries[i];
+        od_trace_entry t_v = od_trace_at(tr, i);
+        const od_trace_entry *t = &t_v;
         if (t->action != OD_ACT_ALLOC) assert_int_equal(blocks[i], 0);
         size_t j = (size_t)(t->addr * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
         if (t->action == OD_ACT_ALLOC && blocks[i]) {
@@ -394,6 +395,18 @@ static void cap_below_live_state(void **state)
     unload(&f);
 }
 
+/* od_replay_trace over entries built by hand. */
+static od_status replay_entries(const od_trace_entry *e, size_t n, const od_replay_opts *o, od_replay_result *r)
+{
+    od_trace_store *st = od_trace_store_of(e, n);
+    assert_non_null(st);
+    od_device_trace tr;
+    od_trace_store_view(st, 0, n, 0, &tr);
+    od_status rc = od_replay_trace(&tr, o, r, NULL);
+    od_trace_store_free(st);
+    return rc;
+}
+
 /* Hand-built trace: an empty_cache() between two requests shows up only as its
  * segment_free; the replay applies it and counts it as an external release. */
 static void external_release(void **state)
@@ -413,7 +426,7 @@ static void external_release(void **state)
     od_allocsim_config_default(&o.cfg);
     o.device = 0;
     od_replay_result r;
-    assert_int_equal(od_replay_trace(e, 7, &o, &r, NULL), OD_OK);
+    assert_int_equal(replay_entries(e, 7, &o, &r), OD_OK);
     assert_int_equal(r.external_releases, 1);
     assert_int_equal(r.seg_recorded, 3);
     assert_int_equal(r.seg_matched, 3);
@@ -421,7 +434,7 @@ static void external_release(void **state)
     /* without the release, the second alloc would have reused the cached block */
     e[4].action = OD_ACT_SNAPSHOT;
     e[5].action = OD_ACT_SNAPSHOT;
-    assert_int_equal(od_replay_trace(e, 7, &o, &r, NULL), OD_OK);
+    assert_int_equal(replay_entries(e, 7, &o, &r), OD_OK);
     assert_int_equal(r.external_releases, 0);
     assert_int_equal(r.seg_recorded, 1);
     assert_int_equal(r.seg_simulated, 1);

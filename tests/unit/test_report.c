@@ -222,7 +222,10 @@ static void escaped_and_self_contained(void **state)
         {0x1400, 2000, 30, 0, 0, 1, OD_ACT_FREE_REQUESTED},
         {0x1400, 2000, 40, 0, 0, 1, OD_ACT_FREE_COMPLETED},
     };
-    od_device_trace tr = {0, e, 4};
+    od_trace_store *store = od_trace_store_of(e, 4);
+    assert_non_null(store);
+    od_device_trace tr;
+    od_trace_store_view(store, 0, 4, 0, &tr);
     od_snapshot s = {0};
     s.torch_major = 2;
     s.segments = &seg;
@@ -273,6 +276,7 @@ static void escaped_and_self_contained(void **state)
     assert_memory_equal(html, again, len);
     free(again);
     free(html);
+    od_trace_store_free(store);
 }
 
 /* The elements between two markers, as the text between them. */

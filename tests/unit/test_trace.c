@@ -61,7 +61,7 @@ static void five_entries_one_peak(void **state)
     assert_int_equal(dv->peak_requested_bytes, 500);
     od_timeline *tl = NULL;
     assert_int_equal(od_timeline_build(s, dv, 100, 6, &tl, &err), OD_OK);
-    assert_int_equal(tl->peak_time_us, s->traces[0].entries[1].time_us);
+    assert_int_equal(tl->peak_time_us, od_trace_at(&s->traces[0], 1).time_us);
     assert_int_equal(tl->peak_live_bytes, 512);
     od_timeline_free(tl);
     od_diagnosis *d = diagnose_one("five", s);
