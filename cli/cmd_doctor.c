@@ -130,6 +130,12 @@ static int load_input(input *in)
         in->kind = OD_INPUT_PROFILE;
         return load_profile(in, NULL, 0);
     }
+    /* A snapshot streams from its file too: never the whole pickle in memory. */
+    if (k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP) {
+        in->kind = OD_INPUT_SNAPSHOT;
+        in->snap = od_cli_load_snapshot(in->path, &rc);
+        return rc;
+    }
     char *text = od_cli_read_all(in->path, &len, &rc);
     if (!text)
         return rc;

@@ -22,6 +22,7 @@
 #include "output.h"
 #include "planflags.h"
 #include "profin.h"
+#include "snapin.h"
 #include "textin.h"
 
 static void usage(void)
@@ -102,6 +103,14 @@ static int load(const char *path, loaded *l, od_report_item *item)
             return code;
         item->kind = OD_REPORT_PROFILE;
         item->profile = l->profile;
+        return 0;
+    }
+    /* A snapshot streams from its file too: never the whole pickle in memory. */
+    if (k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP) {
+        if (!(l->snap = od_cli_load_snapshot(path, &code)))
+            return code;
+        item->kind = OD_REPORT_SNAPSHOT;
+        item->snapshot = l->snap;
         return 0;
     }
     l->text = od_cli_read_all(path, &l->len, &code);
