@@ -39,8 +39,10 @@ static const char USAGE[] =
     "  --config FILE          Hugging Face config.json (gpt2, llama, mistral, qwen2, qwen3,\n"
     "                         gemma, gemma2, gemma3_text, phi, phi3, falcon, gpt_neox, gptj,\n"
     "                         opt, bloom, mpt, starcoder2, olmo, olmo2, cohere, mixtral,\n"
-    "                         qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, dbrx, bert,\n"
-    "                         roberta; any other with the generic fields, read as Llama)\n"
+    "                         qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, dbrx, jamba\n"
+    "                         (Mamba + attention), mamba (SSM state, no KV cache), encoders\n"
+    "                         bert, roberta, deberta-v2, encoder-decoders t5, bart; any other\n"
+    "                         with the generic fields, read as Llama)\n"
     "  --layers L --hidden H  a Llama-style model without a config; --params N (6.7e9, 7B)\n"
     "                         solves the MLP width to match N parameters\n"
     "  --params N --heads A --kv-heads G --intermediate I --vocab V  (optional)\n"
@@ -521,6 +523,9 @@ static int print_json(const od_model *m, const od_workload *w, const od_gpu *gpu
     json_object_set_new(doc, "host_bytes", json_integer((json_int_t)e->host_bytes));
     json_object_set_new(doc, "attention_kernel", json_string(e->attention_kernel));
     json_object_set_new(doc, "peak_phase", json_string(e->peak_phase));
+    if (e->ssm_state_bytes_per_sequence)
+        json_object_set_new(doc, "ssm_state_bytes_per_sequence",
+                            json_integer((json_int_t)e->ssm_state_bytes_per_sequence));
     if (e->moe_decode_copy_bytes_per_token)
         json_object_set_new(doc, "moe_decode_copy_bytes_per_token",
                             json_integer((json_int_t)e->moe_decode_copy_bytes_per_token));
@@ -588,11 +593,15 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     const od_breakdown *b = &e->at_peak;
     char x[32], y[32], z[32], f[32];
     od_cli_color_init();
-    printf("%smodel%s %s: %llu parameters, %llu layers, hidden %llu, %llu/%llu heads, vocab %llu",
-           od_c_bold, od_c_reset, m->model_type, (unsigned long long)e->params,
-           (unsigned long long)m->layers, (unsigned long long)m->hidden,
-           (unsigned long long)m->heads, (unsigned long long)m->kv_heads,
-           (unsigned long long)m->vocab);
+    printf("%smodel%s %s: %llu parameters, %llu layers, hidden %llu, ", od_c_bold, od_c_reset,
+           m->model_type, (unsigned long long)e->params, (unsigned long long)m->layers,
+           (unsigned long long)m->hidden);
+    if (m->ssm_layers < m->layers)
+        printf("%llu/%llu heads, ", (unsigned long long)m->heads, (unsigned long long)m->kv_heads);
+    if (m->ssm_layers)
+        printf("%llu Mamba layers (state %llu, inner %llu), ", (unsigned long long)m->ssm_layers,
+               (unsigned long long)m->ssm_state, (unsigned long long)m->ssm_inner);
+    printf("vocab %llu", (unsigned long long)m->vocab);
     if (m->experts)
         printf(", %llu experts (top %llu)", (unsigned long long)m->experts,
                (unsigned long long)m->experts_per_token);
@@ -618,7 +627,9 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
                "checkpointing %s, grad-accum %llu\n", od_c_bold, od_c_reset,
                (unsigned long long)w->batch, (unsigned long long)w->seq,
                od_precision_name(w->precision), od_optimizer_name(w->optimizer),
-               od_attention_name(w->attention), e->attention_kernel, od_ckpt_name(w->ckpt),
+               strcmp(e->attention_kernel, "none") ? od_attention_name(w->attention) : "none",
+               strcmp(e->attention_kernel, "none") ? e->attention_kernel : "Mamba mixers, no",
+               od_ckpt_name(w->ckpt),
                (unsigned long long)w->grad_accum);
     if (w->task == OD_TASK_TRAIN && (w->lora_rank || w->freeze_layers)) {
         char t[64];
@@ -658,6 +669,10 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     if (w->task == OD_TASK_TRAIN && (w->deepspeed || e->host_bytes))
         printf("model states %s per GPU; host RAM %s per node%s\n", iec(e->model_states_bytes, x),
                iec(e->host_bytes, y), w->deepspeed ? " (DeepSpeed's estimate, 1.5x buffer)" : "");
+    if (w->task == OD_TASK_INFER && e->ssm_state_bytes_per_sequence && w->kv_cache != OD_KV_NONE)
+        printf("Mamba state: %s a sequence (conv and SSM states of %llu layers, fixed), in the KV "
+               "cache row\n", iec(e->ssm_state_bytes_per_sequence, x),
+               (unsigned long long)m->ssm_layers);
     if (w->task == OD_TASK_INFER && e->moe_decode_copy_bytes_per_token)
         printf("MoE decode: transformers' batched_mm experts copy each routed expert's weights per "
                "token: %s a token in one MoE layer (from its source; not checked against a measured "

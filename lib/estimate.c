@@ -197,7 +197,7 @@ static const char *sdpa_kernel(const ctx *c)
     const od_model *m = c->m;
     /* BLOOM and MPT add their ALiBi bias to explicit scores: transformers has no SDPA
      * path for them */
-    if (c->w->attention == OD_ATTN_EAGER || m->alibi)
+    if (c->w->attention == OD_ATTN_EAGER || m->alibi || m->eager_only)
         return "eager";
     if (c->w->attention == OD_ATTN_FLASH)
         return "flash";
@@ -294,8 +294,28 @@ static double mlp_saved(const ctx *c, int moe)
     return t;
 }
 
-/* Bytes one layer saves for backward, for the micro-batch (tokens + score terms). */
-static double layer_saved(const ctx *c, int moe, int selective, double *scores_out)
+/* Bytes per token a Mamba mixer saves for backward with the CUDA kernels transformers
+ * uses when they are installed (else it falls back to a slow path that materializes
+ * batch x inner x seq x state tensors). Mamba calls mamba_ssm's mamba_inner_fn, which keeps
+ * xz (2 inner), x_dbl, contiguous B and C, the scan output and, in fp32, the scan's
+ * chunk states: inner x 2 state per 2048 tokens (selective_scan_interface.py,
+ * MambaInnerFn, checkpoint_lvl 1). Jamba normalizes dt, B and C between the kernels, so
+ * autograd keeps in_proj's output, the conv output, delta, the scan output and its gated
+ * copy for out_proj besides. */
+static double ssm_saved(const ctx *c)
+{
+    const od_model *m = c->m;
+    double di = m->ssm_inner / c->tp, ds = m->ssm_state, r = m->ssm_dt_rank, A = c->A;
+    double chunks = ceil(c->Sq / 2048.0);
+    double scan = 4 * di * 2 * ds * chunks / c->Sq;
+    if (m->ssm_dt_norms)
+        return A * (6 * di + 3 * (r + 2 * ds)) + scan;
+    return A * (3 * di + r + 4 * ds) + scan;
+}
+
+/* Bytes one layer saves for backward, for the micro-batch (tokens + score terms); ssm:
+ * a Mamba mixer stands where attention would. */
+static double layer_saved_kind(const ctx *c, int moe, int ssm, int selective, double *scores_out)
 {
     const od_model *m = c->m;
     double h = m->hidden, N = c->N;
@@ -305,6 +325,11 @@ static double layer_saved(const ctx *c, int moe, int selective, double *scores_o
     if (selective)
         scores = 0; /* the attention core is recomputed */
     double n_attn = m->fused_qkv ? 1 : 3;
+    if (ssm) {
+        at_tok = ssm_saved(c);
+        scores = 0;
+        n_attn = 1; /* in_proj */
+    }
     double n_mlp = moe ? 1 + (m->shared_intermediate ? 2 + m->shared_gate : 0)
                        : (m->gated_mlp && !m->fused_gate_up ? 2 : 1);
     double t = 0;
@@ -314,9 +339,9 @@ static double layer_saved(const ctx *c, int moe, int selective, double *scores_o
         if (m->parallel_block == 2 && !c->amp)
             t += c->A * h / c->rep;
     } else {
-        t += norm_saved(c, n_attn) + norm_saved(c, n_mlp);
+        t += norm_saved(c, n_attn) + (m->no_mlp ? 0 : norm_saved(c, n_mlp));
     }
-    t += at_tok + mlp_saved(c, moe);
+    t += at_tok + (m->no_mlp ? 0 : mlp_saved(c, moe));
     if (m->resid_dropout > 0)
         t += 2 * h / c->rep; /* bool masks of the two residual dropouts */
     if (m->sandwich_norm)
@@ -324,6 +349,18 @@ static double layer_saved(const ctx *c, int moe, int selective, double *scores_o
     if (scores_out)
         *scores_out = scores;
     return t * N + scores;
+}
+
+/* The same, averaged over the layers' kinds (attention or Mamba mixer, dense or MoE;
+ * taken as independent). */
+static double layer_saved(const ctx *c, int moe, int selective, double *scores_out)
+{
+    const od_model *m = c->m;
+    double fs = m->layers ? (double)m->ssm_layers / (double)m->layers : 0;
+    double t = (1 - fs) * layer_saved_kind(c, moe, 0, selective, scores_out);
+    if (fs > 0)
+        t += fs * layer_saved_kind(c, moe, 1, selective, fs == 1 ? scores_out : NULL);
+    return t;
 }
 
 /* Largest transient of one layer's backward: gradients of the widest intermediates. */
@@ -782,6 +819,14 @@ static double infer_layer_tok(const ctx *c)
         mlp = 2 * m->intermediate;
     }
     double attn = 2 * (q + 2 * kv) + q;
+    if (m->no_mlp)
+        mlp = 0;
+    if (m->ssm_layers) {
+        /* a Mamba mixer: in_proj's output (x and the gate), the conv output, delta and
+         * the scan output; dt, B, C are small */
+        double mixer = 5.0 * m->ssm_inner + m->ssm_dt_rank + 2.0 * m->ssm_state;
+        attn = m->ssm_layers < m->layers ? fmax(attn, mixer) : mixer;
+    }
     double norm = (m->norm == OD_NORM_LAYER ? 1 : 1 + 2 * 4 / A) * h;
     double emb = (m->positions ? 2 : 1) * h; /* inputs_embeds (+ position embeds) locals */
     return A * (emb + 3 * h + fmax(fmax(mlp, attn), norm));
@@ -843,6 +888,7 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     double tok = infer_layer_tok(c) / tp;
     double dup_tok = moe_decode_tok(c), moe_dup = 0; /* batched_mm's weight copies at the peak */
     out->moe_decode_copy_bytes_per_token = u(dup_tok);
+    out->ssm_state_bytes_per_sequence = u(od_model_ssm_state_bytes(m, c->A) / tp);
     /* generate() keeps only the last position's logits (logits_to_keep=1) and copies
      * them to fp32 for the logits processors */
     double logits = B * V * (c->A + 4 + 4);
@@ -876,6 +922,11 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
                           od_model_kv_layer_tokens(m, w->kv_cache == OD_KV_DYNAMIC ? T : cap_tokens);
         double kv_prefill = w->kv_cache == OD_KV_DYNAMIC ? kv_tok_layer * B * od_model_kv_layer_tokens(m, Pl)
                                                          : kv_final;
+        /* state-space layers: a fixed state per sequence, in the model's dtype, allocated
+         * with the cache before the prefill */
+        double state = od_model_ssm_state_bytes(m, c->A) * B / tp;
+        kv_final += state;
+        kv_prefill += state;
         double pre_act = tok * B * Pl + eager * Pl * Pl + logits;
         prefill = kv_prefill + pre_act;
         /* DynamicCache grows by torch.cat: one layer's K (or V) exists twice */
@@ -946,6 +997,16 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
     else
         assume(e, "parameters counted from config.json as the transformers implementation lays them out",
                "transformers modeling_<family>.py; checked against published counts in tests/unit/test_hfconfig.c");
+    if (m->ssm_layers)
+        assume(e, "Mamba layers run transformers' fast path (mamba-ssm and causal-conv1d kernels installed; "
+               "the slow fallback materializes batch x inner x seq x state tensors) and keep a fixed "
+               "conv + SSM state per sequence in the model's dtype instead of a KV cache",
+               "transformers modeling_mamba.py (MambaCache, cuda_kernels_forward), modeling_jamba.py "
+               "(HybridMambaAttentionDynamicCache); mamba_ssm ops/selective_scan_interface.py");
+    if (m->eager_only)
+        assume(e, "DeBERTa-v2's disentangled attention (content-to-position, position-to-content) has no "
+               "SDPA or flash path: the scores are materialized",
+               "transformers modeling_deberta_v2.py DisentangledSelfAttention");
     if (w->task == OD_TASK_INFER) {
         assume(e, "peak during generate(): weights + KV cache + the prefill's or a decode step's transients",
                "transformers generation/utils.py; 3 measured generate() runs in tests/data (within 5.6%)");
@@ -1054,7 +1115,8 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
         c.W = c.A;
         c.R = c.A;
         c.B = (double)w->batch;
-        c.kernel = w->attention == OD_ATTN_EAGER || m->alibi ? "eager" : "flash";
+        c.kernel = m->ssm_layers >= m->layers ? "none"
+                   : w->attention == OD_ATTN_EAGER || m->alibi || m->eager_only ? "eager" : "flash";
         out->attention_kernel = c.kernel;
         return noted(&c, out, estimate_infer(&c, out, err));
     }
@@ -1081,7 +1143,7 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
     c.Sq = c.S / (double)(w->cp ? w->cp : 1);
     c.N = c.B * c.Sq;
     c.rep = w->sp ? c.tp : 1;
-    c.kernel = sdpa_kernel(&c);
+    c.kernel = m->ssm_layers >= m->layers ? "none" : sdpa_kernel(&c);
     out->attention_kernel = c.kernel;
     if (w->cp > 1 && (!strcmp(c.kernel, "eager") || !strcmp(c.kernel, "math")))
         return od_fail(err, OD_ERR_ARG, "--cp needs a fused attention kernel (flash or "

@@ -115,6 +115,8 @@ typedef struct {
     uint64_t peak_reserved_bytes;   /* caching allocator's reserve at the peak (rough) */
     const char *peak_phase;         /* "forward", "backward", "optimizer", "prefill", "decode" */
     const char *attention_kernel;   /* "flash", "mem_efficient", "math", "eager" */
+    uint64_t ssm_state_bytes_per_sequence; /* state-space layers' fixed recurrent state of one
+                                        * sequence (conv + SSM states), per GPU; 0 without */
     uint64_t moe_decode_copy_bytes_per_token; /* inference, MoE: what one MoE layer of a decode
                                         * step holds per token in transformers' batched_mm
                                         * experts (expert weight copies per routed token) */

@@ -144,6 +144,15 @@ static od_act_kind act_kind(const char *name)
     return OD_ACT_FUSED;
 }
 
+/* A Mamba time-step rank: an integer, or "auto" (transformers: ceil(hidden / 16)). */
+static uint64_t dt_rank(reader *r, const char *key, uint64_t hidden)
+{
+    json_t *v = json_object_get(r->root, key);
+    if (!v || json_is_null(v) || (json_is_string(v) && !strcmp(json_string_value(v), "auto")))
+        return (hidden + 15) / 16;
+    return get_uint(r, key, -1);
+}
+
 /* The fields every Llama-descended config shares. */
 static void read_llama_like(reader *r, od_model *m)
 {
@@ -491,6 +500,158 @@ static int read_family(reader *r, const char *mt, od_model *m)
         m->attn_dropout = get_real(r, "attention_probs_dropout_prob", 0.1);
         m->resid_dropout = get_real(r, "hidden_dropout_prob", 0.1);
         m->embd_dropout = m->resid_dropout;
+        return 1;
+    }
+    if (!strcmp(mt, "mamba")) {
+        /* MambaForCausalLM: embeddings, blocks of RMSNorm + MambaMixer (no attention, no
+         * MLP), norm_f, a tied lm_head (modeling_mamba.py) */
+        m->hidden = get_uint(r, "hidden_size", -1);
+        m->layers = get_uint(r, "num_hidden_layers", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->ssm_state = get_uint(r, "state_size", 16);
+        m->ssm_conv = get_uint(r, "conv_kernel", 4);
+        m->ssm_inner = get_uint(r, "intermediate_size", (long long)(get_uint(r, "expand", 2) * m->hidden));
+        m->ssm_dt_rank = dt_rank(r, "time_step_rank", m->hidden);
+        m->ssm_conv_bias = get_bool(r, "use_conv_bias", 1);
+        m->ssm_proj_bias = get_bool(r, "use_bias", 0);
+        m->ssm_layers = m->layers;
+        m->no_mlp = 1;
+        /* no attention: one nominal head of the full width keeps the shared checks */
+        m->heads = m->kv_heads = 1;
+        m->head_dim = m->hidden;
+        m->intermediate = m->ssm_inner;
+        m->norm = OD_NORM_RMS;
+        m->act = OD_ACT_FUSED;
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        return 1;
+    }
+    if (!strcmp(mt, "jamba")) {
+        /* JambaForCausalLM: attention in the layers i % attn_layer_period ==
+         * attn_layer_offset, Mamba mixers (with dt/B/C RMSNorms) in the rest; a sparse MoE
+         * in the layers i % expert_layer_period == expert_layer_offset, a gated MLP
+         * elsewhere (modeling_jamba.py) */
+        read_llama_like(r, m);
+        m->sliding_window = 0;
+        uint64_t ap = get_uint(r, "attn_layer_period", 8), ao = get_uint(r, "attn_layer_offset", 4);
+        uint64_t attn = 0;
+        json_t *lbt = json_object_get(r->root, "layers_block_type");
+        if (json_is_array(lbt) && json_array_size(lbt) == m->layers) {
+            for (size_t i = 0; i < json_array_size(lbt); i++) {
+                const char *t = json_string_value(json_array_get(lbt, i));
+                attn += t && !strcmp(t, "attention");
+            }
+        } else {
+            for (uint64_t i = 0; ap && i < m->layers; i++)
+                attn += i % ap == ao;
+        }
+        m->ssm_layers = m->layers - attn;
+        m->ssm_inner = get_uint(r, "mamba_expand", 2) * m->hidden;
+        m->ssm_state = get_uint(r, "mamba_d_state", 16);
+        m->ssm_conv = get_uint(r, "mamba_d_conv", 4);
+        m->ssm_dt_rank = dt_rank(r, "mamba_dt_rank", m->hidden);
+        m->ssm_conv_bias = get_bool(r, "mamba_conv_bias", 1);
+        m->ssm_proj_bias = get_bool(r, "mamba_proj_bias", 0);
+        m->ssm_dt_norms = 1;
+        uint64_t ne = get_uint(r, "num_experts", 16);
+        if (ne > 1) {
+            m->experts = ne;
+            m->experts_per_token = get_uint(r, "num_experts_per_tok", 2);
+            m->expert_intermediate = m->intermediate;
+            m->moe_every = get_uint(r, "expert_layer_period", 2);
+            m->moe_offset = get_uint(r, "expert_layer_offset", 1);
+            if (!m->moe_every || m->moe_offset >= m->moe_every)
+                fail(r, OD_ERR_FORMAT, "field \"%s\" must be below expert_layer_period",
+                     "expert_layer_offset");
+        }
+        return 1;
+    }
+    if (!strcmp(mt, "deberta-v2")) {
+        /* DebertaV2Model: BERT-like encoder with disentangled attention: relative position
+         * embeddings (2 x position_buckets rows, or 2 x max_relative_positions), projected
+         * by the layer's own key/query projections when share_att_key, else by per-layer
+         * pos_key_proj / pos_query_proj; no absolute positions unless position_biased_input;
+         * no pooler (modeling_deberta_v2.py) */
+        m->hidden = get_uint(r, "hidden_size", -1);
+        m->layers = get_uint(r, "num_hidden_layers", -1);
+        m->heads = m->kv_heads = get_uint(r, "num_attention_heads", -1);
+        m->vocab = get_uint(r, "vocab_size", -1);
+        m->intermediate = get_uint(r, "intermediate_size", -1);
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        uint64_t maxpos = get_uint(r, "max_position_embeddings", 512);
+        m->positions = get_bool(r, "position_biased_input", 1) ? maxpos : 0;
+        m->type_vocab = get_uint(r, "type_vocab_size", 0);
+        m->qkv_bias = m->out_bias = m->mlp_bias = m->norm_bias = 1;
+        m->norm = OD_NORM_LAYER;
+        m->embed_norm = m->encoder = 1;
+        m->eager_only = 1;
+        m->act = act_kind(get_str(r, "hidden_act", "gelu"));
+        m->attn_dropout = get_real(r, "attention_probs_dropout_prob", 0.1);
+        m->resid_dropout = get_real(r, "hidden_dropout_prob", 0.1);
+        m->embd_dropout = m->resid_dropout;
+        if (get_uint(r, "conv_kernel_size", 0))
+            fail(r, OD_ERR_FORMAT, "field \"%s\" (DeBERTa-v2's ConvLayer) is not modelled",
+                 "conv_kernel_size");
+        if (json_object_get(r->root, "embedding_size") &&
+            get_uint(r, "embedding_size", 0) != m->hidden)
+            fail(r, OD_ERR_FORMAT, "field \"%s\" other than hidden_size (an embedding "
+                 "projection) is not modelled", "embedding_size");
+        if (get_bool(r, "relative_attention", 0)) {
+            json_t *mr = json_object_get(r->root, "max_relative_positions");
+            uint64_t rel = json_is_integer(mr) && json_integer_value(mr) > 0
+                               ? (uint64_t)json_integer_value(mr) : maxpos;
+            json_t *pb = json_object_get(r->root, "position_buckets");
+            if (json_is_integer(pb) && json_integer_value(pb) > 0)
+                rel = (uint64_t)json_integer_value(pb);
+            m->extra_params = 2 * rel * m->hidden;
+            if (strstr(get_str(r, "norm_rel_ebd", "none"), "layer_norm"))
+                m->extra_params += 2 * m->hidden;
+            if (!get_bool(r, "share_att_key", 0)) {
+                /* a list, or a "p2c|c2p" string as the published configs write it */
+                json_t *pt = json_object_get(r->root, "pos_att_type");
+                const char *kinds[] = {"c2p", "p2c"};
+                for (size_t k = 0; k < 2; k++) {
+                    int has = json_is_string(pt) && strstr(json_string_value(pt), kinds[k]);
+                    for (size_t i = 0; json_is_array(pt) && i < json_array_size(pt); i++) {
+                        const char *t = json_string_value(json_array_get(pt, i));
+                        has |= t && !strcmp(t, kinds[k]);
+                    }
+                    if (has) /* pos_key_proj (c2p), pos_query_proj (p2c) in each layer */
+                        m->extra_params += m->layers * (m->hidden * m->hidden + m->hidden);
+                }
+            }
+        }
+        return 1;
+    }
+    if (!strcmp(mt, "bart")) {
+        /* BartForConditionalGeneration: a shared embedding, learned positions (+2 offset
+         * rows) and an embedding LayerNorm in each stack, post-norm encoder and decoder
+         * layers (the decoder's with cross-attention), biases everywhere, the lm_head tied
+         * to the shared embedding (modeling_bart.py) */
+        m->hidden = get_uint(r, "d_model", -1);
+        uint64_t enc = get_uint(r, "encoder_layers", -1), dec = get_uint(r, "decoder_layers", -1);
+        m->layers = enc + dec;
+        m->heads = m->kv_heads = get_uint(r, "encoder_attention_heads", -1);
+        m->intermediate = get_uint(r, "encoder_ffn_dim", -1);
+        if (get_uint(r, "decoder_attention_heads", (long long)m->heads) != m->heads ||
+            get_uint(r, "decoder_ffn_dim", (long long)m->intermediate) != m->intermediate)
+            fail(r, OD_ERR_FORMAT, "field \"%s\" differing from the encoder's is not modelled",
+                 "decoder_ffn_dim");
+        m->head_dim = m->heads ? m->hidden / m->heads : 0;
+        m->vocab = get_uint(r, "vocab_size", -1);
+        uint64_t pos = get_uint(r, "max_position_embeddings", 1024) + 2;
+        m->qkv_bias = m->out_bias = m->mlp_bias = m->norm_bias = 1;
+        m->norm = OD_NORM_LAYER;
+        m->act = act_kind(get_str(r, "activation_function", "gelu"));
+        m->resid_dropout = get_real(r, "dropout", 0.1);
+        m->attn_dropout = get_real(r, "attention_dropout", 0.0);
+        m->tied_embeddings = get_bool(r, "tie_word_embeddings", 1);
+        m->encdec = 1;
+        uint64_t h = m->hidden;
+        /* cross-attention + its LayerNorm per decoder layer, both position tables, the
+         * second embedding LayerNorm (the first stands where a final norm would) */
+        m->extra_params = dec * (4 * h * h + 4 * h + 2 * h) + 2 * pos * h + 2 * h;
+        if (get_bool(r, "add_final_layer_norm", 0)) /* a LayerNorm after each stack */
+            m->extra_params += 2 * 2 * h;
         return 1;
     }
     if (!strcmp(mt, "gpt_neox")) {

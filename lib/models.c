@@ -15,7 +15,34 @@ uint64_t od_model_moe_layers(const od_model *m)
         return 0;
     uint64_t every = m->moe_every ? m->moe_every : 1;
     uint64_t first = m->moe_first_dense < m->layers ? m->moe_first_dense : m->layers;
-    return (m->layers - first) / every;
+    if (!m->moe_offset || m->moe_offset == every - 1)
+        return (m->layers - first) / every;
+    uint64_t n = 0;
+    for (uint64_t i = first; i < m->layers; i++)
+        n += i % every == m->moe_offset;
+    return n;
+}
+
+double od_model_ssm_state_bytes(const od_model *m, double bytes)
+{
+    return (double)m->ssm_layers * (double)m->ssm_inner * (double)(m->ssm_conv + m->ssm_state) * bytes;
+}
+
+/* One Mamba mixer: in_proj (h -> 2 inner), depthwise conv1d, x_proj (inner -> dt_rank +
+ * 2 state), dt_proj (dt_rank -> inner, with bias), A_log, D, out_proj, and Jamba's three
+ * RMSNorms (transformers MambaMixer / JambaMambaMixer). */
+static uint64_t mixer_params(const od_model *m, uint64_t *largest)
+{
+    uint64_t h = m->hidden, di = m->ssm_inner, ds = m->ssm_state, r = m->ssm_dt_rank;
+    uint64_t n = h * 2 * di + (m->ssm_proj_bias ? 2 * di : 0);
+    n += di * m->ssm_conv + (m->ssm_conv_bias ? di : 0);
+    n += di * (r + 2 * ds) + r * di + di + di * ds + di;
+    n += di * h + (m->ssm_proj_bias ? h : 0);
+    if (m->ssm_dt_norms)
+        n += r + 2 * ds;
+    if (2 * di * h > *largest)
+        *largest = 2 * di * h;
+    return n;
 }
 
 double od_model_kv_bytes_per_token(const od_model *m, double kv_bytes)
@@ -24,9 +51,10 @@ double od_model_kv_bytes_per_token(const od_model *m, double kv_bytes)
         return 0;
     if (m->encdec) /* the decoder's self-attention; its cross-attention K/V are fixed */
         return 2.0 * (double)m->kv_heads * (double)m->head_dim * kv_bytes * (double)(m->layers / 2);
+    double attn_layers = (double)(m->layers - (m->ssm_layers < m->layers ? m->ssm_layers : m->layers));
     if (m->kv_lora_rank)
-        return (double)(m->kv_lora_rank + m->qk_rope_dim) * kv_bytes * (double)m->layers;
-    return 2.0 * (double)m->kv_heads * (double)m->head_dim * kv_bytes * (double)m->layers;
+        return (double)(m->kv_lora_rank + m->qk_rope_dim) * kv_bytes * attn_layers;
+    return 2.0 * (double)m->kv_heads * (double)m->head_dim * kv_bytes * attn_layers;
 }
 
 double od_model_kv_layer_tokens(const od_model *m, double T)
@@ -93,13 +121,14 @@ void od_model_count(const od_model *m, od_param_counts *out)
     uint64_t h = m->hidden;
     uint64_t largest = m->vocab * h;
     uint64_t attn = attn_params(m, &largest);
-    uint64_t norms = norm_params(m) * (m->parallel_block == 1 ? 1 : 2) * (m->sandwich_norm ? 2 : 1);
+    uint64_t norms = norm_params(m) * (m->parallel_block == 1 || m->no_mlp ? 1 : 2) *
+                     (m->sandwich_norm ? 2 : 1);
     if (m->qk_norm == 1)
         norms += 2 * m->head_dim;                               /* per head (Qwen3, Gemma 3) */
     else if (m->qk_norm == 2)
         norms += (m->heads + m->kv_heads) * m->head_dim;        /* full width (OLMo 2, Cohere) */
 
-    uint64_t dense = mlp_params(m, m->intermediate, &largest);
+    uint64_t dense = m->no_mlp ? 0 : mlp_params(m, m->intermediate, &largest);
     uint64_t moe = 0, moe_active = 0, routed = 0;
     if (m->experts) {
         uint64_t one = mlp_params(m, m->expert_intermediate, &largest);
@@ -119,6 +148,12 @@ void od_model_count(const od_model *m, od_param_counts *out)
     uint64_t nmoe = od_model_moe_layers(m), ndense = m->layers - nmoe;
     uint64_t layers_total = ndense * (attn + norms + dense) + nmoe * (attn + norms + moe);
     uint64_t layers_active = ndense * (attn + norms + dense) + nmoe * (attn + norms + moe_active);
+    if (m->ssm_layers) { /* mixers instead of attention in those layers */
+        uint64_t ns = m->ssm_layers < m->layers ? m->ssm_layers : m->layers;
+        uint64_t mix = mixer_params(m, &largest);
+        layers_total = layers_total - ns * attn + ns * mix;
+        layers_active = layers_active - ns * attn + ns * mix;
+    }
 
     out->embedding = m->vocab * h + m->positions * h + m->type_vocab * h +
                      (m->embed_norm ? norm_params(m) : 0);
@@ -180,6 +215,11 @@ od_status od_model_validate(const od_model *m, od_error *err)
         return od_fail(err, OD_ERR_LIMIT, "a multi-head latent attention size is absurdly large");
     if (m->kv_lora_rank && !m->v_head_dim)
         return od_fail(err, OD_ERR_FORMAT, "v_head_dim must be a positive integer");
+    if (m->ssm_layers && (!m->ssm_inner || !m->ssm_state || !m->ssm_conv || !m->ssm_dt_rank ||
+                          m->ssm_inner > MAX_DIM || m->ssm_state > 65536 || m->ssm_conv > 1024 ||
+                          m->ssm_dt_rank > MAX_DIM || m->ssm_layers > m->layers))
+        return od_fail(err, OD_ERR_FORMAT, "Mamba sizes (intermediate, state, conv kernel, time "
+                       "step rank) must be positive and sane");
     if (m->type_vocab > MAX_DIM)
         return od_fail(err, OD_ERR_LIMIT, "type_vocab_size is absurdly large");
     if (!(m->attn_dropout >= 0 && m->attn_dropout < 1) ||

@@ -77,6 +77,17 @@ typedef struct {
      * norm) is in extra_params. */
     int encdec;
     uint64_t extra_params;
+    /* State-space layers (Mamba mixers, Gu & Dao 2023): ssm_layers of the layers run a
+     * mixer instead of attention (all for mamba; 7 in 8 for Jamba). Each keeps a fixed
+     * per-sequence state of ssm_inner x (ssm_conv + ssm_state) values instead of a growing
+     * KV cache. no_mlp: the block is norm + mixer only (Mamba). ssm_dt_norms: RMSNorms on
+     * dt, B and C, with the kernels called piecewise (Jamba). */
+    uint64_t ssm_layers, ssm_inner, ssm_state, ssm_conv, ssm_dt_rank;
+    int ssm_conv_bias, ssm_proj_bias, ssm_dt_norms, no_mlp;
+    uint64_t moe_offset;        /* MoE layers are those i >= moe_first_dense with i %
+                                 * moe_every == moe_offset (default moe_every - 1) */
+    int eager_only;             /* no SDPA/flash path in transformers (DeBERTa-v2's
+                                 * disentangled attention): scores are materialized */
     /* Read from the checkpoint (safetensors.h), 0 when only a config was given: the exact
      * parameter count and the bytes its tensors take; quantized = the weights are stored
      * packed (GPTQ/AWQ, bitsandbytes) and load as they are. quant_bits: the config's
@@ -120,10 +131,15 @@ od_status od_model_from_sizes(uint64_t params, uint64_t layers, uint64_t hidden,
  * nothing absurd). OD_ERR_FORMAT naming the field otherwise. */
 od_status od_model_validate(const od_model *m, od_error *err);
 
-/* Bytes the KV cache takes per token of one sequence, all layers, at kv_bytes per
- * element, before any sliding-window cap (MLA: the compressed latent + rope key; 0 for
- * encoders, which cache nothing). */
+/* Bytes the KV cache takes per token of one sequence, all attention layers (state-space
+ * layers have none), at kv_bytes per element, before any sliding-window cap (MLA: the
+ * compressed latent + rope key; 0 for encoders, which cache nothing). */
 double od_model_kv_bytes_per_token(const od_model *m, double kv_bytes);
+
+/* Bytes of the fixed recurrent state one sequence keeps in the state-space layers
+ * (transformers' MambaCache / HybridMambaAttentionDynamicCache: conv_states of ssm_inner x
+ * ssm_conv and ssm_states of ssm_inner x ssm_state per layer) at bytes per element. */
+double od_model_ssm_state_bytes(const od_model *m, double bytes);
 
 /* Token entries a T-token sequence leaves in the KV cache, summed over the layers: a
  * layer with a sliding window keeps at most the window (L x T without one). */

@@ -1,5 +1,6 @@
 /* test_hfconfig.c - config.json reading: parameter layouts against published counts and
  * the measured runs' own n_params, and one clear error per kind of bad input. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -249,6 +250,76 @@ static void test_more_families(void **state)
     assert_int_equal(m.sliding_layers, 21);
 }
 
+static void load_model(const char *path, od_model *m)
+{
+    size_t len;
+    char *t = slurp(path, &len);
+    od_error err;
+    od_status st = od_hfconfig_parse(t, len, m, &err);
+    if (st != OD_OK)
+        fprintf(stderr, "%s: %s\n", path, err.msg);
+    assert_int_equal(st, OD_OK);
+    free(t);
+}
+
+/* State-space and the remaining encoder / encoder-decoder families, on their published
+ * config.json (tests/data/configs/README.md gives each count's source). */
+static void test_ssm_and_encdec_families(void **state)
+{
+    (void)state;
+    od_model m;
+    od_param_counts pc;
+    /* state-spaces/mamba-130m-hf: 129M on the Hub; no attention, no MLP, tied lm_head */
+    load_model("tests/data/configs/mamba-130m.json", &m);
+    od_model_count(&m, &pc);
+    assert_int_equal(pc.total, 129135360ULL);
+    assert_true(fabs((double)pc.total / 129e6 - 1) < 0.005);
+    assert_int_equal(m.ssm_layers, 24);
+    assert_int_equal(m.ssm_dt_rank, 48);
+    assert_true(m.no_mlp);
+    assert_true(od_model_kv_bytes_per_token(&m, 2) == 0);
+    /* conv 1536 x 4 + SSM 1536 x 16 a layer, 24 layers, bf16 */
+    assert_true(od_model_ssm_state_bytes(&m, 2) == 24.0 * 1536 * (4 + 16) * 2);
+    /* "auto" time_step_rank is ceil(hidden / 16) */
+    assert_int_equal(params_text("{\"model_type\": \"mamba\", \"hidden_size\": 768, "
+                                 "\"num_hidden_layers\": 24, \"vocab_size\": 50280, "
+                                 "\"time_step_rank\": \"auto\"}", &m), 129135360ULL);
+    /* ai21labs/AI21-Jamba-1.5-Mini (Jamba-v0.1's layout): 52B total, 12B active (AI21;
+     * Lieber et al. 2024, arXiv:2403.19887); attention in 4 of 32 layers, MoE in 16 */
+    load_model("tests/data/configs/jamba-1.5-mini.json", &m);
+    od_model_count(&m, &pc);
+    assert_int_equal(pc.total, 51570323328ULL);
+    assert_true(fabs((double)pc.total / 51.6e9 - 1) < 0.005);
+    assert_true(fabs((double)pc.active / 12e9 - 1) < 0.02);
+    assert_int_equal(m.ssm_layers, 28);
+    assert_int_equal(od_model_moe_layers(&m), 16);
+    /* microsoft/deberta-v3-base: 86M backbone + 98M embedding parameters (its model card);
+     * shared key projections for the relative positions, no absolute ones, no pooler */
+    load_model("tests/data/configs/deberta-v3-base.json", &m);
+    od_model_count(&m, &pc);
+    assert_int_equal(pc.total, 183831552ULL);
+    assert_true(fabs((double)(pc.total - pc.embedding) / 86e6 - 1) < 0.01);
+    assert_true(fabs((double)pc.embedding / 98e6 - 1) < 0.01);
+    assert_true(m.encoder && m.eager_only && m.positions == 0);
+    /* the same without share_att_key: pos_key_proj and pos_query_proj in every layer */
+    assert_int_equal(params_text("{\"model_type\": \"deberta-v2\", \"hidden_size\": 768, "
+                                 "\"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                                 "\"intermediate_size\": 3072, \"vocab_size\": 128100, "
+                                 "\"relative_attention\": true, \"position_buckets\": 256, "
+                                 "\"norm_rel_ebd\": \"layer_norm\", \"pos_att_type\": [\"p2c\", "
+                                 "\"c2p\"], \"position_biased_input\": false, "
+                                 "\"type_vocab_size\": 0}", &m),
+                     183831552ULL + 12ULL * 2 * (768 * 768 + 768));
+    /* facebook/bart-large(-mnli)'s BartForConditionalGeneration layout: 406M on the Hub */
+    load_model("tests/data/configs/bart-large-mnli.json", &m);
+    od_model_count(&m, &pc);
+    assert_int_equal(pc.total, 406291456ULL);
+    assert_true(fabs((double)pc.total / 406e6 - 1) < 0.005);
+    assert_true(m.encdec && m.layers == 24);
+    /* the decoder's self-attention caches 2 x 16 heads x 64 per token and layer */
+    assert_true(od_model_kv_bytes_per_token(&m, 2) == 12.0 * 2 * 1024 * 2);
+}
+
 /* Any other model_type with the generic fields: a Llama-style block, marked generic;
  * without them, the error names the field. */
 static void test_generic_fallback(void **state)
@@ -284,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_families),
         cmocka_unit_test(test_more_families),
+        cmocka_unit_test(test_ssm_and_encdec_families),
         cmocka_unit_test(test_generic_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

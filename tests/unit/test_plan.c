@@ -787,6 +787,47 @@ static void test_moe_decode(void **state)
     assert_int_equal(est(&m, &w).moe_decode_copy_bytes_per_token, 0);
 }
 
+/* State-space layers hold a fixed state, not a KV cache. Lieber et al. 2024 (Jamba,
+ * arXiv:2403.19887), Table 1: the 16-bit KV cache of a 256K-token context is 4GB for Jamba
+ * (4 attention layers of 32) and 32GB for Mixtral. */
+static void test_ssm_state(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/jamba-1.5-mini.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.task = OD_TASK_INFER;
+    od_estimate e = est(&m, &w);
+    assert_int_equal(e.kv_cache_bytes_per_token * 262144, 4ULL << 30);
+    assert_int_equal(e.ssm_state_bytes_per_sequence, 28ULL * 8192 * (4 + 16) * 2);
+    od_model mx;
+    load("tests/data/configs/mixtral-8x7b.json", &mx);
+    assert_int_equal(est(&mx, &w).kv_cache_bytes_per_token * 262144, 32ULL << 30);
+    /* Mamba: the cache row is the state alone, whatever the length */
+    load("tests/data/configs/mamba-130m.json", &m);
+    w.batch = 4;
+    od_estimate a = est(&m, &w);
+    w.new_tokens = 1024;
+    od_estimate b = est(&m, &w);
+    assert_int_equal(a.kv_cache_bytes_per_token, 0);
+    assert_int_equal(a.at_peak.kv_cache, 4 * a.ssm_state_bytes_per_sequence);
+    assert_int_equal(b.at_peak.kv_cache, a.at_peak.kv_cache);
+    assert_string_equal(a.attention_kernel, "none");
+    /* training: the mixers' saved tensors grow with the tokens */
+    od_workload t;
+    od_workload_defaults(&t);
+    t.seq = 2048;
+    od_estimate t1 = est(&m, &t);
+    t.seq = 4096;
+    od_estimate t2 = est(&m, &t);
+    assert_true(t1.per_layer_activation_bytes > 0);
+    assert_true(fabs((double)t2.per_layer_activation_bytes / (double)t1.per_layer_activation_bytes - 2) < 0.01);
+    /* DeBERTa-v2 has no SDPA path: eager scores */
+    load("tests/data/configs/deberta-v3-base.json", &m);
+    assert_string_equal(est(&m, &t).attention_kernel, "eager");
+}
+
 /* vLLM on Llama-2-7B: 8 MiB blocks of 16 tokens (16 x 512 KiB); the KV cache is what
  * 0.9 of the GPU leaves after weights, the profiling peak and the CUDA context. */
 static void test_vllm(void **state)
@@ -858,6 +899,7 @@ int main(void)
         cmocka_unit_test(test_tp_sp_activations),
         cmocka_unit_test(test_cp_pp),
         cmocka_unit_test(test_moe_decode),
+        cmocka_unit_test(test_ssm_state),
         cmocka_unit_test(test_vllm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
