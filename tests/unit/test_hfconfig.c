@@ -320,6 +320,34 @@ static void test_ssm_and_encdec_families(void **state)
     assert_true(od_model_kv_bytes_per_token(&m, 2) == 12.0 * 2 * 1024 * 2);
 }
 
+/* The families whose counts were not yet checked, on their published sizes (model cards):
+ * Qwen/Qwen2.5-0.5B 0.49B (0.36B non-embedding), Qwen/Qwen3-0.6B 0.6B (0.44B
+ * non-embedding), Qwen/Qwen3-30B-A3B 30.5B with 3.3B activated, deepseek-ai/DeepSeek-V3
+ * 671B with 37B activated (its paper; the MTP module's 14B are not part of the model),
+ * EleutherAI/gpt-j-6b 6,053,381,344 (its README). */
+static void test_published_sizes(void **state)
+{
+    (void)state;
+    od_model m;
+    od_param_counts pc;
+    static const struct { const char *json; double total, other; int active; } C[] = {
+        {"{\"model_type\": \"qwen2\", \"hidden_size\": 896, \"num_hidden_layers\": 24, \"num_attention_heads\": 14, \"num_key_value_heads\": 2, \"intermediate_size\": 4864, \"vocab_size\": 151936, \"tie_word_embeddings\": true}", 0.494e9, 0.358e9, 0},
+        {"{\"model_type\": \"qwen3\", \"hidden_size\": 1024, \"num_hidden_layers\": 28, \"num_attention_heads\": 16, \"num_key_value_heads\": 8, \"head_dim\": 128, \"intermediate_size\": 3072, \"vocab_size\": 151936, \"tie_word_embeddings\": true}", 0.596e9, 0.44e9, 0},
+        {"{\"model_type\": \"qwen3_moe\", \"hidden_size\": 2048, \"num_hidden_layers\": 48, \"num_attention_heads\": 32, \"num_key_value_heads\": 4, \"head_dim\": 128, \"intermediate_size\": 6144, \"moe_intermediate_size\": 768, \"num_experts\": 128, \"num_experts_per_tok\": 8, \"decoder_sparse_step\": 1, \"mlp_only_layers\": [], \"vocab_size\": 151936, \"tie_word_embeddings\": false}", 30.5e9, 3.3e9, 1},
+        {"{\"model_type\": \"deepseek_v3\", \"first_k_dense_replace\": 3, \"hidden_act\": \"silu\", \"hidden_size\": 7168, \"intermediate_size\": 18432, \"kv_lora_rank\": 512, \"moe_intermediate_size\": 2048, \"n_routed_experts\": 256, \"n_shared_experts\": 1, \"num_attention_heads\": 128, \"num_experts_per_tok\": 8, \"num_hidden_layers\": 61, \"num_key_value_heads\": 128, \"num_nextn_predict_layers\": 1, \"q_lora_rank\": 1536, \"qk_nope_head_dim\": 128, \"qk_rope_head_dim\": 64, \"tie_word_embeddings\": false, \"v_head_dim\": 128, \"vocab_size\": 129280, \"moe_layer_freq\": 1}", 671e9, 37e9, 1},
+        {"{\"model_type\": \"gptj\", \"n_embd\": 4096, \"n_layer\": 28, \"n_head\": 16, \"n_positions\": 2048, \"rotary_dim\": 64, \"vocab_size\": 50400, \"n_inner\": null, \"tie_word_embeddings\": false}", 6053381344.0, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
+        params_text(C[i].json, &m);
+        od_model_count(&m, &pc);
+        double other = C[i].active ? (double)pc.active : (double)(pc.total - pc.embedding);
+        if (fabs((double)pc.total / C[i].total - 1) > 0.005 ||
+            (C[i].other && fabs(other / C[i].other - 1) > 0.02))
+            fail_msg("%s: %llu total, %.0f %s", m.model_type, (unsigned long long)pc.total,
+                     other, C[i].active ? "active" : "non-embedding");
+    }
+}
+
 /* Any other model_type with the generic fields: a Llama-style block, marked generic;
  * without them, the error names the field. */
 static void test_generic_fallback(void **state)
@@ -356,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_families),
         cmocka_unit_test(test_more_families),
         cmocka_unit_test(test_ssm_and_encdec_families),
+        cmocka_unit_test(test_published_sizes),
         cmocka_unit_test(test_generic_fallback),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
