@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "mem.h"
+#include "u64map.h"
 
 enum { TAG_INT = 0, TAG_STR = 1, TAG_CONT = 2, TAG_BOX = 3, TAG_BYTES = 4, TAG_CONST = 5,
        TAG_MARK = 6, TAG_RECORD = 7 };
@@ -479,8 +480,11 @@ typedef struct {
     size_t sp, stack_cap;
     size_t *marks;
     size_t n_marks, marks_cap;
-    od_pv *memo;
+    uint32_t *memo;       /* a value in 4 bytes (see memo_at), or MEMO_WIDE */
     size_t n_memo, memo_cap;
+    od_u64map memo_wide;  /* memo index -> index into wide, for MEMO_WIDE slots */
+    od_pv *wide;
+    size_t n_wide, wide_cap;
     uint32_t *cont_memo;  /* per container slot: memo index + 1, 0 = none, PINNED */
     size_t cont_memo_cap;
     char *tmp;            /* long strings */
@@ -667,6 +671,52 @@ static od_status pop_mark(vm *m, size_t *base)
 
 #define PINNED UINT32_MAX
 
+/* The memo holds a value in 4 bytes when it fits (a tag and a payload under 2^29: strings,
+ * containers, trace records, small ints), which is every slot pickle.dump writes for a
+ * snapshot but a handful; a wider value goes to a side table and its slot says
+ * MEMO_WIDE. Ten million trace entries memoize twenty million slots: 80 MB, not 160. */
+#define MEMO_WIDE ((uint32_t)MKV(TAG_MARK, 2)) /* never a value (MARKs are not memoized) */
+
+static od_pv memo_wide_get(const vm *m, size_t idx)
+{
+    uint32_t k;
+    return od_u64map_get(&m->memo_wide, idx, &k) ? m->wide[k] : V_UNSET;
+}
+
+static inline __attribute__((always_inline)) od_pv memo_at(const vm *m, size_t idx)
+{
+    uint32_t x = m->memo[idx];
+    return __builtin_expect(x != MEMO_WIDE, 1) ? (od_pv)x : memo_wide_get(m, idx);
+}
+
+static int memo_set_wide(vm *m, size_t idx, od_pv v)
+{
+    int found;
+    uint32_t *k = od_u64map_slot(&m->memo_wide, idx, &found);
+    if (!k)
+        return 0;
+    if (!found) {
+        if (m->n_wide >= UINT32_MAX || !od_grow((void **)&m->wide, &m->wide_cap, m->n_wide + 1, sizeof *m->wide)) {
+            od_u64map_del(&m->memo_wide, idx);
+            return 0;
+        }
+        *k = (uint32_t)m->n_wide++;
+    }
+    m->wide[*k] = v;
+    m->memo[idx] = MEMO_WIDE;
+    return 1;
+}
+
+/* Store v in memo slot idx (< memo_cap); 0 when out of memory (the slot unchanged). */
+static inline __attribute__((always_inline)) int memo_set(vm *m, size_t idx, od_pv v)
+{
+    if (__builtin_expect(v <= UINT32_MAX && (uint32_t)v != MEMO_WIDE, 1)) {
+        m->memo[idx] = (uint32_t)v;
+        return 1;
+    }
+    return memo_set_wide(m, idx, v);
+}
+
 /* Container slots are recycled when a dict is absorbed as a record or a list turns out to
  * be a duplicate: pickle.dump refers to a fresh container only through the stack and the
  * one memo slot it stores it in, so both are redirected to the new value. A container
@@ -687,9 +737,8 @@ static int recycle(vm *m, uint32_t id, od_pv v)
     if (mi == PINNED)
         return 0;
     if (mi) {
-        if (m->memo[mi - 1] != MKV(TAG_CONT, id))
+        if (memo_at(m, mi - 1) != MKV(TAG_CONT, id) || !memo_set(m, mi - 1, v))
             return 0;
-        m->memo[mi - 1] = v;
     }
     cont *c = &t->conts[id];
     if (c->flags & F_OWN)
@@ -1087,13 +1136,15 @@ static inline __attribute__((always_inline)) od_status memoize(vm *m)
     size_t idx = m->n_memo;
     if (__builtin_expect(idx < m->memo_cap && m->sp > (m->n_marks ? m->marks[m->n_marks - 1] : 0), 1)) {
         od_pv v = m->stack[m->sp - 1];
-        if (TAG(v) == TAG_CONT) {
-            uint32_t *cm = &m->cont_memo[PAYLOAD(v)];
-            *cm = (*cm == 0 && idx < PINNED - 1) ? (uint32_t)idx + 1 : PINNED;
+        if (__builtin_expect(v <= UINT32_MAX && (uint32_t)v != MEMO_WIDE, 1)) {
+            if (TAG(v) == TAG_CONT) {
+                uint32_t *cm = &m->cont_memo[PAYLOAD(v)];
+                *cm = (*cm == 0 && idx < PINNED - 1) ? (uint32_t)idx + 1 : PINNED;
+            }
+            m->memo[idx] = (uint32_t)v;
+            m->n_memo = idx + 1;
+            return OD_OK;
         }
-        m->memo[idx] = v;
-        m->n_memo = idx + 1;
-        return OD_OK;
     }
     return memo_put_slow(m, idx);
 }
@@ -1105,32 +1156,34 @@ static od_status memo_put_slow(vm *m, uint64_t idx)
     if (idx >= m->n_memo) {
         if (idx > m->n_memo + MEMO_GAP)
             return fail(m, OD_ERR_LIMIT, "memo index far beyond the memo's size%s", "");
-        if (!od_grow((void **)&m->memo, &m->memo_cap, (size_t)idx + 1, sizeof(od_pv)))
+        if (!od_grow((void **)&m->memo, &m->memo_cap, (size_t)idx + 1, sizeof *m->memo))
             return nomem(m);
         for (size_t i = m->n_memo; i <= idx; i++)
-            m->memo[i] = V_UNSET;
+            m->memo[i] = (uint32_t)V_UNSET;
         m->n_memo = (size_t)idx + 1;
     }
     od_pv v = m->stack[m->sp - 1];
+    od_pv old = memo_at(m, idx);
+    if (!memo_set(m, idx, v))
+        return nomem(m);
     if (TAG(v) == TAG_CONT && PAYLOAD(v) < m->cont_memo_cap) {
         uint32_t *cm = &m->cont_memo[PAYLOAD(v)];
         *cm = (*cm == 0 && idx < PINNED - 1) ? (uint32_t)idx + 1 : PINNED;
     }
-    if (m->memo[idx] != V_UNSET && m->memo[idx] != v) {
+    if (old != V_UNSET && old != v) {
         m->memo_overwritten = 1;
         forget_fetches(m);
     }
-    if (TAG(m->memo[idx]) == TAG_CONT && idx < m->n_memo && m->memo[idx] != v)
-        pin(m, m->memo[idx]); /* a memo slot overwritten: keep its old container as is */
-    m->memo[idx] = v;
+    if (TAG(old) == TAG_CONT && old != v)
+        pin(m, old); /* a memo slot overwritten: keep its old container as is */
     return OD_OK;
 }
 
 static inline __attribute__((always_inline)) od_status memo_get(vm *m, uint64_t idx)
 {
-    if (idx >= m->n_memo || m->memo[idx] == V_UNSET)
+    od_pv v = idx < m->n_memo ? memo_at(m, idx) : V_UNSET;
+    if (v == V_UNSET)
         return fail(m, OD_ERR_FORMAT, "memo lookup of an index never stored%s", "");
-    od_pv v = m->memo[idx];
     /* Fetching back a container still being filled: it is referenced twice now. */
     if (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN))
         pin(m, v);
@@ -1169,7 +1222,7 @@ static inline od_pv finished_memo(const vm *m, uint64_t idx)
 {
     if (idx >= m->n_memo)
         return V_FAIL;
-    od_pv v = m->memo[idx];
+    od_pv v = memo_at(m, idx);
     if (v == V_UNSET || (TAG(v) == TAG_CONT && !(m->t->conts[PAYLOAD(v)].flags & F_FROZEN)))
         return V_FAIL;
     return v;
@@ -1354,9 +1407,8 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
 static od_pv push_memo_dict(vm *m, size_t midx)
 {
     od_pv d = vm_new_cont(m, K_DICT);
-    if (d == V_FAIL)
+    if (d == V_FAIL || !memo_set(m, midx, d))
         return V_FAIL;
-    m->memo[midx] = d;
     m->cont_memo[PAYLOAD(d)] = midx < PINNED - 1 ? (uint32_t)midx + 1 : PINNED;
     m->stack[m->sp++] = d;
     return d;
@@ -1382,7 +1434,7 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
         !od_grow((void **)&m->stack, &m->stack_cap, m->sp + 2 * FAST_DICT_MAX + 2, sizeof(od_pv)))
         return NULL;
     size_t midx = m->n_memo;
-    m->memo[midx] = V_UNSET; /* the dict itself: a fetch of it before it is done deopts */
+    m->memo[midx] = (uint32_t)V_UNSET; /* the dict itself: a fetch of it before it is done deopts */
     m->n_memo = midx + 1;
     od_pv kv[2 * FAST_DICT_MAX];
     size_t n = 0;
@@ -1509,9 +1561,10 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             q += 9;
             FD_DISPATCH_NEXT;
         FD_OP(memoize) /* of the value just read */
-            if (n == 0 || TAG(kv[n - 1]) == TAG_CONT || m->n_memo >= m->memo_cap)
+            if (n == 0 || TAG(kv[n - 1]) == TAG_CONT || m->n_memo >= m->memo_cap ||
+                !memo_set(m, m->n_memo, kv[n - 1]))
                 goto deopt;
-            m->memo[m->n_memo++] = kv[n - 1];
+            m->n_memo++;
             q++;
             FD_DISPATCH_NEXT;
         FD_OP(empty_list) /* an empty last value, or a list fast_list takes */
@@ -1521,9 +1574,9 @@ TABLE_DEFAULTS_OVERRIDDEN_END
                 if (m->empty_list == V_FAIL)
                     m->empty_list = shared_list(m, NULL, 0);
                 v = m->empty_list;
-                if (v == V_FAIL)
+                if (v == V_FAIL || !memo_set(m, m->n_memo, v))
                     goto deopt;
-                m->memo[m->n_memo++] = v;
+                m->n_memo++;
                 q += 2;
                 kv[n++] = v;
                 FD_DISPATCH_NEXT;
@@ -1550,7 +1603,10 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             if (r < 0)
                 return NULL;
             if (r > 0) {
-                m->memo[midx] = MKV(TAG_RECORD, rec);
+                if (!memo_set(m, midx, MKV(TAG_RECORD, rec))) {
+                    *st = nomem(m);
+                    return NULL;
+                }
                 m->stack[m->sp++] = MKV(TAG_RECORD, rec);
                 return q + 1;
             }
@@ -2013,6 +2069,8 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
     free(m.stack);
     free(m.marks);
     free(m.memo);
+    od_u64map_free(&m.memo_wide);
+    free(m.wide);
     free(m.cont_memo);
     free(m.tmp);
     free(m.raw);

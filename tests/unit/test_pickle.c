@@ -220,6 +220,41 @@ static void repeated_bytes_after_a_memo_overwrite(void **state)
     assert_int_equal(pp_compare(memo_overwritten, sizeof memo_overwritten, 1), 0);
 }
 
+/* Memo slots hold values of 4 bytes; wider ones (negative ints and ints past 2^29, which
+ * pickle.dump never memoizes but another writer may) keep theirs in a side table: each fetch gives the
+ * value stored, PUT over a wide slot included. */
+static void wide_memo_values(void **state)
+{
+    (void)state;
+    static const unsigned char p[] = {
+        0x80, 0x04,                                     /* PROTO 4 */
+        '(',                                            /* MARK */
+        0x8a, 0x08, 0, 0, 0, 0, 0, 0x01, 0, 0,          /* LONG1 2^40 */
+        0x94,                                           /* MEMOIZE -> 0 (wide) */
+        'J', 7, 0, 0, 0,                                /* BININT 7 */
+        0x94,                                           /* MEMOIZE -> 1 */
+        'h', 0,                                         /* BINGET 0 */
+        'h', 1,                                         /* BINGET 1 */
+        'J', 0xfb, 0xff, 0xff, 0xff,                    /* BININT -5 */
+        'q', 1,                                         /* BINPUT 1: wide over narrow */
+        'h', 1,                                         /* BINGET 1 */
+        'J', 9, 0, 0, 0,                                /* BININT 9 */
+        'q', 0,                                         /* BINPUT 0: narrow over wide */
+        'h', 0,                                         /* BINGET 0 */
+        'l',                                            /* LIST */
+        '.'};
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(p, sizeof p, &t, &err), OD_OK);
+    od_pv root = od_ptree_root(t);
+    assert_int_equal(od_pv_len(t, root), 8);
+    /* pickle.loads of these bytes */
+    const int64_t want[8] = {INT64_C(1099511627776), 7, INT64_C(1099511627776), 7, -5, -5, 9, 9};
+    for (size_t i = 0; i < 8; i++)
+        assert_true(geti(t, od_pv_item(t, root, i)) == want[i]);
+    od_ptree_free(t);
+}
+
 static void grows_long_lists(void **state)
 {
     (void)state;
@@ -386,6 +421,7 @@ int main(void)
         cmocka_unit_test(absurd_lengths_cost_nothing),
         cmocka_unit_test(shares_equal_lists),
         cmocka_unit_test(repeated_bytes_after_a_memo_overwrite),
+        cmocka_unit_test(wide_memo_values),
         cmocka_unit_test(grows_long_lists),
         cmocka_unit_test(refuses_modifying_a_placed_list),
         cmocka_unit_test(deep_nesting_does_not_recurse),
