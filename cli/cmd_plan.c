@@ -97,7 +97,11 @@ static const char USAGE[] =
     "  (with --weights, --kv-dtype, --tp; --model for a quantized checkpoint)\n"
     "Inference (--task infer): peak during generate(), weights included:\n"
     "  --batch B --prompt P --new-tokens N\n"
-    "  --weights W            bf16 (default), fp16, fp32, int8, int4\n"
+    "  --weights W            bf16 (default), fp16, fp32, int8 (+ a scale per channel),\n"
+    "                         int4 (scale per 64), gptq-int4 (group 128: qweight, qzeros,\n"
+    "                         fp16 scales, g_idx), awq-int4 (the same, no g_idx), nf4 (absmax\n"
+    "                         per 64), fp8 (per-tensor scale); only the block linears are\n"
+    "                         quantized: embeddings, lm_head and norms stay 16-bit\n"
     "  --kv-cache K           dynamic (default: transformers' DynamicCache, what generate()\n"
     "                         uses), static, paged, none (use_cache off: every step re-runs\n"
     "                         the sequence); a sliding window caps what its layers keep\n"
@@ -669,6 +673,9 @@ static void print_text(const od_model *m, const od_workload *w, const od_gpu *gp
     if (w->task == OD_TASK_TRAIN && (w->deepspeed || e->host_bytes))
         printf("model states %s per GPU; host RAM %s per node%s\n", iec(e->model_states_bytes, x),
                iec(e->host_bytes, y), w->deepspeed ? " (DeepSpeed's estimate, 1.5x buffer)" : "");
+    if (w->task == OD_TASK_INFER && e->quantized_params)
+        printf("quantized: %llu block-linear parameters as %s; embeddings, lm_head and norms stay "
+               "16-bit\n", (unsigned long long)e->quantized_params, od_weights_name(w->weights));
     if (w->task == OD_TASK_INFER && e->ssm_state_bytes_per_sequence && w->kv_cache != OD_KV_NONE)
         printf("Mamba state: %s a sequence (conv and SSM states of %llu layers, fixed), in the KV "
                "cache row\n", iec(e->ssm_state_bytes_per_sequence, x),
@@ -750,7 +757,11 @@ static void print_vllm_text(const od_model *m, const od_workload *w, const od_gp
            iec(gpu->memory_bytes, x), iec(v->budget_bytes, y));
     uint64_t T = c->max_num_batched_tokens ? c->max_num_batched_tokens
                  : c->max_model_len > 8192 ? c->max_model_len : 8192;
-    printf("  weights              %12s\n", iec(v->weights_bytes, x));
+    printf("  weights              %12s", iec(v->weights_bytes, x));
+    if (v->quantized_params)
+        printf("  (%s on %llu block-linear parameters; embeddings, lm_head, norms 16-bit)",
+               od_weights_name(w->weights), (unsigned long long)v->quantized_params);
+    printf("\n");
     printf("  activation peak      %12s  (profiling forward of %llu tokens)\n",
            iec(v->activation_bytes, x), (unsigned long long)T);
     printf("  outside PyTorch      %12s  (CUDA context)\n", iec(v->non_torch_bytes, x));
@@ -794,6 +805,8 @@ static int print_vllm_json(const od_model *m, const od_workload *w, const od_gpu
                                   (json_int_t)gpu->memory_bytes));
     json_object_set_new(doc, "budget_bytes", json_integer((json_int_t)v->budget_bytes));
     json_object_set_new(doc, "weights_bytes", json_integer((json_int_t)v->weights_bytes));
+    if (v->quantized_params)
+        json_object_set_new(doc, "quantized_params", json_integer((json_int_t)v->quantized_params));
     json_object_set_new(doc, "activation_bytes", json_integer((json_int_t)v->activation_bytes));
     json_object_set_new(doc, "non_torch_bytes", json_integer((json_int_t)v->non_torch_bytes));
     json_object_set_new(doc, "kv_cache_bytes", json_integer((json_int_t)v->kv_cache_bytes));
@@ -853,7 +866,8 @@ int od_cmd_plan(int argc, char **argv)
     static const char *const frameworks[] = {"torch", "deepspeed", "fsdp", "ddp", NULL};
     static const char *const fsdps[] = {"full", "grad-op", "hybrid", NULL};
     static const char *const offloads[] = {"cpu", "none", NULL};
-    static const char *const weights[] = {"bf16", "fp16", "fp32", "int8", "int4", NULL};
+    static const char *const weights[] = {"bf16", "fp16", "fp32", "int8", "int4", "gptq-int4",
+                                          "awq-int4", "nf4", "fp8", NULL};
     static const char *const kvc[] = {"none", "dynamic", "static", "paged", NULL};
     static const char *const kvd[] = {"bf16", "fp16", "fp32", "fp8", "int8", NULL};
     static const int kvd_bytes[] = {2, 2, 4, 1, 1};

@@ -121,8 +121,9 @@ const char *od_ckpt_name(od_ckpt c)
 }
 const char *od_weights_name(od_weights w)
 {
-    static const char *n[] = {"bf16", "fp16", "fp32", "int8", "int4"};
-    return (unsigned)w < 5 ? n[w] : "?";
+    static const char *n[] = {"bf16", "fp16", "fp32", "int8", "int4", "gptq-int4", "awq-int4",
+                              "nf4", "fp8"};
+    return (unsigned)w < 9 ? n[w] : "?";
 }
 const char *od_kv_cache_name(od_kv_cache k)
 {
@@ -848,6 +849,41 @@ static double moe_decode_tok(const ctx *c)
     return k * (3 * Ie * h * c->W + c->A * (2 * h + 4 * Ie));
 }
 
+/* Sum of the input widths K of one model's block linears as vLLM merges them (qkv, o,
+ * gate_up, down; every expert's gate_up and down): GPTQ keeps an int32 g_idx of K each. */
+static double linear_inputs(const od_model *m)
+{
+    double h = m->hidden, q = (double)m->heads * m->head_dim;
+    double nmoe = (double)od_model_moe_layers(m), L = (double)m->layers;
+    double attn = (L - (double)m->ssm_layers) * (h + q) + (double)m->ssm_layers * (h + m->ssm_inner);
+    double dense = m->no_mlp ? 0 : (L - nmoe) * (h + m->intermediate);
+    double moe = nmoe * (double)m->experts * (h + m->expert_intermediate);
+    if (m->shared_intermediate)
+        moe += nmoe * (h + m->shared_intermediate);
+    return attn + dense + moe;
+}
+
+/* Bytes of all weights for inference: P parameters of which Pm sit in block linears
+ * (quantizable); the rest (embeddings, lm_head, norms) stays 16-bit. Group size 128 for
+ * GPTQ/AWQ (AutoGPTQ's and AutoAWQ's default): 4 bits + a 4-bit zero and a 16-bit scale
+ * per 128 values (vLLM gptq.py / awq.py create_weights); bitsandbytes NF4: 4 bits + an
+ * fp32 absmax per 64-value block; fp8: 1 byte + a per-tensor scale (vLLM fp8.py). */
+static double inference_weight_bytes(const ctx *c, double P, double Pm)
+{
+    const od_model *m = c->m;
+    double rest = (P - Pm) * 2, g = 128;
+    switch (c->w->weights) {
+    case OD_W_FP32: return 4 * P;
+    case OD_W_INT8: return Pm + Pm / (double)m->hidden * 2 + rest;
+    case OD_W_INT4: return Pm * (0.5 + 2.0 / 64) + rest;
+    case OD_W_GPTQ4: return Pm * (0.5 + 0.5 / g + 2 / g) + 4 * linear_inputs(m) + rest;
+    case OD_W_AWQ4: return Pm * (0.5 + 0.5 / g + 2 / g) + rest;
+    case OD_W_NF4: return Pm * (0.5 + 4.0 / 64) + rest;
+    case OD_W_FP8: return Pm + rest;
+    default: return 2 * P;
+    }
+}
+
 static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
 {
     const od_model *m = c->m;
@@ -858,19 +894,9 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     double weights;
     if (m->ckpt_params) /* the checkpoint's exact count */
         P = (double)m->ckpt_params;
-    switch (w->weights) {
-    case OD_W_FP32:
-        weights = 4 * P;
-        break;
-    case OD_W_INT8: /* LLM.int8: int8 weights + an fp16 scale per row */
-        weights = Pm * 1 + (P - Pm) * 2 + Pm / h * 2;
-        break;
-    case OD_W_INT4: /* 4-bit with fp16 scales per 64-element group */
-        weights = Pm * (0.5 + 2.0 / 64) + (P - Pm) * 2;
-        break;
-    default:
-        weights = 2 * P;
-    }
+    weights = inference_weight_bytes(c, P, Pm);
+    if (w->weights >= OD_W_INT8 && !m->ckpt_quantized)
+        out->quantized_params = u(Pm / tp);
     if (m->ckpt_quantized) /* packed weights + their scales load as stored */
         weights = (double)m->ckpt_weight_bytes;
     /* BertEmbeddings' position_ids and token_type_ids buffers (int64, one row each) */
@@ -1020,10 +1046,29 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
                    "measured MoE run",
                    "transformers docs experts_interface.md (Decode-stage switching); "
                    "integrations/moe.py batched_mm_experts_forward");
+        if (w->weights >= OD_W_INT8 && !m->ckpt_quantized)
+            assume(e, "quantized weights only in the block linears (attention, MLP, experts); embeddings, "
+                   "lm_head, norms and biases stay 16-bit",
+                   "vLLM quantization methods apply to LinearBase layers (lm_head unquantized by default); "
+                   "AutoGPTQ / AutoAWQ quantize the decoder's nn.Linear modules");
         if (w->weights == OD_W_INT4 && !m->ckpt_quantized)
             assume(e, "4-bit weights with an fp16 scale per 64-value group", "GPTQ (Frantar et al. 2022), AWQ (Lin et al. 2023)");
         if (w->weights == OD_W_INT8 && !m->ckpt_quantized)
             assume(e, "int8 weights with an fp16 scale per row", "LLM.int8() (Dettmers et al. 2022)");
+        if ((w->weights == OD_W_GPTQ4 || w->weights == OD_W_AWQ4) && !m->ckpt_quantized)
+            assume(e, w->weights == OD_W_GPTQ4
+                          ? "GPTQ 4-bit, group 128: int32 qweight (K/8 x N), qzeros (K/128 x N/8), fp16 "
+                            "scales (K/128 x N) and an int32 g_idx of K per merged linear"
+                          : "AWQ 4-bit, group 128: int32 qweight (K x N/8), qzeros (K/128 x N/8), fp16 "
+                            "scales (K/128 x N)",
+                   "vLLM model_executor/layers/quantization/gptq.py and awq.py (create_weights); "
+                   "group_size 128 as AutoGPTQ / AutoAWQ default");
+        if (w->weights == OD_W_NF4 && !m->ckpt_quantized)
+            assume(e, "NF4: 4-bit codes + an fp32 absmax per 64-value block (no double quantization, "
+                   "BitsAndBytesConfig's default)",
+                   "bitsandbytes Linear4bit / QLoRA (Dettmers et al. 2023); vLLM bitsandbytes.py");
+        if (w->weights == OD_W_FP8 && !m->ckpt_quantized)
+            assume(e, "fp8 e4m3 weights with one fp32 scale per tensor", "vLLM model_executor/layers/quantization/fp8.py");
         return st;
     }
     assume(e, "peak = torch.cuda.max_memory_allocated() of a steady-state step (optimizer state exists)",

@@ -34,7 +34,18 @@ typedef enum {
 } od_optimizer;
 typedef enum { OD_ATTN_SDPA, OD_ATTN_EAGER, OD_ATTN_FLASH } od_attention;
 typedef enum { OD_CKPT_NONE, OD_CKPT_FULL, OD_CKPT_SELECTIVE } od_ckpt;
-typedef enum { OD_W_BF16, OD_W_FP16, OD_W_FP32, OD_W_INT8, OD_W_INT4 } od_weights;
+/* Inference weights. The quantized forms store the block linears (attention, MLP,
+ * experts, as vLLM merges them) packed; embeddings, lm_head, norms and biases stay 16-bit. */
+typedef enum {
+    OD_W_BF16, OD_W_FP16, OD_W_FP32,
+    OD_W_INT8,          /* int8 + a 16-bit scale per output channel (LLM.int8, W8A8) */
+    OD_W_INT4,          /* generic 4-bit with a 16-bit scale per 64 values */
+    OD_W_GPTQ4,         /* GPTQ 4-bit, group 128: int32 qweight (K/8 x N), qzeros (K/128 x N/8),
+                         * fp16 scales (K/128 x N), int32 g_idx (K) per linear */
+    OD_W_AWQ4,          /* AWQ 4-bit, group 128: the same without g_idx */
+    OD_W_NF4,           /* bitsandbytes NF4: 4 bits + an fp32 absmax per 64 values */
+    OD_W_FP8            /* fp8 e4m3 with a per-tensor fp32 scale */
+} od_weights;
 /* The frozen base of a LoRA fine-tune (QLoRA: nf4). */
 typedef enum {
     OD_BASE_DEFAULT,    /* the precision's weight dtype */
@@ -115,6 +126,8 @@ typedef struct {
     uint64_t peak_reserved_bytes;   /* caching allocator's reserve at the peak (rough) */
     const char *peak_phase;         /* "forward", "backward", "optimizer", "prefill", "decode" */
     const char *attention_kernel;   /* "flash", "mem_efficient", "math", "eager" */
+    uint64_t quantized_params;      /* inference, quantized --weights: the block-linear parameters
+                                     * stored packed (the rest stays 16-bit); 0 otherwise */
     uint64_t ssm_state_bytes_per_sequence; /* state-space layers' fixed recurrent state of one
                                         * sequence (conv + SSM states), per GPU; 0 without */
     uint64_t moe_decode_copy_bytes_per_token; /* inference, MoE: what one MoE layer of a decode

@@ -316,13 +316,16 @@ static void infer_mitigations(adder *a, const od_workload *w0)
             "8-bit KV cache", 0);
     }
     /* a quantized checkpoint loads as stored: requantizing it is no change */
-    if (!a->m->ckpt_quantized && w0->weights != OD_W_INT8 && w0->weights != OD_W_INT4) {
+    /* only towards fewer bits: 16/32-bit -> int8 -> 4-bit (fp8 is already 8-bit) */
+    int four = w0->weights == OD_W_INT4 || w0->weights == OD_W_GPTQ4 || w0->weights == OD_W_AWQ4 ||
+               w0->weights == OD_W_NF4;
+    if (!a->m->ckpt_quantized && w0->weights < OD_W_INT8) {
         w = *w0;
         w.weights = OD_W_INT8;
         add(a, "int8-weights", &w, 20, "~0-40% slower matmuls (LLM.int8)", "small",
             "bitsandbytes", "", "int8 weights", 0);
     }
-    if (!a->m->ckpt_quantized && w0->weights != OD_W_INT4) {
+    if (!a->m->ckpt_quantized && !four) {
         w = *w0;
         w.weights = OD_W_INT4;
         add(a, "int4-weights", &w, 10, "~0-20%", "validate: 4-bit weights",
@@ -495,6 +498,7 @@ od_status od_plan_vllm(const od_model *m, const od_workload *w, const od_gpu *gp
     double sampler = (double)seqs * (double)m->vocab * 4 / (double)w->tp;
     out->budget_bytes = (uint64_t)(cfg->gpu_memory_utilization * (double)gpu->memory_bytes);
     out->weights_bytes = e.at_peak.parameters;
+    out->quantized_params = e.quantized_params;
     double act = (double)e.peak_allocated_bytes - (double)e.at_peak.parameters -
                  (double)e.at_peak.logits_and_loss - (double)e.at_peak.kv_cache + sampler;
     out->activation_bytes = act > 0 ? (uint64_t)act : 0;

@@ -70,6 +70,7 @@ typedef struct {
 typedef struct {
     uint64_t budget_bytes;          /* gpu_memory_utilization x memory */
     uint64_t weights_bytes;         /* per GPU */
+    uint64_t quantized_params;      /* of them packed by --weights (block linears); 0 = none */
     uint64_t activation_bytes;      /* the profiling forward's peak beyond the weights */
     uint64_t non_torch_bytes;       /* CUDA context and kernels */
     uint64_t kv_cache_bytes;        /* what is left: 0 when nothing is */

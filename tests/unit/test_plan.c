@@ -877,6 +877,55 @@ static void test_vllm(void **state)
     assert_int_equal(od_plan_vllm(&m, &w, &gpu, &c, &v, &err), OD_ERR_ARG);
 }
 
+/* Quantized inference weights: only the block linears are packed (Llama-2-7B: 6,476,005,376
+ * of 6,738,415,616 parameters); embeddings, lm_head and norms stay 16-bit. GPTQ and AWQ at
+ * group 128 add a 4-bit zero and an fp16 scale per 128 values, GPTQ an int32 g_idx per
+ * input column of each merged linear (qkv and gate_up read h, o reads h, down reads I). */
+static void test_quantized_weights(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/llama-2-7b.json", &m);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.task = OD_TASK_INFER;
+    double P = 6738415616.0, Pm = 6476005376.0, rest = 2 * (P - Pm);
+    double K = 32.0 * (4096 + 4096 + 4096 + 11008);
+    static const struct { od_weights wt; double bytes_per; double extra; } C[] = {
+        {OD_W_AWQ4, 0.5 + 2.5 / 128, 0}, {OD_W_NF4, 0.5 + 4.0 / 64, 0}, {OD_W_FP8, 1, 0}};
+    for (size_t i = 0; i < 3; i++) {
+        w.weights = C[i].wt;
+        od_estimate e = est(&m, &w);
+        assert_int_equal(e.quantized_params, (uint64_t)Pm);
+        assert_true(fabs((double)e.at_peak.parameters - (Pm * C[i].bytes_per + rest)) < 1);
+    }
+    w.weights = OD_W_AWQ4;
+    uint64_t awq = est(&m, &w).at_peak.parameters;
+    w.weights = OD_W_GPTQ4;
+    od_estimate g = est(&m, &w);
+    assert_int_equal(g.at_peak.parameters - awq, (uint64_t)(4 * K));
+    int found = 0;
+    for (size_t i = 0; i < g.n_assumptions; i++)
+        found |= strstr(g.assumptions[i].text, "lm_head") != NULL;
+    assert_true(found);
+    /* vLLM: smaller weights leave more KV blocks; the names parse back */
+    od_gpu gpu;
+    od_error err;
+    assert_int_equal(od_gpu_lookup("a100-80", &gpu, &err), OD_OK);
+    od_vllm_config c;
+    od_vllm_config_defaults(&c);
+    c.max_model_len = 4096;
+    od_vllm_plan q, b;
+    assert_int_equal(od_plan_vllm(&m, &w, &gpu, &c, &q, &err), OD_OK);
+    w.weights = OD_W_BF16;
+    assert_int_equal(od_plan_vllm(&m, &w, &gpu, &c, &b, &err), OD_OK);
+    assert_int_equal(q.quantized_params, (uint64_t)Pm);
+    assert_int_equal(b.quantized_params, 0);
+    assert_true(q.num_blocks > b.num_blocks);
+    assert_string_equal(od_weights_name(OD_W_GPTQ4), "gptq-int4");
+    assert_string_equal(od_weights_name(OD_W_FP8), "fp8");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -900,6 +949,7 @@ int main(void)
         cmocka_unit_test(test_cp_pp),
         cmocka_unit_test(test_moe_decode),
         cmocka_unit_test(test_ssm_state),
+        cmocka_unit_test(test_quantized_weights),
         cmocka_unit_test(test_vllm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
