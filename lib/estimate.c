@@ -483,9 +483,13 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
         return od_fail(err, OD_ERR_ARG, "--batch is absurdly large");
     if (!w->dp || !w->tp || !w->pp || !w->grad_accum)
         return od_fail(err, OD_ERR_ARG, "--dp, --tp, --pp and --grad-accum must be at least 1");
-    if (w->tp > 1 && (m->heads % w->tp || m->kv_heads % w->tp))
+    if (w->tp > 1 && m->ssm_layers < m->layers && (m->heads % w->tp || m->kv_heads % w->tp))
         return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the number of (key/value) heads",
                        (unsigned long long)w->tp);
+    /* Mamba mixers split along their inner width */
+    if (w->tp > 1 && m->ssm_layers && m->ssm_inner % w->tp)
+        return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the Mamba inner width %llu",
+                       (unsigned long long)w->tp, (unsigned long long)m->ssm_inner);
     if ((w->fsdp || w->ddp) && w->deepspeed)
         return od_fail(err, OD_ERR_ARG, "--framework is one of torch, deepspeed, fsdp, ddp");
     if (w->sp && w->tp < 2)
