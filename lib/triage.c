@@ -4,6 +4,8 @@
  * words printed around it rather than by its position, which is what lets one scanner
  * read all the PyTorch wordings (they reorder and rename fields between releases). */
 #include "triage.h"
+#include "lines.h"
+#include "mem.h"
 #include "units.h"
 
 #include <assert.h>
@@ -528,6 +530,7 @@ typedef struct {
     int jax_input;          /* the input mentions JAX/XLA: BFC lines are XLA's */
     int xla_torch_input;    /* the input is PyTorch/XLA's (torch_xla, XRT, PJRT) */
     int tf_input;           /* the input mentions TensorFlow */
+    int onnx_input;         /* the input mentions onnxruntime */
     size_t last_idx;        /* the report the previous wording line made or joined */
     uint64_t last_lineno;   /* its line; 0 when none */
     od_oom_report *open_bfc; /* TF/XLA report still collecting lines (index below) */
@@ -1321,7 +1324,7 @@ static int scan_other_line(scan *s, const char *line, const char *le, const char
         return make(s, OD_FW_OTHER, OD_KIND_DRIVER, "mxnet", line, lineno) != NULL;
     /* ONNX Runtime's CUDA provider, CNTK: "CUDA failure 2: out of memory". */
     if (find(line, le, "CUDA failure 2: out of memory")) {
-        od_framework fw = find(s->buf, s->buf + s->len, "onnxruntime") ? OD_FW_ONNXRUNTIME : OD_FW_OTHER;
+        od_framework fw = s->onnx_input ? OD_FW_ONNXRUNTIME : OD_FW_OTHER;
         if (recent(s, fw, OD_KIND_DRIVER, lineno)) {
             s->last_lineno = lineno;
             return 1;
@@ -1730,15 +1733,18 @@ static int stats_from(json_t *o, od_mem_stats *m)
     return (m->have & OD_MS_ALLOCATED) && (m->have & (OD_MS_LIMIT | OD_MS_ALLOCATED_PEAK));
 }
 
-static void scan_stats_json(scan *s)
+/* text[0..len): the whole input, NULs and CRs made spaces, not unwrapped; NULL: none. */
+static void scan_stats_json(scan *s, const char *text, size_t len)
 {
-    const char *p = s->buf;
-    while (p < s->buf + s->len && isspace((unsigned char)*p))
+    const char *p = text;
+    if (!text)
+        return;
+    while (p < text + len && isspace((unsigned char)*p))
         p++;
-    if (p >= s->buf + s->len || *p != '{')
+    if (p >= text + len || *p != '{')
         return;
     json_error_t je;
-    json_t *root = json_loadb(s->buf, s->len, JSON_DECODE_ANY, &je);
+    json_t *root = json_loadb(text, len, JSON_DECODE_ANY, &je);
     if (!json_is_object(root)) {
         json_decref(root);
         return;
@@ -2003,35 +2009,53 @@ static int same_report(const od_oom_report *a, const od_oom_report *b)
     return 1;
 }
 
-od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_error *err)
+/* What the whole input mentions, which decides a report's framework wherever it is. */
+typedef struct {
+    int jax, xla_torch, tf, onnx;
+    const char *ctx_lib; /* "vllm", "deepspeed" or NULL */
+} input_flags;
+
+static void flags_of(const char *buf, const char *end, input_flags *f)
+{
+    f->jax = find(buf, end, "jax") || find(buf, end, "JAX") || find(buf, end, "gpu_hlo_schedule") ||
+             find(buf, end, "XLA_PYTHON") || find(buf, end, "XlaRuntimeError") || find(buf, end, "xla_extension") ||
+             find(buf, end, "BufferAssignment") || find(buf, end, "xla/python/") || find(buf, end, "external/xla/");
+    f->xla_torch = mentions_torch_xla(buf, end);
+    f->ctx_lib = find(buf, end, "vllm") || find(buf, end, "vLLM") ? "vllm"
+                 : find(buf, end, "deepspeed") || find(buf, end, "DeepSpeed") ? "deepspeed"
+                 : NULL;
+    f->tf = find(buf, end, "tensorflow") || find(buf, end, "TensorFlow") || find(buf, end, "keras");
+    f->onnx = find(buf, end, "onnxruntime") != NULL;
+}
+
+/* Make buf[0..len) one scannable text: NULs and CRs would cut lines short, and unwrap's
+ * markers are its own. */
+static void normalize(char *buf, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (buf[i] == '\0' || buf[i] == '\r' || is_wrap_mark(buf[i]))
+            buf[i] = ' ';
+}
+
+/* Scan buf[0..len) (normalized, NUL-terminated; rewritten in place by unwrap) for
+ * everything, with the input's flags fl and its memory_stats text. Fills a new result into
+ * *out; fails only with OD_ERR_NOMEM. */
+static od_status scan_text(char *buf, size_t len, const input_flags *fl, const char *stats_text, size_t stats_len,
+                           od_triage **out, od_error *err)
 {
     *out = NULL;
     od_triage *t = calloc(1, sizeof *t);
-    char *buf = malloc(len + 1);
-    if (!t || !buf) {
-        free(t);
-        free(buf);
+    if (!t)
         return od_fail(err, OD_ERR_NOMEM, "out of memory reading %zu bytes", len);
-    }
-    if (len)
-        memcpy(buf, text, len);
-    buf[len] = '\0';
-    for (size_t i = 0; i < len; i++)
-        if (buf[i] == '\0' || buf[i] == '\r' || is_wrap_mark(buf[i]))
-            buf[i] = ' '; /* NULs and CRs would cut lines short, and unwrap's markers are its own */
     scan s = {.buf = buf, .len = len, .t = t};
     const char *end = buf + len;
-    s.jax_input = find(buf, end, "jax") || find(buf, end, "JAX") || find(buf, end, "gpu_hlo_schedule") ||
-                  find(buf, end, "XLA_PYTHON") || find(buf, end, "XlaRuntimeError") ||
-                  find(buf, end, "xla_extension") || find(buf, end, "BufferAssignment") ||
-                  find(buf, end, "xla/python/") || find(buf, end, "external/xla/");
-    s.xla_torch_input = mentions_torch_xla(buf, end);
-    const char *ctx_lib = find(buf, end, "vllm") || find(buf, end, "vLLM") ? "vllm"
-                          : find(buf, end, "deepspeed") || find(buf, end, "DeepSpeed") ? "deepspeed"
-                          : NULL;
-    s.tf_input = find(buf, end, "tensorflow") || find(buf, end, "TensorFlow") || find(buf, end, "keras");
+    s.jax_input = fl->jax;
+    s.xla_torch_input = fl->xla_torch;
+    s.tf_input = fl->tf;
+    s.onnx_input = fl->onnx;
+    const char *ctx_lib = fl->ctx_lib;
 
-    scan_stats_json(&s);
+    scan_stats_json(&s, stats_text, stats_len);
     unwrap(buf, len);
 
     const char *line = buf, *prev = NULL, *prev_end = NULL;
@@ -2148,13 +2172,29 @@ od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_erro
         t->reports[w++] = *r;
     }
     t->n_reports = w;
-    free(buf);
     if (s.nomem) {
         od_triage_free(t);
         return od_fail(err, OD_ERR_NOMEM, "out of memory while scanning");
     }
     *out = t;
     return OD_OK;
+}
+
+od_status od_triage_parse_whole(const char *text, size_t len, od_triage **out, od_error *err)
+{
+    *out = NULL;
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory reading %zu bytes", len);
+    if (len)
+        memcpy(buf, text, len);
+    buf[len] = '\0';
+    normalize(buf, len);
+    input_flags fl;
+    flags_of(buf, buf + len, &fl);
+    od_status st = scan_text(buf, len, &fl, buf, len, out, err);
+    free(buf);
+    return st;
 }
 
 void od_triage_free(od_triage *t)
@@ -2169,4 +2209,424 @@ void od_triage_free(od_triage *t)
     free(t->gpus);
     free(t->procs);
     free(t);
+}
+
+/* ---------- the stream ----------
+ * A log is read a line at a time and only the lines the scan can use are kept: every line
+ * holding one of the phrases the scanner acts on (anchors below), BEFORE_LINES lines (and
+ * at least BEFORE_BYTES) before it, AFTER_LINES after it (the most any multi-line reading
+ * looks ahead: a memory_summary() table is 120 rows), the rows of nvidia-smi's process
+ * table and CSV, and the text of a memory_stats() dump. Kept lines are joined in order,
+ * an empty line where lines were left out (every multi-line reading stops at one), and
+ * scanned as a whole text would be, with the flags the whole input set; offsets and line
+ * numbers are mapped back. So the result is the whole-text scan's, for the memory of the
+ * lines that matter. */
+
+#define BEFORE_LINES 8
+#define BEFORE_BYTES 8192     /* nvidia-smi -q: the GPU header is looked for 4 KiB back */
+#define BEFORE_MAX_BYTES (1u << 20)
+#define AFTER_LINES 128
+#define STATS_MAX_BYTES (16u << 20) /* a memory_stats() dump is a few KiB */
+#define JOIN_BYTES 96         /* longer than any anchor: unwrap may rejoin one split by a line break */
+
+/* What the scanner acts on: a line without one of these (or a flag phrase) cannot start
+ * or extend anything, and the lines around those that have one are kept anyway. The
+ * per-branch phrases of scan_other_line, scan_tf_line, the summary and nvidia-smi readers,
+ * and DeepSpeed's figures; superset is fine, a missing one is a test failure. */
+static const char *const anchors[] = {
+    "CUDA out of memory", "CUDA error: out of memory", "HIP out of memory", "MPS backend out of memory",
+    "out of memory", "Out of memory", "Out Of Memory", "OutOfMemory", "OUT_OF_MEMORY", "of memory: Kill",
+    "Cuda failure", "CUDA calloc", "CUDA failure", "/dev/shm", "CUBLAS_STATUS_", "CUDNN_STATUS_", "cuDNN",
+    "DefaultCPUAllocator", "Unable to allocate ", "MemoryError", "shared memory", "killed by signal",
+    "Killed process ", "oom-kill event", "oom_kill event", "OOMKilled", "-9", "SIGKILL",
+    "No available memory", "KV cache", "Free memory on device", "Ran out of memory",
+    "Attempting to reserve ", "Failed to allocate", "failed to alloc", "Available memory of ",
+    "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation", "Workspace", "cudaSuccess",
+    "cudaMalloc retry failed", "ran out of memory", "OOM when allocating", "ResourceExhaustedError",
+    "RESOURCE_EXHAUSTED", "Resource exhausted:", "Limit:", "InUse:", "PyTorch CUDA memory summary",
+    "FB Memory Usage", "memory.total", "Processes:", "MiB /", "Requested:", "would exceed allowed memory",
+};
+
+/* The flag phrases, in input_flags order (flags_of's and mentions_torch_xla's). */
+enum { F_JAX, F_XLA_TORCH, F_VLLM, F_DEEPSPEED, F_TF, F_ONNX, F_COUNT };
+static const struct { const char *needle; int flag; } flag_phrases[] = {
+    {"jax", F_JAX}, {"JAX", F_JAX}, {"gpu_hlo_schedule", F_JAX}, {"XLA_PYTHON", F_JAX},
+    {"XlaRuntimeError", F_JAX}, {"xla_extension", F_JAX}, {"BufferAssignment", F_JAX},
+    {"xla/python/", F_JAX}, {"external/xla/", F_JAX},
+    {"torch_xla", F_XLA_TORCH}, {"pytorch/xla", F_XLA_TORCH}, {"xla_client/", F_XLA_TORCH},
+    {"XRTExecute", F_XLA_TORCH}, {"PJRT_DEVICE", F_XLA_TORCH}, {"xm.mark_step", F_XLA_TORCH},
+    {"xla_device", F_XLA_TORCH},
+    {"vllm", F_VLLM}, {"vLLM", F_VLLM}, {"deepspeed", F_DEEPSPEED}, {"DeepSpeed", F_DEEPSPEED},
+    {"tensorflow", F_TF}, {"TensorFlow", F_TF}, {"keras", F_TF}, {"onnxruntime", F_ONNX},
+};
+
+#define N_ANCHORS (sizeof anchors / sizeof anchors[0])
+#define N_FLAG_PHRASES (sizeof flag_phrases / sizeof flag_phrases[0])
+
+/* Phrases by their first two bytes, so that a line is matched against all of them in one
+ * pass: bigram -> first phrase index + 1 in the order below, chained by next[]. */
+typedef struct {
+    uint16_t head[65536];
+    uint16_t next[N_ANCHORS + N_FLAG_PHRASES];
+} phrase_index;
+
+static const char *phrase(size_t i)
+{
+    return i < N_ANCHORS ? anchors[i] : flag_phrases[i - N_ANCHORS].needle;
+}
+
+static unsigned bigram(const char *p)
+{
+    return (unsigned)(unsigned char)p[0] << 8 | (unsigned char)p[1];
+}
+
+static void index_phrases(phrase_index *ix)
+{
+    memset(ix->head, 0, sizeof ix->head);
+    for (size_t i = N_ANCHORS + N_FLAG_PHRASES; i-- > 0;) {
+        const char *ph = phrase(i);
+        assert(strlen(ph) >= 2 && strlen(ph) < JOIN_BYTES);
+        unsigned b = bigram(ph);
+        ix->next[i] = ix->head[b];
+        ix->head[b] = (uint16_t)(i + 1);
+    }
+}
+
+typedef struct {
+    uint64_t comp_off, comp_line; /* where a run of consecutive kept lines starts in the kept text */
+    uint64_t orig_off, orig_line; /* and in the input */
+} segment;
+
+typedef struct {
+    size_t at, len;      /* bytes in the ring buffer */
+    uint64_t off, line;  /* in the input */
+    int newline;         /* the line ended with '\n' */
+} ring_line;
+
+struct od_triage_stream {
+    od_lines lines;
+    phrase_index ix;
+    int flags[F_COUNT];
+    char *norm;                 /* the current line, normalized */
+    size_t norm_cap;
+    char tail[JOIN_BYTES];      /* the previous line's last bytes, for phrases unwrap would rejoin */
+    size_t tail_len;
+    uint64_t lineno;            /* lines read */
+    /* lines before the next anchor, oldest first */
+    char *ring;
+    size_t ring_start, ring_len, ring_cap;
+    ring_line *rl;
+    size_t rl_start, rl_n, rl_cap;
+    size_t ring_bytes;          /* bytes of the lines in rl */
+    unsigned after_left;        /* lines still to keep after the last anchor */
+    int in_procs, in_smi_csv;
+    /* what is kept */
+    char *kept;
+    size_t kept_len, kept_cap;
+    uint64_t kept_lines;        /* line breaks in kept */
+    segment *segs;
+    size_t n_segs, cap_segs;
+    uint64_t last_line;         /* input line number of the last kept line; 0: none yet */
+    /* a memory_stats() dump: the whole text while it may be one */
+    char *stats;
+    size_t stats_len, stats_cap;
+    int stats_state;            /* 0: only white space so far, 1: starts with '{', -1: not one */
+    od_status st;
+    od_error err;
+};
+
+/* The phrases found in p[0..n): sets the input's flags, returns whether an anchor is
+ * there. */
+static int match_phrases(od_triage_stream *ts, const char *p, size_t n, int set_flags)
+{
+    int anchor = 0;
+    for (size_t i = 0; i + 1 < n; i++) {
+        unsigned h = ts->ix.head[bigram(p + i)];
+        for (; h; h = ts->ix.next[h - 1]) {
+            size_t k = h - 1;
+            const char *ph = phrase(k);
+            size_t l = strlen(ph);
+            if (l > n - i || memcmp(p + i, ph, l) != 0)
+                continue;
+            if (k < N_ANCHORS)
+                anchor = 1;
+            else if (set_flags)
+                ts->flags[flag_phrases[k - N_ANCHORS].flag] = 1;
+        }
+    }
+    return anchor;
+}
+
+static int put(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
+{
+    if (!od_grow((void **)buf, cap, *len + n + 1, 1))
+        return 0;
+    memcpy(*buf + *len, p, n);
+    *len += n;
+    return 1;
+}
+
+/* Keep one line (normalized) of the input: off and line are its place there. */
+static int keep_line(od_triage_stream *ts, const char *p, size_t n, uint64_t off, uint64_t line, int newline)
+{
+    if (!ts->last_line || line != ts->last_line + 1) {
+        if (ts->last_line) {
+            if (!put(&ts->kept, &ts->kept_len, &ts->kept_cap, "\n", 1))
+                return 0;
+            ts->kept_lines++;
+        }
+        int ok;
+        GROW(ts->segs, ts->n_segs, ts->cap_segs, ok);
+        if (!ok)
+            return 0;
+        ts->segs[ts->n_segs++] = (segment){ts->kept_len, ts->kept_lines + 1, off, line};
+    }
+    if (!put(&ts->kept, &ts->kept_len, &ts->kept_cap, p, n) ||
+        (newline && !put(&ts->kept, &ts->kept_len, &ts->kept_cap, "\n", 1)))
+        return 0;
+    ts->kept_lines += newline != 0;
+    ts->last_line = line;
+    return 1;
+}
+
+/* Keep the lines waiting in the ring (the context before an anchor), oldest first. */
+static int flush_ring(od_triage_stream *ts)
+{
+    for (size_t i = 0; i < ts->rl_n; i++) {
+        const ring_line *r = &ts->rl[ts->rl_start + i];
+        if (!keep_line(ts, ts->ring + r->at, r->len, r->off, r->line, r->newline))
+            return 0;
+    }
+    ts->rl_start = ts->rl_n = 0;
+    ts->ring_start = ts->ring_len = 0;
+    ts->ring_bytes = 0;
+    return 1;
+}
+
+/* Hold a line that may turn out to precede an anchor; forget the oldest beyond what the
+ * scanner looks back at. */
+static int hold_line(od_triage_stream *ts, const char *p, size_t n, uint64_t off, uint64_t line, int newline)
+{
+    while (ts->rl_n > BEFORE_LINES &&
+           (ts->ring_bytes - ts->rl[ts->rl_start].len >= BEFORE_BYTES || ts->ring_bytes + n > BEFORE_MAX_BYTES)) {
+        ts->ring_bytes -= ts->rl[ts->rl_start].len;
+        ts->ring_start = ts->rl[ts->rl_start].at + ts->rl[ts->rl_start].len;
+        ts->rl_start++;
+        ts->rl_n--;
+    }
+    if (ts->rl_n == 0)
+        ts->ring_start = ts->ring_len = ts->rl_start = 0;
+    /* compact when the forgotten front outweighs what is held */
+    if (ts->ring_start > ts->ring_len / 2 + 4096) {
+        memmove(ts->ring, ts->ring + ts->ring_start, ts->ring_len - ts->ring_start);
+        for (size_t i = 0; i < ts->rl_n; i++)
+            ts->rl[ts->rl_start + i].at -= ts->ring_start;
+        ts->ring_len -= ts->ring_start;
+        ts->ring_start = 0;
+    }
+    if (ts->rl_start > 64 && ts->rl_start > ts->rl_n) {
+        memmove(ts->rl, ts->rl + ts->rl_start, ts->rl_n * sizeof *ts->rl);
+        ts->rl_start = 0;
+    }
+    size_t at = ts->ring_len;
+    if (!put(&ts->ring, &ts->ring_len, &ts->ring_cap, p, n) ||
+        !od_grow((void **)&ts->rl, &ts->rl_cap, ts->rl_start + ts->rl_n + 1, sizeof *ts->rl))
+        return 0;
+    ts->rl[ts->rl_start + ts->rl_n++] = (ring_line){at, n, off, line, newline};
+    ts->ring_bytes += n;
+    return 1;
+}
+
+static int is_table_row(const char *p, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (p[i] == ' ' || p[i] == '\t'))
+        i++;
+    return i < n && p[i] == '|';
+}
+
+static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_t off, int newline)
+{
+    if (!od_grow((void **)&ts->norm, &ts->norm_cap, n + 1, 1)) {
+        ts->st = od_fail(&ts->err, OD_ERR_NOMEM, "out of memory");
+        return 1;
+    }
+    char *p = ts->norm;
+    memcpy(p, line, n);
+    normalize(p, n);
+    uint64_t lineno = ++ts->lineno;
+
+    /* a memory_stats() dump is parsed whole: keep the text while it may be one */
+    if (ts->stats_state == 0) {
+        size_t i = 0;
+        while (i < n && isspace((unsigned char)p[i]))
+            i++;
+        if (i < n)
+            ts->stats_state = p[i] == '{' ? 1 : -1;
+    }
+    if (ts->stats_state >= 0) {
+        if (ts->stats_len + n + 1 > STATS_MAX_BYTES) {
+            ts->stats_state = -1;
+        } else if (!put(&ts->stats, &ts->stats_len, &ts->stats_cap, p, n) ||
+                   (newline && !put(&ts->stats, &ts->stats_len, &ts->stats_cap, "\n", 1))) {
+            ts->st = od_fail(&ts->err, OD_ERR_NOMEM, "out of memory");
+            return 1;
+        }
+        if (ts->stats_state < 0) {
+            free(ts->stats);
+            ts->stats = NULL;
+            ts->stats_len = ts->stats_cap = 0;
+        }
+    }
+
+    int anchor = match_phrases(ts, p, n, 1);
+    /* unwrap() may rejoin a phrase split by the line break before this line */
+    if (ts->tail_len) {
+        char join[2 * JOIN_BYTES];
+        size_t h = 0;
+        while (h < n && (p[h] == ' ' || p[h] == '\t'))
+            h++;
+        size_t k = n - h < JOIN_BYTES ? n - h : JOIN_BYTES;
+        memcpy(join, ts->tail, ts->tail_len);
+        memcpy(join + ts->tail_len, p + h, k);
+        if (match_phrases(ts, join, ts->tail_len + k, 0))
+            anchor = 1;
+    }
+    ts->tail_len = n < JOIN_BYTES ? n : JOIN_BYTES;
+    memcpy(ts->tail, p + n - ts->tail_len, ts->tail_len);
+
+    /* the rows of tables the scanner reads to their end */
+    int has_comma = memchr(p, ',', n) != NULL;
+    if (ts->in_smi_csv && !has_comma)
+        ts->in_smi_csv = 0;
+    if (ts->in_procs && is_table_row(p, n))
+        anchor = 1;
+    if (ts->in_smi_csv)
+        anchor = 1;
+    if (find(p, p + n, "Processes:"))
+        ts->in_procs = 1;
+    if (has_comma && find(p, p + n, "memory.total"))
+        ts->in_smi_csv = 1;
+
+    int ok;
+    if (anchor) {
+        ok = flush_ring(ts) && keep_line(ts, p, n, off, lineno, newline);
+        ts->after_left = AFTER_LINES;
+    } else if (ts->after_left) {
+        ok = keep_line(ts, p, n, off, lineno, newline);
+        ts->after_left--;
+    } else {
+        ok = hold_line(ts, p, n, off, lineno, newline);
+    }
+    if (!ok) {
+        ts->st = od_fail(&ts->err, OD_ERR_NOMEM, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+static int on_stream_line(void *ctx, const char *line, size_t len, uint64_t off)
+{
+    return stream_line(ctx, line, len, off, 1);
+}
+
+static int on_stream_last(void *ctx, const char *line, size_t len, uint64_t off)
+{
+    return stream_line(ctx, line, len, off, 0);
+}
+
+od_status od_triage_stream_new(od_triage_stream **out, od_error *err)
+{
+    od_triage_stream *ts = calloc(1, sizeof *ts);
+    *out = ts;
+    if (!ts)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    od_lines_init(&ts->lines);
+    index_phrases(&ts->ix);
+    return OD_OK;
+}
+
+od_status od_triage_stream_feed(od_triage_stream *ts, const void *data, size_t n, od_error *err)
+{
+    if (ts->st == OD_OK) {
+        od_status st = od_lines_feed(&ts->lines, data, n, on_stream_line, ts, &ts->err);
+        if (st != OD_OK)
+            ts->st = st;
+    }
+    if (ts->st != OD_OK && err)
+        *err = ts->err;
+    return ts->st;
+}
+
+/* The input's place of a kept-text offset and line number. */
+static void map_back(const od_triage_stream *ts, uint64_t *offset, uint64_t *line)
+{
+    size_t lo = 0, hi = ts->n_segs;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ts->segs[mid].comp_off <= *offset)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const segment *g = &ts->segs[lo];
+    *offset = g->orig_off + (*offset - g->comp_off);
+    *line = g->orig_line + (*line - g->comp_line);
+}
+
+od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_error *err)
+{
+    *out = NULL;
+    if (ts->st == OD_OK)
+        od_lines_end(&ts->lines, on_stream_last, ts);
+    if (ts->st != OD_OK) {
+        if (err)
+            *err = ts->err;
+        return ts->st;
+    }
+    input_flags fl = {
+        .jax = ts->flags[F_JAX], .xla_torch = ts->flags[F_XLA_TORCH], .tf = ts->flags[F_TF],
+        .onnx = ts->flags[F_ONNX],
+        .ctx_lib = ts->flags[F_VLLM] ? "vllm" : ts->flags[F_DEEPSPEED] ? "deepspeed" : NULL,
+    };
+    if (!put(&ts->kept, &ts->kept_len, &ts->kept_cap, "", 0))
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    ts->kept[ts->kept_len] = '\0';
+    od_status st = scan_text(ts->kept, ts->kept_len, &fl, ts->stats_state > 0 ? ts->stats : NULL, ts->stats_len,
+                             out, err);
+    if (st != OD_OK)
+        return st;
+    od_triage *t = *out;
+    for (size_t i = 0; i < t->n_reports; i++)
+        map_back(ts, &t->reports[i].offset, &t->reports[i].line);
+    for (size_t i = 0; i < t->n_summaries; i++)
+        map_back(ts, &t->summaries[i].offset, &t->summaries[i].line);
+    return OD_OK;
+}
+
+void od_triage_stream_free(od_triage_stream *ts)
+{
+    if (!ts)
+        return;
+    od_lines_free(&ts->lines);
+    free(ts->norm);
+    free(ts->ring);
+    free(ts->rl);
+    free(ts->kept);
+    free(ts->segs);
+    free(ts->stats);
+    free(ts);
+}
+
+od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_error *err)
+{
+    od_triage_stream *ts = NULL;
+    *out = NULL;
+    od_status st = od_triage_stream_new(&ts, err);
+    if (st == OD_OK)
+        st = od_triage_stream_feed(ts, text, len, err);
+    if (st == OD_OK)
+        st = od_triage_stream_finish(ts, out, err);
+    od_triage_stream_free(ts);
+    return st;
 }

@@ -188,9 +188,27 @@ typedef struct {
 } od_triage;
 
 /* Scan text[0..len) (need not be NUL-terminated) for everything above. Finding nothing
- * is not an error: the result is empty. Fails only with OD_ERR_NOMEM. */
+ * is not an error: the result is empty. Fails with OD_ERR_NOMEM, or OD_ERR_LIMIT on a run of
+ * OD_LINE_MAX_BYTES without a line break (lines.h). */
 od_status od_triage_parse(const char *text, size_t len, od_triage **out, od_error *err);
 void od_triage_free(od_triage *t);
+/* The same scan over the text held whole, without choosing the lines first: what the
+ * stream below must equal, for the tests that check it. */
+od_status od_triage_parse_whole(const char *text, size_t len, od_triage **out, od_error *err);
+
+/* The scan fed in chunks of any size (od_triage_parse feeds it once): memory is the lines
+ * that can matter (those naming an OOM, a table the scanner reads, their neighbours) and a
+ * memory_stats() dump of up to 16 MiB, never the log. od_triage_stream_new returns a
+ * stream the caller frees with od_triage_stream_free (NULL is fine). Feeding fails with
+ * OD_ERR_LIMIT on a run of OD_LINE_MAX_BYTES without a line break (lines.h: not text),
+ * OD_ERR_NOMEM; the failure is final and later calls return it again. */
+typedef struct od_triage_stream od_triage_stream;
+od_status od_triage_stream_new(od_triage_stream **out, od_error *err);
+od_status od_triage_stream_feed(od_triage_stream *ts, const void *data, size_t n, od_error *err);
+/* End of input: *out receives the result (free with od_triage_free), as od_triage_parse
+ * of the whole text gives it. */
+od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_error *err);
+void od_triage_stream_free(od_triage_stream *ts);
 
 /* Decide the verdict of r from its figures (od_triage_parse already does this; exposed
  * for tests and callers that build reports by hand). */
