@@ -121,66 +121,86 @@ static int load_profile(input *in, const char *text, size_t len)
 static int load_input(input *in)
 {
     int rc = 0;
-    size_t len = 0;
-    unsigned flags = 0;
-    /* Profiler traces can be hundreds of MB: look first, then stream them. BFC allocator
-     * logs are OOM logs first (triage below), their figures read as a profile too. */
-    od_file_kind k = od_cli_sniff_kind(in->path, &flags);
-    if (od_file_kind_profile(k) >= 0 && k != OD_FILE_BFC_LOG) {
-        in->kind = OD_INPUT_PROFILE;
-        return load_profile(in, NULL, 0);
-    }
-    /* A snapshot streams from its file too: never the whole pickle in memory. */
-    if (k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP) {
-        in->kind = OD_INPUT_SNAPSHOT;
-        in->snap = od_cli_load_snapshot(in->path, &rc);
-        return rc;
-    }
-    char *text = od_cli_read_all(in->path, &len, &rc);
-    if (!text)
-        return rc;
     od_error err;
     od_error_clear(&err);
-    if (od_file_kind_detect(text, len, flags, &k, &err) != OD_OK) {
+    od_cli_text *t = od_cli_text_open(in->path, &rc);
+    if (!t)
+        return rc;
+    /* The first bytes tell a snapshot and a profiler record (traces can be hundreds of MB:
+     * streamed from the file, read here only from a pipe). BFC allocator logs are OOM logs
+     * first (triage below), their figures read as a profile too. */
+    size_t head_len;
+    unsigned flags;
+    const unsigned char *head = od_cli_text_head(t, &head_len, &flags);
+    od_file_kind k = OD_FILE_UNDECIDED;
+    od_file_kind_detect(head, head_len, OD_DETECT_HEAD | flags, &k, &err); /* cannot fail on a head */
+    int streamed = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP || od_file_kind_profile(k) >= 0;
+    if (streamed && (k != OD_FILE_BFC_LOG || !od_cli_text_reopenable(t))) {
+        char *text = NULL;
+        size_t len = 0;
+        if (!od_cli_text_reopenable(t) && !(text = od_cli_text_slurp(t, &len, &rc))) {
+            od_cli_text_close(t);
+            return rc;
+        }
+        od_cli_text_close(t);
+        in->kind = diag_kind(k);
+        if (in->kind == OD_INPUT_SNAPSHOT) {
+            in->snap = text ? od_cli_load_snapshot_mem(in->path, text, len, &rc) : od_cli_load_snapshot(in->path, &rc);
+        } else if (k != OD_FILE_BFC_LOG) {
+            rc = load_profile(in, text, len);
+        } else if ((rc = load_profile(in, text, len)) == 0) {
+            /* a BFC log from a pipe, read whole: triage it from memory */
+            if (od_triage_parse(text, len, &in->tri, &err) != OD_OK)
+                rc = od_cli_report_error(in->path, &err);
+            else if (!in->tri->n_reports)
+                in->kind = OD_INPUT_PROFILE;
+            if (!rc && in->kind == OD_INPUT_LOG) {
+                in->text = text;
+                in->text_len = len;
+                text = NULL;
+            }
+        } else {
+            rc = OD_EXIT_INPUT;
+        }
         free(text);
-        return od_cli_report_error(in->path, &err);
+        return rc;
     }
-    in->kind = diag_kind(k);
+    /* Text: a config, a series, a log, read once into the series parser and triage both. */
+    od_cli_textin r;
+    rc = od_cli_text_read(t, k, &r);
+    od_cli_text_close(t);
+    if (rc)
+        return rc;
+    in->kind = diag_kind(r.kind);
     switch (in->kind) {
-    case OD_INPUT_PROFILE:
-        rc = load_profile(in, text, len);
-        break;
-    case OD_INPUT_SNAPSHOT:
-        in->snap = od_cli_load_snapshot_mem(in->path, text, len, &rc);
-        break;
     case OD_INPUT_CONFIG:
         /* A config plan cannot read (an unknown model_type) is still a config: listed only. */
-        in->have_model = od_hfconfig_parse(text, len, &in->model, &err) == OD_OK;
+        in->have_model = od_hfconfig_parse(r.text, r.len, &in->model, &err) == OD_OK;
         break;
     case OD_INPUT_SERIES:
-        if (od_series_parse(text, len, &in->series, &err) != OD_OK)
-            rc = od_cli_report_error(in->path, &err);
-        else if (od_trend_analyze(in->series, od_series_primary(in->series), 0, &in->fit, &err) == OD_OK)
+        in->series = r.series;
+        r.series = NULL;
+        if (od_trend_analyze(in->series, od_series_primary(in->series), 0, &in->fit, &err) == OD_OK)
             in->have_fit = 1;
         break;
     case OD_INPUT_LOG:
-        if (k == OD_FILE_BFC_LOG && load_profile(in, text, len) != 0)
+        in->tri = r.triage;
+        r.triage = NULL;
+        if (r.kind == OD_FILE_BFC_LOG && load_profile(in, NULL, 0) != 0)
             rc = OD_EXIT_INPUT;
-        else if (od_triage_parse(text, len, &in->tri, &err) != OD_OK)
-            rc = od_cli_report_error(in->path, &err);
         /* a BFC log without an OOM report is read for its figures alone, as report does */
-        else if (k == OD_FILE_BFC_LOG && !in->tri->n_reports)
+        else if (r.kind == OD_FILE_BFC_LOG && !in->tri->n_reports)
             in->kind = OD_INPUT_PROFILE;
-        if (!rc && in->kind == OD_INPUT_LOG) { /* kept: the wording tells the torch version */
-            in->text = text;
-            in->text_len = len;
-            text = NULL;
+        if (!rc && in->kind == OD_INPUT_LOG && r.text) { /* kept: the wording tells the torch version */
+            in->text = r.text;
+            in->text_len = r.len;
+            r.text = NULL;
         }
         break;
-    case OD_INPUT_NOTHING:
+    default:
         break;
     }
-    free(text);
+    od_cli_textin_free(&r);
     return rc;
 }
 

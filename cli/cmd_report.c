@@ -93,78 +93,98 @@ static int load(const char *path, loaded *l, od_report_item *item)
     od_error err;
     od_error_clear(&err);
     item->name = path;
-    /* Profiler records: traces can be hundreds of MB, so a file is streamed. A BFC
-     * allocator log is an OOM log first (below); its figures ride along. */
-    unsigned flags = 0;
-    od_file_kind k = od_cli_sniff_kind(path, &flags);
-    if (od_file_kind_profile(k) >= 0 && k != OD_FILE_BFC_LOG) {
-        l->profile = od_cli_load_profile(path, NULL, 0, &code);
-        if (!l->profile)
-            return code;
-        item->kind = OD_REPORT_PROFILE;
-        item->profile = l->profile;
-        return 0;
-    }
-    /* A snapshot streams from its file too: never the whole pickle in memory. */
-    if (k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP) {
-        if (!(l->snap = od_cli_load_snapshot(path, &code)))
-            return code;
-        item->kind = OD_REPORT_SNAPSHOT;
-        item->snapshot = l->snap;
-        return 0;
-    }
-    l->text = od_cli_read_all(path, &l->len, &code);
-    if (!l->text)
+    od_cli_text *t = od_cli_text_open(path, &code);
+    if (!t)
         return code;
-    if (od_file_kind_detect(l->text, l->len, flags, &k, &err) != OD_OK)
-        return od_cli_report_error(path, &err);
-    if (od_file_kind_profile(k) >= 0) {
-        l->profile = od_cli_load_profile(path, l->text, l->len, &code);
-        if (!l->profile)
+    /* The first bytes tell a snapshot and a profiler record: traces can be hundreds of MB,
+     * so a file is streamed (a pipe is read here). A BFC allocator log is an OOM log first
+     * (below); its figures ride along. */
+    size_t head_len;
+    unsigned flags;
+    const unsigned char *head = od_cli_text_head(t, &head_len, &flags);
+    od_file_kind k = OD_FILE_UNDECIDED;
+    od_file_kind_detect(head, head_len, OD_DETECT_HEAD | flags, &k, &err); /* cannot fail on a head */
+    int snapshot = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP;
+    if (snapshot || od_file_kind_profile(k) >= 0) {
+        int reopen = od_cli_text_reopenable(t);
+        if (!reopen && !(l->text = od_cli_text_slurp(t, &l->len, &code))) {
+            od_cli_text_close(t);
+            return code;
+        }
+        if (k == OD_FILE_BFC_LOG && reopen) {
+            /* triaged as it is read, its figures streamed from the file */
+            od_cli_textin r;
+            code = od_cli_text_read(t, k, &r);
+            od_cli_text_close(t);
+            if (code)
+                return code;
+            l->tri = r.triage;
+            r.triage = NULL;
+            od_cli_textin_free(&r);
+            if (!(l->profile = od_cli_load_profile(path, NULL, 0, &code)))
+                return code;
+            item->profile = l->profile;
+            goto triaged;
+        }
+        od_cli_text_close(t);
+        if (snapshot) {
+            if (l->text) {
+                od_input *in = NULL;
+                od_status st = od_input_open_memory(l->text, l->len, &in, &err);
+                if (st == OD_OK)
+                    st = od_snapshot_load(in, &l->snap, &err);
+                od_input_close(in);
+                if (st != OD_OK)
+                    return od_cli_report_error(path, &err);
+            } else if (!(l->snap = od_cli_load_snapshot(path, &code))) {
+                return code;
+            }
+            item->kind = OD_REPORT_SNAPSHOT;
+            item->snapshot = l->snap;
+            return 0;
+        }
+        if (!(l->profile = od_cli_load_profile(path, l->text, l->len, &code)))
             return code;
         item->profile = l->profile;
         if (k != OD_FILE_BFC_LOG) {
             item->kind = OD_REPORT_PROFILE;
             return 0;
         }
-    }
-    switch (k) {
-    case OD_FILE_SNAPSHOT:
-    case OD_FILE_SNAPSHOT_GZIP: {
-        od_input *in = NULL;
-        od_status st = od_input_open_memory(l->text, l->len, &in, &err);
-        if (st == OD_OK)
-            st = od_snapshot_load(in, &l->snap, &err);
-        od_input_close(in);
-        if (st != OD_OK)
+        /* a BFC log from a pipe, read whole */
+        if (od_triage_parse(l->text, l->len, &l->tri, &err) != OD_OK)
             return od_cli_report_error(path, &err);
-        item->kind = OD_REPORT_SNAPSHOT;
-        item->snapshot = l->snap;
-        return 0;
+        goto triaged;
     }
-    case OD_FILE_SERIES:
-        if (od_series_parse(l->text, l->len, &l->series, &err) != OD_OK)
-            return od_cli_report_error(path, &err);
+    /* Text: a series or a log (a config is not drawn), read once into both parsers. */
+    od_cli_textin r;
+    code = od_cli_text_read(t, k, &r);
+    od_cli_text_close(t);
+    if (code)
+        return code;
+    k = r.kind;
+    l->series = r.series;
+    l->tri = r.triage;
+    r.series = NULL;
+    r.triage = NULL;
+    od_cli_textin_free(&r);
+    if (k == OD_FILE_SERIES) {
         item->kind = OD_REPORT_SERIES;
         item->series = l->series;
         return 0;
-    case OD_FILE_BFC_LOG:
-    case OD_FILE_LOG:
-        if (od_triage_parse(l->text, l->len, &l->tri, &err) != OD_OK)
-            return od_cli_report_error(path, &err);
-        if (l->tri->n_reports) {
-            item->kind = OD_REPORT_TRIAGE;
-            item->triage = l->tri;
-            return 0;
-        }
-        if (l->profile) { /* a BFC log without an OOM report: its figures alone */
-            item->kind = OD_REPORT_PROFILE;
-            return 0;
-        }
-        break;
-    default: /* a config, nothing: not drawn */
-        break;
     }
+    if (k != OD_FILE_LOG)
+        goto nothing;
+triaged:
+    if (l->tri->n_reports) {
+        item->kind = OD_REPORT_TRIAGE;
+        item->triage = l->tri;
+        return 0;
+    }
+    if (l->profile) { /* a BFC log without an OOM report: its figures alone */
+        item->kind = OD_REPORT_PROFILE;
+        return 0;
+    }
+nothing: /* a config, nothing: not drawn */
     od_fail_at(&err, OD_ERR_FORMAT, 0,
                "not a snapshot (pickle), a step log (CSV/JSON Lines with a step or time column) "
                "or a log with an OOM message");

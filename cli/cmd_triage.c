@@ -268,18 +268,9 @@ int od_cmd_triage(int argc, char **argv)
         return od_cli_usage_error("triage", "expected one FILE (or -), got %d", argc - optind);
     const char *path = optind < argc ? argv[optind] : "-";
     int rc = OD_EXIT_OK;
-    size_t len = 0;
-    char *text = od_cli_read_all(path, &len, &rc);
-    if (!text)
-        return rc;
     od_triage *t = NULL;
-    od_error err;
-    od_error_clear(&err);
-    if (od_triage_parse(text, len, &t, &err) != OD_OK) {
-        free(text);
-        return od_cli_report_error(path, &err);
-    }
-    free(text);
+    if ((rc = od_cli_triage_text(path, &t)) != 0)
+        return rc;
     int found_other = t->n_summaries || t->stats || t->n_gpus || t->n_procs;
     rc = (t->n_reports || found_other) ? OD_EXIT_OK : OD_EXIT_NOTHING;
     if (json) {

@@ -184,6 +184,137 @@ char *od_cli_read_all(const char *path, size_t *len, int *exit_code)
     return text;
 }
 
+/* od_cli_text_each's consumer: stops at the stream's first (final) failure. */
+static int feed_triage(void *ctx, const void *data, size_t n)
+{
+    return od_triage_stream_feed(ctx, data, n, NULL) != OD_OK;
+}
+
+int od_cli_triage_text(const char *path, od_triage **out)
+{
+    int rc = 0;
+    *out = NULL;
+    od_error err;
+    od_error_clear(&err);
+    od_triage_stream *ts = NULL;
+    if (od_triage_stream_new(&ts, &err) != OD_OK)
+        return od_cli_report_error(path, &err);
+    od_cli_text *t = od_cli_text_open(path, &rc);
+    if (t) {
+        rc = od_cli_text_each(t, feed_triage, ts);
+        od_cli_text_close(t);
+        if (!rc && od_triage_stream_finish(ts, out, &err) != OD_OK)
+            rc = od_cli_report_error(path, &err);
+    }
+    od_triage_stream_free(ts);
+    return rc;
+}
+
+typedef struct {
+    od_series_parser *sp;  /* NULL once the input cannot be a series */
+    od_triage_stream *ts;
+    char *text;
+    size_t len, cap;
+    int keep;              /* the text is still short enough to keep */
+    int nomem;
+} text_pass;
+
+static int feed_pass(void *ctx, const void *data, size_t n)
+{
+    text_pass *p = ctx;
+    if (p->sp && od_series_feed(p->sp, data, n, NULL) != OD_OK) {
+        od_series_parser_free(p->sp); /* final: not a series (or out of memory, told below) */
+        p->sp = NULL;
+    }
+    if (od_triage_stream_feed(p->ts, data, n, NULL) != OD_OK)
+        return 1;
+    if (p->keep && p->len + n > OD_CLI_KEEP_TEXT) {
+        p->keep = 0;
+        free(p->text);
+        p->text = NULL;
+        p->len = p->cap = 0;
+    }
+    if (p->keep && !od_grow((void **)&p->text, &p->cap, p->len + n + 1, 1)) {
+        p->nomem = 1;
+        return 1;
+    }
+    if (p->keep) {
+        memcpy(p->text + p->len, data, n);
+        p->len += n;
+    }
+    return 0;
+}
+
+int od_cli_text_read(od_cli_text *t, od_file_kind head_kind, od_cli_textin *r)
+{
+    memset(r, 0, sizeof *r);
+    od_error err;
+    od_error_clear(&err);
+    text_pass p = {.keep = 1};
+    int rc = 0;
+    if ((head_kind != OD_FILE_BFC_LOG && od_series_parser_new(&p.sp, &err) != OD_OK) ||
+        od_triage_stream_new(&p.ts, &err) != OD_OK) {
+        rc = od_cli_report_error(t->path, &err);
+        goto out;
+    }
+    if ((rc = od_cli_text_each(t, feed_pass, &p)) != 0)
+        goto out;
+    if (od_triage_stream_feed(p.ts, NULL, 0, &err) != OD_OK) { /* what stopped the reading */
+        rc = od_cli_report_error(t->path, &err);
+        goto out;
+    }
+    if (p.nomem) {
+        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(t->path));
+        rc = OD_EXIT_INTERNAL;
+        goto out;
+    }
+    od_status series_st = OD_ERR_FORMAT;
+    if (p.sp && (series_st = od_series_finish(p.sp, &r->series, &err)) == OD_ERR_NOMEM) {
+        rc = od_cli_report_error(t->path, &err);
+        goto out;
+    }
+    if (od_triage_stream_finish(p.ts, &r->triage, &err) != OD_OK) {
+        rc = od_cli_report_error(t->path, &err);
+        goto out;
+    }
+    if (p.keep) {
+        r->text = p.text ? p.text : calloc(1, 1);
+        r->len = p.len;
+        p.text = NULL;
+        if (!r->text) {
+            fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(t->path));
+            rc = OD_EXIT_INTERNAL;
+            goto out;
+        }
+        r->text[r->len] = '\0';
+    }
+    r->kind = head_kind == OD_FILE_BFC_LOG ? OD_FILE_BFC_LOG
+                                           : od_file_kind_settle(r->text, r->len, series_st, r->triage);
+    if (r->kind != OD_FILE_SERIES) {
+        od_series_free(r->series);
+        r->series = NULL;
+    }
+    if (r->kind != OD_FILE_LOG && r->kind != OD_FILE_BFC_LOG) {
+        od_triage_free(r->triage);
+        r->triage = NULL;
+    }
+out:
+    od_series_parser_free(p.sp);
+    od_triage_stream_free(p.ts);
+    free(p.text);
+    if (rc)
+        od_cli_textin_free(r);
+    return rc;
+}
+
+void od_cli_textin_free(od_cli_textin *r)
+{
+    od_series_free(r->series);
+    od_triage_free(r->triage);
+    free(r->text);
+    memset(r, 0, sizeof *r);
+}
+
 const char *od_cli_request_note(const od_oom_report *r)
 {
     return od_oom_request_note(r);

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "../lib/inputkind.h"
+#include "../lib/trend.h"
 #include "../lib/triage.h"
 
 /* A log, step log or series as it is read: opened (gunzipped transparently), its first
@@ -35,6 +37,28 @@ int od_cli_text_each(od_cli_text *t, od_cli_chunk_fn fn, void *ctx);
  * error printed and *exit_code set. */
 char *od_cli_text_slurp(od_cli_text *t, size_t *len, int *exit_code);
 void od_cli_text_close(od_cli_text *t);
+
+/* Triage the log in path ("-" = stdin) as it is read: *out receives the result (free with
+ * od_triage_free). Returns 0, or an exit code after printing the error (a read error, a
+ * run without a line break). */
+int od_cli_triage_text(const char *path, od_triage **out);
+
+/* What reading a text input whole told (od_cli_text_read). */
+typedef struct {
+    od_file_kind kind;   /* OD_FILE_CONFIG, _SERIES, _LOG, _BFC_LOG or _NOTHING */
+    od_series *series;   /* OD_FILE_SERIES */
+    od_triage *triage;   /* OD_FILE_LOG, OD_FILE_BFC_LOG */
+    char *text;          /* the whole text (NUL-terminated) when at most OD_CLI_KEEP_TEXT
+                            bytes, else NULL */
+    size_t len;
+} od_cli_textin;
+
+/* Read t, whose head decided head_kind (OD_FILE_UNDECIDED, or OD_FILE_BFC_LOG), in one
+ * pass that feeds the series parser and the triage stream together, and decide its kind
+ * as lib/inputkind orders kinds. Fills *r (free with od_cli_textin_free); returns 0 or an
+ * exit code after printing the error. */
+int od_cli_text_read(od_cli_text *t, od_file_kind head_kind, od_cli_textin *r);
+void od_cli_textin_free(od_cli_textin *r);
 
 /* Read all of path ("-" = stdin) whole, as od_cli_text_slurp: for a model's config.json.
  * A run of OD_LINE_MAX_BYTES without a line break is refused as for every text input. */

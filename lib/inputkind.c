@@ -25,27 +25,19 @@ static int is_config(const char *text, size_t len)
     return cfg;
 }
 
-/* Whether text is a series; *st is OD_ERR_NOMEM when parsing ran out of memory. Any
- * other failure means "not a series". */
-static int is_series(const char *text, size_t len, od_status *st, od_error *err)
+/* Whether triage found anything in t. */
+static int is_log(const od_triage *t)
 {
-    od_series *s = NULL;
-    od_error serr;
-    od_status r = od_series_parse(text, len, &s, &serr);
-    od_series_free(s);
-    if (r == OD_ERR_NOMEM)
-        *st = od_fail(err, OD_ERR_NOMEM, "%s", serr.msg);
-    return r == OD_OK;
+    return t && (t->n_reports || t->n_summaries || t->stats || t->n_gpus || t->n_procs);
 }
 
-/* Whether triage finds anything in text; *st as for is_series. */
-static int is_log(const char *text, size_t len, od_status *st, od_error *err)
+od_file_kind od_file_kind_settle(const char *text, size_t len, od_status series_status, const od_triage *t)
 {
-    od_triage *t = NULL;
-    *st = od_triage_parse(text, len, &t, err);
-    int any = t && (t->n_reports || t->n_summaries || t->stats || t->n_gpus || t->n_procs);
-    od_triage_free(t);
-    return any;
+    if (text && is_config(text, len))
+        return OD_FILE_CONFIG;
+    if (series_status == OD_OK)
+        return OD_FILE_SERIES;
+    return is_log(t) ? OD_FILE_LOG : OD_FILE_NOTHING;
 }
 
 od_status od_file_kind_detect(const void *bytes, size_t len, unsigned flags, od_file_kind *out, od_error *err)
@@ -67,17 +59,24 @@ od_status od_file_kind_detect(const void *bytes, size_t len, unsigned flags, od_
     }
     /* what the whole text tells, structure before free text */
     const char *text = bytes;
-    od_status st = OD_OK;
-    od_file_kind k = OD_FILE_NOTHING;
-    if (is_config(text, len))
-        k = OD_FILE_CONFIG;
-    else if (is_series(text, len, &st, err))
-        k = OD_FILE_SERIES;
-    else if (st == OD_OK && is_log(text, len, &st, err))
-        k = OD_FILE_LOG;
-    if (st != OD_OK)
-        return st;
-    *out = k;
+    if (is_config(text, len)) {
+        *out = OD_FILE_CONFIG;
+        return OD_OK;
+    }
+    od_series *s = NULL;
+    od_error serr;
+    od_status series_st = od_series_parse(text, len, &s, &serr);
+    od_series_free(s);
+    if (series_st == OD_ERR_NOMEM)
+        return od_fail(err, OD_ERR_NOMEM, "%s", serr.msg);
+    od_triage *t = NULL;
+    if (series_st != OD_OK) {
+        od_status st = od_triage_parse(text, len, &t, err);
+        if (st == OD_ERR_NOMEM)
+            return st;
+    }
+    *out = od_file_kind_settle(NULL, 0, series_st, t);
+    od_triage_free(t);
     return OD_OK;
 }
 

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "od.h"
+#include "triage.h"
 
 typedef enum {
     OD_FILE_NOTHING,        /* nothing recognized */
@@ -50,6 +51,13 @@ enum {
  * NUL-terminated, and store it in *out. Deciding 4 and 5 parses the text (and frees what
  * it parsed). Fails only with OD_ERR_NOMEM (*out then unchanged). */
 od_status od_file_kind_detect(const void *bytes, size_t len, unsigned flags, od_file_kind *out, od_error *err);
+
+/* Decide kinds 3 to 6 from what reading the whole text found, in the order above: a
+ * config when text (the whole text, or NULL when it was too long to keep) is one; else a
+ * series when series_status (od_series_parse's or od_series_finish's) is OD_OK; else a log
+ * when t (NULL: none) holds anything; else nothing. od_file_kind_detect decides so too; this
+ * is for the readers that stream the text into both parsers at once. */
+od_file_kind od_file_kind_settle(const char *text, size_t len, od_status series_status, const od_triage *t);
 
 /* The od_profile_kind a profiler-record kind reads as (OD_FILE_BFC_LOG included); -1 for
  * every other kind. */

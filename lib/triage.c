@@ -2335,11 +2335,13 @@ struct od_triage_stream {
     od_error err;
 };
 
-/* The phrases found in p[0..n): sets the input's flags, returns whether an anchor is
- * there. */
-static int match_phrases(od_triage_stream *ts, const char *p, size_t n, int set_flags)
+/* What match_phrases found. */
+enum { M_ANCHOR = 1, M_PROCESSES = 2, M_SMI_CSV = 4 };
+
+/* The phrases found in p[0..n): sets the input's flags (when set_flags), returns M_* bits. */
+static unsigned match_phrases(od_triage_stream *ts, const char *p, size_t n, int set_flags)
 {
-    int anchor = 0;
+    unsigned found = 0;
     for (size_t i = 0; i + 1 < n; i++) {
         unsigned h = ts->ix.head[bigram(p + i)];
         for (; h; h = ts->ix.next[h - 1]) {
@@ -2348,13 +2350,26 @@ static int match_phrases(od_triage_stream *ts, const char *p, size_t n, int set_
             size_t l = strlen(ph);
             if (l > n - i || memcmp(p + i, ph, l) != 0)
                 continue;
-            if (k < N_ANCHORS)
-                anchor = 1;
-            else if (set_flags)
-                ts->flags[flag_phrases[k - N_ANCHORS].flag] = 1;
+            if (k >= N_ANCHORS) {
+                if (set_flags)
+                    ts->flags[flag_phrases[k - N_ANCHORS].flag] = 1;
+                continue;
+            }
+            found |= M_ANCHOR;
+            if (!strcmp(ph, "Processes:"))
+                found |= M_PROCESSES;
+            else if (!strcmp(ph, "memory.total"))
+                found |= M_SMI_CSV;
         }
     }
-    return anchor;
+    return found;
+}
+
+/* Could unwrap() rejoin these two lines into one word (see wrap_splits)? a: the first
+ * line's last byte, b: the second's first after its indentation. */
+static int may_join(char a, char b)
+{
+    return word_char(a) && word_char(b) && !isdigit((unsigned char)b);
 }
 
 static int put(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
@@ -2479,17 +2494,18 @@ static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_
         }
     }
 
-    int anchor = match_phrases(ts, p, n, 1);
+    unsigned found = match_phrases(ts, p, n, 1);
+    int anchor = (found & M_ANCHOR) != 0;
     /* unwrap() may rejoin a phrase split by the line break before this line */
-    if (ts->tail_len) {
+    size_t h = 0;
+    while (h < n && (p[h] == ' ' || p[h] == '\t'))
+        h++;
+    if (ts->tail_len && h < n && may_join(ts->tail[ts->tail_len - 1], p[h])) {
         char join[2 * JOIN_BYTES];
-        size_t h = 0;
-        while (h < n && (p[h] == ' ' || p[h] == '\t'))
-            h++;
         size_t k = n - h < JOIN_BYTES ? n - h : JOIN_BYTES;
         memcpy(join, ts->tail, ts->tail_len);
         memcpy(join + ts->tail_len, p + h, k);
-        if (match_phrases(ts, join, ts->tail_len + k, 0))
+        if (match_phrases(ts, join, ts->tail_len + k, 0) & M_ANCHOR)
             anchor = 1;
     }
     ts->tail_len = n < JOIN_BYTES ? n : JOIN_BYTES;
@@ -2503,9 +2519,9 @@ static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_
         anchor = 1;
     if (ts->in_smi_csv)
         anchor = 1;
-    if (find(p, p + n, "Processes:"))
+    if (found & M_PROCESSES)
         ts->in_procs = 1;
-    if (has_comma && find(p, p + n, "memory.total"))
+    if (has_comma && (found & M_SMI_CSV))
         ts->in_smi_csv = 1;
 
     int ok;
