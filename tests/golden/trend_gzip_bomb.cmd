@@ -1,0 +1,1 @@
+head -c 2000000000 /dev/zero | gzip -1 | $OOMDOC trend -
