@@ -19,7 +19,7 @@ enum { TAG_INT = 0, TAG_STR = 1, TAG_CONT = 2, TAG_BOX = 3, TAG_BYTES = 4, TAG_C
        TAG_MARK = 6, TAG_RECORD = 7 };
 enum { C_NONE = 0, C_FALSE = 1, C_TRUE = 2, C_MISSING = 3, C_UNSET = 4 };
 enum { K_LIST, K_TUPLE, K_DICT, K_SET, K_RECORD, K_ALIAS, K_FREE };
-enum { F_OWN = 1, F_FROZEN = 2, F_SHAPED = 4, F_CONSED = 8 };
+enum { F_OWN = 1, F_FROZEN = 2, F_SHAPED = 4, F_CONSED = 8, F_RUN = 16 };
 enum { B_I64, B_U64, B_F64, B_BIG };
 
 #define MKV(tag, payload) ((((od_pv)(payload)) << 3) | (tag))
@@ -96,6 +96,7 @@ struct od_ptree {
     size_t cons_index_cap, n_consed;
     chunk *arena;
     cchunk *chars;
+    od_u64map run_first;   /* F_RUN list id -> its first record */
 };
 
 /* ---------- storage ---------- */
@@ -318,12 +319,60 @@ static size_t own_cap(size_t count)
     return c;
 }
 
+/* A list of absorbed records appended in their own order - a device trace, the segments,
+ * a segment's blocks - is kept as its first record and a count (F_RUN): ten million trace
+ * entries cost no item array. Anything else appended to it, or a request for its items,
+ * writes the items out. */
+static uint32_t run_first(const od_ptree *t, const cont *c)
+{
+    uint32_t first = 0;
+    od_u64map_get(&t->run_first, (uint64_t)(c - t->conts), &first);
+    return first;
+}
+
+/* Write a run's items out (F_OWN); 0 when out of memory (c unchanged). */
+static int expand_run(od_ptree *t, cont *c)
+{
+    uint32_t first = run_first(t, c);
+    od_pv *own = malloc(own_cap(c->count) * sizeof *own); /* cont_extend's rule for owned items */
+    if (!own)
+        return 0;
+    for (uint32_t i = 0; i < c->count; i++)
+        own[i] = MKV(TAG_RECORD, first + i);
+    od_u64map_del(&t->run_first, (uint64_t)(c - t->conts));
+    c->items = own;
+    c->flags = (uint8_t)((c->flags | F_OWN) & ~F_RUN);
+    return 1;
+}
+
+/* Append n items w to list c as a run when they continue it (or start one in an empty
+ * list): 1 done, 0 not a run (nothing changed), -1 out of memory. */
+static int run_extend(od_ptree *t, cont *c, const od_pv *w, size_t n)
+{
+    if (n == 0 || c->kind != K_LIST || TAG(w[0]) != TAG_RECORD || (c->count && !(c->flags & F_RUN)))
+        return 0;
+    uint64_t first = PAYLOAD(w[0]);
+    if (c->count && first != (uint64_t)run_first(t, c) + c->count)
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (w[i] != MKV(TAG_RECORD, first + i))
+            return 0;
+    if (!c->count) {
+        if (!od_u64map_put(&t->run_first, (uint64_t)(c - t->conts), (uint32_t)first))
+            return -1;
+        c->flags |= F_RUN;
+    }
+    return 1;
+}
+
 /* Store n more items (or pairs, as 2n words for an unshaped dict) at the end of c. */
 static int cont_extend(od_ptree *t, cont *c, size_t used_words, const od_pv *w, size_t n)
 {
     size_t total = used_words + n;
     if (n == 0)
         return 1;
+    if ((c->flags & F_RUN) && !expand_run(t, c))
+        return 0;
     if (total > UINT32_MAX * (size_t)2)
         return 0;
     if (used_words == 0 && !(c->flags & F_OWN)) {
@@ -445,6 +494,7 @@ void od_ptree_free(od_ptree *t)
     free(t->shapes);
     free(t->shape_index);
     free(t->cons_index);
+    od_u64map_free(&t->run_first);
     free(t);
 }
 
@@ -823,7 +873,7 @@ static od_pv consume_cont(vm *m, od_pv v)
         return MKV(TAG_CONT, id);
     c->flags |= F_FROZEN;
     /* Only small lists repeat (frames); a long one (a trace) is not worth hashing. */
-    if ((c->kind != K_LIST && c->kind != K_TUPLE) || c->count > CONS_MAX_ITEMS)
+    if ((c->kind != K_LIST && c->kind != K_TUPLE) || c->count > CONS_MAX_ITEMS || (c->flags & F_RUN))
         return MKV(TAG_CONT, id);
     uint32_t h = cont_hash(c);
     {
@@ -883,7 +933,8 @@ static od_status do_appends(vm *m, size_t base, const char *op, int kind)
         return st;
     if ((uint64_t)c->count + n > UINT32_MAX)
         return fail(m, OD_ERR_LIMIT, "%s: container too large", op);
-    if (!cont_extend(m->t, c, c->count, m->stack + base, n))
+    int run = run_extend(m->t, c, m->stack + base, n);
+    if (run < 0 || (run == 0 && !cont_extend(m->t, c, c->count, m->stack + base, n)))
         return nomem(m);
     c->count += (uint32_t)n;
     m->sp = base;
@@ -2253,6 +2304,8 @@ od_pv od_pv_item(const od_ptree *t, od_pv v, size_t i)
     const cont *c = get_cont(t, v);
     if (!c || c->kind == K_DICT || c->kind == K_RECORD || i >= c->count)
         return OD_PV_MISSING_VALUE;
+    if (c->flags & F_RUN)
+        return MKV(TAG_RECORD, (uint64_t)run_first(t, c) + i);
     return c->items[i];
 }
 
@@ -2263,8 +2316,24 @@ const od_pv *od_pv_items(const od_ptree *t, od_pv v, size_t *n)
         *n = 0;
         return NULL;
     }
+    /* A run's items are written out on first request (the tree is not shared between
+     * threads); out of memory reads as no items. */
+    if ((c->flags & F_RUN) && !expand_run((od_ptree *)t, (cont *)c)) {
+        *n = 0;
+        return NULL;
+    }
     *n = c->count;
     return c->items;
+}
+
+int od_pv_record_run(const od_ptree *t, od_pv v, uint32_t *first, size_t *n)
+{
+    const cont *c = get_cont(t, v);
+    if (!c || !(c->flags & F_RUN))
+        return 0;
+    *first = run_first(t, c);
+    *n = c->count;
+    return 1;
 }
 
 od_pv od_pv_dict_key(const od_ptree *t, od_pv v, size_t i)

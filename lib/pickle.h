@@ -102,6 +102,9 @@ od_pv od_pv_dict_gets(const od_ptree *t, od_pv v, const char *key);
 uint32_t od_pv_identity(const od_ptree *t, od_pv v);
 /* The record number of an OD_PV_RECORD. */
 uint32_t od_pv_record(const od_ptree *t, od_pv v);
+/* 1 when list v holds records first, first + 1, ..., first + *n - 1 (a list of absorbed
+ * dicts in their own order, kept without an item array); 0 otherwise. */
+int od_pv_record_run(const od_ptree *t, od_pv v, uint32_t *first, size_t *n);
 
 /* Inline fast paths for the hottest accessors (the tag layout is private to pickle.c
  * otherwise: small ints are tag 0 with a 61-bit payload, interned strings tag 1,

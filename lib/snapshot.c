@@ -788,6 +788,17 @@ static od_status take_traces(loader *L, const od_ptree *t, od_pv list, od_error 
             return doc_error(err, "not a memory snapshot: device_traces[] must be lists, found %s%s",
                              od_pv_type_name(od_pv_typeof(t, tr)), "");
         size_t m;
+        uint32_t first;
+        if (od_pv_record_run(t, tr, &first, &m)) { /* the usual case: no items to look at */
+            if (REC_KIND(first) != REC_TRACE)
+                return doc_error(err, "not a memory snapshot: trace entries must be dicts with an "
+                                      "'action', found %s%s",
+                                 od_pv_type_name(od_pv_typeof(t, od_pv_item(t, tr, 0))), "");
+            if (REC_INDEX(first) != expect)
+                contiguous = 0;
+            expect = REC_INDEX(first) + m;
+            continue;
+        }
         const od_pv *items = od_pv_items(t, tr, &m);
         for (size_t i = 0; i < m; i++) {
             uint32_t r = od_pv_record_fast(items[i]);

@@ -255,6 +255,64 @@ static void wide_memo_values(void **state)
     od_ptree_free(t);
 }
 
+static int absorb_all(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, uint32_t *record,
+                      od_error *err)
+{
+    (void)t, (void)kv, (void)npairs, (void)err;
+    *record = (*(uint32_t *)ud)++;
+    return 1;
+}
+
+/* A list of absorbed dicts in their own order is kept as a run (first record, count), and
+ * is written out whole when anything else joins it or its items are asked for. */
+static void record_runs(void **state)
+{
+    (void)state;
+    /* pickle.dumps([{'a': 1}, {'a': 2}, {'a': 3}], protocol=4) without its FRAME, then
+     * optionally BININT1 5 APPEND */
+    static const unsigned char p[] = {0x80, 0x04, 0x5d, 0x94, 0x28, 0x7d, 0x94, 0x8c, 0x01, 0x61, 0x94, 0x4b, 0x01,
+                                      0x73, 0x7d, 0x94, 0x68, 0x02, 0x4b, 0x02, 0x73, 0x7d, 0x94, 0x68, 0x02, 0x4b,
+                                      0x03, 0x73, 0x65, 0x4b, 0x05, 0x61, 0x2e};
+    for (int more = 0; more < 2; more++) {
+        unsigned char b[sizeof p];
+        size_t n = sizeof p;
+        memcpy(b, p, n);
+        if (!more) {
+            b[n - 4] = 0x2e; /* STOP after APPENDS */
+            n -= 3;
+        }
+        uint32_t next = 7;
+        od_pickle_options o = {.absorb_dict = absorb_all, .ud = &next};
+        od_input *in;
+        od_ptree *t;
+        od_error err;
+        assert_int_equal(od_input_open_memory(b, n, &in, &err), OD_OK);
+        assert_int_equal(od_pickle_load(in, &o, &t, &err), OD_OK);
+        od_input_close(in);
+        od_pv root = od_ptree_root(t);
+        uint32_t first = 0;
+        size_t count = 0;
+        assert_int_equal(od_pv_record_run(t, root, &first, &count), !more);
+        if (!more) {
+            assert_int_equal(first, 7);
+            assert_int_equal(count, 3);
+        }
+        assert_int_equal(od_pv_len(t, root), 3 + more);
+        for (size_t i = 0; i < 3; i++)
+            assert_int_equal(od_pv_record(t, od_pv_item(t, root, i)), 7 + i);
+        size_t m;
+        const od_pv *items = od_pv_items(t, root, &m);
+        assert_non_null(items);
+        assert_int_equal(m, 3 + more);
+        for (size_t i = 0; i < 3; i++)
+            assert_int_equal(od_pv_record(t, items[i]), 7 + i);
+        if (more)
+            assert_int_equal(geti(t, items[3]), 5);
+        assert_int_equal(od_pv_record_run(t, root, &first, &count), 0); /* written out now */
+        od_ptree_free(t);
+    }
+}
+
 static void grows_long_lists(void **state)
 {
     (void)state;
@@ -422,6 +480,7 @@ int main(void)
         cmocka_unit_test(shares_equal_lists),
         cmocka_unit_test(repeated_bytes_after_a_memo_overwrite),
         cmocka_unit_test(wide_memo_values),
+        cmocka_unit_test(record_runs),
         cmocka_unit_test(grows_long_lists),
         cmocka_unit_test(refuses_modifying_a_placed_list),
         cmocka_unit_test(deep_nesting_does_not_recurse),
