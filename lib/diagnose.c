@@ -245,7 +245,7 @@ static void held_at_oom(od_snapshot_findings *f)
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
         if (at && od_trace_live_after(l, at - 1))
-            per[l->stack ? l->stack : s->n_stacks] += l->block_bytes;
+            per[od_life_of(t, l).stack ? od_life_of(t, l).stack : s->n_stacks] += l->block_bytes;
     }
     size_t n = 0;
     rows = malloc((s->n_stacks + 1) * sizeof *rows);

@@ -91,7 +91,7 @@ static int survivors(const od_trace *t, od_iterations *it)
             continue;
         if (!od_grow((void **)&recs, &cap_recs, n_recs + 1, sizeof *recs))
             goto out;
-        recs[n_recs++] = (rec){l->stack, (uint32_t)lo, l->block_bytes, l->free_index,
+        recs[n_recs++] = (rec){od_life_of(t, l).stack, (uint32_t)lo, l->block_bytes, l->free_index,
                                l->free_req_index != OD_TRACE_NEVER ? l->free_req_index : l->free_index};
     }
     /* Names of the stacks involved. */
@@ -346,8 +346,8 @@ void od_inference_find(const od_trace *t, const od_iterations *it, od_inference 
     size_t last_step = it->items[it->n - 1].entry;
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
-        int before = l->alloc_index == OD_TRACE_BEFORE && l->stack == 0;
-        int loaded = l->alloc_index != OD_TRACE_BEFORE && l->stack && od_stack_is_init(s, l->stack);
+        int before = l->alloc_index == OD_TRACE_BEFORE && od_life_of(t, l).stack == 0;
+        int loaded = l->alloc_index != OD_TRACE_BEFORE && od_life_of(t, l).stack && od_stack_is_init(s, od_life_of(t, l).stack);
         if ((before || loaded) && (l->free_index == OD_TRACE_NEVER || l->free_index >= last_step))
             out->weights_bytes += l->block_bytes;
     }

@@ -1006,7 +1006,7 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
     memset(frame_map, 0xff, nf * sizeof *frame_map);
     size_t n_stacks = 0, n_frames = 0;
     for (size_t i = 0; i < n_sel; i++) {
-        uint32_t sk = tr->lives[sel[i]].stack;
+        uint32_t sk = od_life_of(tr, &tr->lives[sel[i]]).stack;
         if (sk >= s->n_stacks || stack_map[sk] != UINT32_MAX)
             continue;
         stack_map[sk] = (uint32_t)n_stacks;
@@ -1107,11 +1107,11 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
         const od_lifetime *l = &tr->lives[sel[i]];
         /* requested bytes only where they differ from the block's: 0 means "the same" */
         fprintf(f, "%s%llu", i ? "," : "",
-                (unsigned long long)(l->requested_bytes == l->block_bytes ? 0 : l->requested_bytes));
+                (unsigned long long)(od_life_of(tr, l).requested_bytes == l->block_bytes ? 0 : od_life_of(tr, l).requested_bytes));
     }
     fprintf(f, "],\n\"ak\":[");
     for (size_t i = 0; i < n_sel; i++) {
-        uint32_t sk = tr->lives[sel[i]].stack;
+        uint32_t sk = od_life_of(tr, &tr->lives[sel[i]]).stack;
         fprintf(f, "%s%lld", i ? "," : "", sk < s->n_stacks ? (long long)stack_map[sk] : -1LL);
     }
     fprintf(f, "],\"ai\":[");

@@ -96,7 +96,7 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
                 break;
             }
     }
-#define LIFE_GROUP(l_) ((l_)->stack ? stack_group[(l_)->stack] \
+#define LIFE_GROUP(l_) (od_life_of(tr, (l_)).stack ? stack_group[od_life_of(tr, (l_)).stack] \
                         : (l_)->alloc_index == OD_TRACE_BEFORE ? before : no_frames)
     for (size_t i = 0; i < tr->n_lives; i++)
         if (tr->lives[i].alloc_index == OD_TRACE_BEFORE)
@@ -304,7 +304,7 @@ od_status od_layout_at(const od_trace *t, size_t index, od_layout **out, od_erro
         if (!od_grow((void **)&l->blocks, &cap_blocks, l->n_blocks + 1, sizeof *l->blocks))
             goto nomem;
         int pending = lf->free_req_index != OD_TRACE_NEVER && lf->free_req_index <= index;
-        l->blocks[l->n_blocks++] = (od_layout_block){lf->addr, lf->block_bytes,
+        l->blocks[l->n_blocks++] = (od_layout_block){od_life_of(t, lf).addr, lf->block_bytes,
                                                      pending ? OD_BLOCK_ACTIVE_PENDING_FREE : OD_BLOCK_ACTIVE_ALLOCATED};
     }
     size_t k = 0;

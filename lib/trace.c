@@ -46,6 +46,7 @@ void od_trace_free(od_trace *t)
     if (!t)
         return;
     free(t->lives);
+    free(t->before);
     free(t->entry_life);
     free(t->boundaries);
     free(t);
@@ -288,23 +289,39 @@ static int find_boundaries(od_trace *t)
 
 typedef struct {
     od_trace *t;
-    size_t cap;
+    size_t cap, cap_before;
 } builder;
 
-static uint32_t add_life(builder *b, od_lifetime l)
+/* A lifetime allocated at entry alloc_index; NO_LIFE when out of memory. */
+static uint32_t add_life(builder *b, uint32_t alloc_index, uint64_t block_bytes)
 {
     if (b->t->n_lives == b->cap &&
         !od_grow((void **)&b->t->lives, &b->cap, b->t->n_lives + 1, sizeof *b->t->lives))
         return NO_LIFE;
-    b->t->lives[b->t->n_lives] = l;
+    b->t->lives[b->t->n_lives] = (od_lifetime){block_bytes, alloc_index, OD_TRACE_NEVER, OD_TRACE_NEVER, 0};
     return (uint32_t)b->t->n_lives++;
+}
+
+/* A lifetime that began before the trace. */
+static uint32_t add_before(builder *b, od_life_origin o, uint64_t block_bytes)
+{
+    od_trace *t = b->t;
+    if (t->n_before >= UINT32_MAX ||
+        !od_grow((void **)&t->before, &b->cap_before, t->n_before + 1, sizeof *t->before))
+        return NO_LIFE;
+    uint32_t li = add_life(b, OD_TRACE_BEFORE, block_bytes);
+    if (li == NO_LIFE)
+        return NO_LIFE;
+    t->before[t->n_before] = o;
+    t->lives[li].before = (uint32_t)t->n_before++;
+    return li;
 }
 
 static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error *err)
 {
     const od_snapshot *s = t->snap;
     size_t n = t->n_entries;
-    builder b = {t, 0};
+    builder b = {t, 0, 0};
     od_u64map latest = {0}; /* address -> its latest lifetime */
     od_status rc = OD_ERR_NOMEM;
     if (n) {
@@ -324,8 +341,7 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
         if (x->action == OD_ACT_ALLOC) {
             int found;
             uint64_t blk = block_bytes && block_bytes[i] ? block_bytes[i] : od_round_request(x->size);
-            li = add_life(&b, (od_lifetime){x->addr, x->size, blk, x->stack, (uint32_t)i, OD_TRACE_NEVER,
-                                            OD_TRACE_NEVER});
+            li = add_life(&b, (uint32_t)i, blk);
             uint32_t *v = li == NO_LIFE ? NULL : od_u64map_slot(&latest, x->addr, &found);
             if (!v)
                 goto out;
@@ -335,8 +351,7 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
         } else if (x->action == OD_ACT_FREE_REQUESTED || x->action == OD_ACT_FREE_COMPLETED) {
             if (!od_u64map_get(&latest, x->addr, &li)) {
                 /* Freed before the trace allocated it: live since before the trace began. */
-                li = add_life(&b, (od_lifetime){x->addr, x->size, od_round_request(x->size), 0, OD_TRACE_BEFORE,
-                                                OD_TRACE_NEVER, OD_TRACE_NEVER});
+                li = add_before(&b, (od_life_origin){x->addr, x->size, 0}, od_round_request(x->size));
                 if (li == NO_LIFE || !od_u64map_put(&latest, x->addr, li))
                     goto out;
             }
@@ -364,12 +379,11 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
             uint32_t li;
             if (od_u64map_get(&latest, bl->address, &li)) {
                 od_lifetime *l = &t->lives[li];
-                if (l->free_index == OD_TRACE_NEVER && !block_bytes && bl->size >= l->requested_bytes)
+                if (l->free_index == OD_TRACE_NEVER && !block_bytes && bl->size >= od_life_of(t, l).requested_bytes)
                     l->block_bytes = bl->size;
                 continue;
             }
-            if (add_life(&b, (od_lifetime){bl->address, bl->requested_size, bl->size, bl->stack, OD_TRACE_BEFORE,
-                                           OD_TRACE_NEVER, OD_TRACE_NEVER}) == NO_LIFE)
+            if (add_before(&b, (od_life_origin){bl->address, bl->requested_size, bl->stack}, bl->size) == NO_LIFE)
                 goto out;
         }
     }
@@ -411,7 +425,7 @@ od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t
     int overflow = 0;
     for (size_t i = 0; i < t->n_lives; i++)
         if (t->lives[i].alloc_index == OD_TRACE_BEFORE) {
-            overflow |= __builtin_add_overflow(t->start_requested_bytes, t->lives[i].requested_bytes,
+            overflow |= __builtin_add_overflow(t->start_requested_bytes, od_life_of(t, &t->lives[i]).requested_bytes,
                                                &t->start_requested_bytes);
             overflow |= __builtin_add_overflow(t->start_block_bytes, t->lives[i].block_bytes, &t->start_block_bytes);
         }

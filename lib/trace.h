@@ -36,16 +36,24 @@
 #define OD_TRACE_BEFORE UINT32_MAX     /* alloc_index of a block live before the trace */
 #define OD_TRACE_NEVER UINT32_MAX      /* free index of a block still live at the end */
 
-/* One allocation's lifetime. */
+/* One allocation's lifetime: 24 bytes, a third of a million of them per million trace
+ * entries. Its address, request and stack are its alloc entry's (od_life_origin). */
 typedef struct {
-    uint64_t addr;
-    uint64_t requested_bytes;
     uint64_t block_bytes;
-    uint32_t stack;          /* od_snapshot.stacks index; 0: no Python frames */
     uint32_t alloc_index;    /* its alloc entry, or OD_TRACE_BEFORE */
     uint32_t free_req_index; /* its free_requested entry, or OD_TRACE_NEVER */
     uint32_t free_index;     /* its free_completed entry, or OD_TRACE_NEVER */
+    uint32_t before;         /* alloc_index OD_TRACE_BEFORE: its od_trace.before index */
 } od_lifetime;
+
+/* Where a lifetime's block came from: the alloc entry's address, requested size and stack
+ * (od_snapshot.stacks index; 0: no Python frames), or what the trace or the final
+ * segments tell of a block live before the trace began. */
+typedef struct {
+    uint64_t addr;
+    uint64_t requested_bytes;
+    uint32_t stack;
+} od_life_origin;
 
 typedef enum {
     OD_BOUNDARY_NONE,         /* fewer than 3 boundaries */
@@ -62,6 +70,8 @@ typedef struct {
     od_lifetime *lives;             /* in the order of their first entry; those live
                                        before the trace and never freed in it last */
     size_t n_lives;
+    od_life_origin *before;         /* of the lifetimes live before the trace began */
+    size_t n_before;
     uint32_t *entry_life;           /* per entry: its lifetime (alloc, free_requested,
                                        free_completed), UINT32_MAX for other entries */
     int blocks_from_replay;         /* block bytes are the verified replay's */
@@ -107,6 +117,16 @@ void od_trace_free(od_trace *t);
 /* The device's trace in the snapshot, or NULL. */
 const od_device_trace *od_trace_of(const od_snapshot *snap, int64_t device);
 
+/* The address, request and stack of lifetime l of t. */
+static inline od_life_origin od_life_of(const od_trace *t, const od_lifetime *l)
+{
+    if (l->alloc_index == OD_TRACE_BEFORE)
+        return t->before[l->before];
+    od_trace_entry e = od_trace_at(t->entries, l->alloc_index);
+    od_life_origin o = {e.addr, e.size, e.stack};
+    return o;
+}
+
 /* Whether lifetime l is live just after entry index (index SIZE_MAX: before the first). */
 int od_trace_live_after(const od_lifetime *l, size_t index);
 
@@ -133,15 +153,15 @@ static inline void od_trace_cursor_step(const od_trace *t, od_trace_cursor *c, s
     uint8_t action = od_trace_action(t->entries, i);
     switch (action) {
     case OD_ACT_ALLOC:
-        if (l) {
-            c->live_requested_bytes += l->requested_bytes;
+        if (l) { /* the lifetime's alloc entry is this one */
+            c->live_requested_bytes += od_trace_at(t->entries, i).size;
             c->live_block_bytes += l->block_bytes;
         }
         break;
     case OD_ACT_FREE_COMPLETED:
         if (l && l->free_index == i) {
-            c->live_requested_bytes -= l->requested_bytes < c->live_requested_bytes ? l->requested_bytes
-                                                                                    : c->live_requested_bytes;
+            uint64_t req = od_life_of(t, l).requested_bytes;
+            c->live_requested_bytes -= req < c->live_requested_bytes ? req : c->live_requested_bytes;
             c->live_block_bytes -= l->block_bytes < c->live_block_bytes ? l->block_bytes : c->live_block_bytes;
         }
         break;
