@@ -322,9 +322,14 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
     const od_snapshot *s = t->snap;
     size_t n = t->n_entries;
     builder b = {t, 0, 0};
-    od_u64map latest = {0}; /* address -> its latest lifetime */
+    od_u64map latest = {0}; /* at the end: address -> its latest lifetime */
+    uint32_t *by_addr = NULL; /* during the walk: address number -> its latest lifetime */
     od_status rc = OD_ERR_NOMEM;
     if (n) {
+        size_t na = t->entries->n_addrs;
+        if (!(by_addr = malloc((na ? na : 1) * sizeof *by_addr)))
+            goto out;
+        memset(by_addr, 0xff, na * sizeof *by_addr); /* NO_LIFE */
         size_t cap_el = 0, allocs = 0;
         if (!od_grow((void **)&t->entry_life, &cap_el, n, sizeof *t->entry_life))
             goto out;
@@ -339,21 +344,22 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
         const od_trace_entry *x = &xe;
         uint32_t li = NO_LIFE;
         if (x->action == OD_ACT_ALLOC) {
-            int found;
             uint64_t blk = block_bytes && block_bytes[i] ? block_bytes[i] : od_round_request(x->size);
             li = add_life(&b, (uint32_t)i, blk);
-            uint32_t *v = li == NO_LIFE ? NULL : od_u64map_slot(&latest, x->addr, &found);
-            if (!v)
+            if (li == NO_LIFE)
                 goto out;
-            if (found && t->lives[*v].free_index == OD_TRACE_NEVER)
+            uint32_t *v = &by_addr[od_trace_addr_id(t->entries, i)];
+            if (*v != NO_LIFE && t->lives[*v].free_index == OD_TRACE_NEVER)
                 t->lives[*v].free_index = (uint32_t)i; /* allocated again without a free: replaced */
             *v = li;
         } else if (x->action == OD_ACT_FREE_REQUESTED || x->action == OD_ACT_FREE_COMPLETED) {
-            if (!od_u64map_get(&latest, x->addr, &li)) {
+            uint32_t *v = &by_addr[od_trace_addr_id(t->entries, i)];
+            if ((li = *v) == NO_LIFE) {
                 /* Freed before the trace allocated it: live since before the trace began. */
                 li = add_before(&b, (od_life_origin){x->addr, x->size, 0}, od_round_request(x->size));
-                if (li == NO_LIFE || !od_u64map_put(&latest, x->addr, li))
+                if (li == NO_LIFE)
                     goto out;
+                *v = li;
             }
             od_lifetime *l = &t->lives[li];
             if (x->action == OD_ACT_FREE_REQUESTED && l->free_req_index == OD_TRACE_NEVER &&
@@ -368,6 +374,9 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
     }
     /* Blocks live at the end: the trace's own (their real size now known, unless the replay
      * gave it), or from before the trace when the trace never touched their address. */
+    for (size_t a = 0; n && a < t->entries->n_addrs; a++)
+        if (by_addr[a] != NO_LIFE && !od_u64map_put(&latest, od_life_of(t, &t->lives[by_addr[a]]).addr, by_addr[a]))
+            goto out;
     for (size_t i = 0; i < s->n_segments; i++) {
         const od_segment *seg = &s->segments[i];
         if (seg->device != t->device)
@@ -390,6 +399,7 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
     rc = OD_OK;
 out:
     od_u64map_free(&latest);
+    free(by_addr);
     if (rc != OD_OK)
         od_fail(err, rc, "out of memory");
     return rc;

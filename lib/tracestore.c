@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "mem.h"
+#include "u64map.h"
 
 struct od_trace_store {
     od_trace_slot *slots;
@@ -17,19 +18,17 @@ struct od_trace_store {
     size_t index_cap;            /* a power of two, at least twice n_keys */
     uint64_t *far;               /* (entry, time) pairs */
     size_t n_far, cap_far;
+    od_u64map addr_ids;          /* address -> its number */
+    size_t n_addrs;
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
-}
-
+/* Independent multiplies (they run in parallel), folded; the index takes the low bits. */
 static uint64_t key_hash(const od_trace_key *k)
 {
-    uint64_t h = mix(mix(mix(k->addr, k->size), k->stream), k->device_free);
-    h = mix(h, ((uint64_t)k->stack << 8) | k->action);
-    return h ^ (h >> 29);
+    uint64_t h = k->addr * 0x9e3779b97f4a7c15ull ^ k->size * 0xff51afd7ed558ccdull ^
+                 (((uint64_t)k->stack << 8) | k->action) * 0xc4ceb9fe1a85ec53ull ^
+                 k->stream * 0xd6e8feb86659fd93ull ^ k->device_free;
+    return h ^ (h >> 31) ^ (h >> 47);
 }
 
 static int key_equal(const od_trace_key *a, const od_trace_key *b)
@@ -71,7 +70,14 @@ static uint32_t intern(od_trace_store *s, const od_trace_key *k)
     }
     if (s->n_keys >= UINT32_MAX - 1 || !od_grow((void **)&s->keys, &s->cap_keys, s->n_keys + 1, sizeof *s->keys))
         return UINT32_MAX;
+    int found;
+    uint32_t *aid = od_u64map_slot(&s->addr_ids, k->addr, &found);
+    if (!aid)
+        return UINT32_MAX;
+    if (!found)
+        *aid = (uint32_t)s->n_addrs++;
     s->keys[s->n_keys] = *k;
+    s->keys[s->n_keys].addr_id = *aid;
     s->index[at] = (uint32_t)(s->n_keys + 1);
     return (uint32_t)s->n_keys++;
 }
@@ -83,7 +89,7 @@ od_trace_store *od_trace_store_new(void)
 
 int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
 {
-    if (s->n >= UINT32_MAX || !od_grow((void **)&s->slots, &s->cap, s->n + 1, sizeof *s->slots))
+    if (s->n == s->cap && (s->n >= UINT32_MAX || !od_grow((void **)&s->slots, &s->cap, s->n + 1, sizeof *s->slots)))
         return 0;
     size_t chunk = s->n >> OD_TRACE_CHUNK_BITS;
     if (chunk >= s->n_base) {
@@ -147,6 +153,7 @@ void od_trace_store_view(const od_trace_store *s, size_t first, size_t n, int64_
     out->keys = s->keys;
     out->far = s->far;
     out->n_far = s->n_far;
+    out->n_addrs = s->n_addrs;
 }
 
 uint64_t od_trace_far_time(const od_device_trace *t, size_t store_index)
@@ -167,7 +174,7 @@ size_t od_trace_store_bytes(const od_trace_store *s)
     if (!s)
         return 0;
     return s->n * sizeof *s->slots + s->n_base * sizeof *s->base_us + s->n_keys * sizeof *s->keys +
-           s->index_cap * sizeof *s->index + s->n_far * 2 * sizeof *s->far;
+           s->index_cap * sizeof *s->index + s->n_far * 2 * sizeof *s->far + s->addr_ids.cap * sizeof(od_u64slot);
 }
 
 void od_trace_store_free(od_trace_store *s)
@@ -179,5 +186,6 @@ void od_trace_store_free(od_trace_store *s)
     free(s->keys);
     free(s->index);
     free(s->far);
+    od_u64map_free(&s->addr_ids);
     free(s);
 }

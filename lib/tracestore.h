@@ -42,13 +42,16 @@ typedef struct {
     uint8_t action;      /* od_action */
 } od_trace_entry;
 
-/* An entry's fields other than its time. */
+/* An entry's fields other than its time, and its address's number (addresses are
+ * numbered 0, 1, ... in the order the store first meets them), so that a walk can keep
+ * per-address state in an array instead of a hash map. */
 typedef struct {
     uint64_t addr;
     uint64_t size;
     uint64_t stream;
     uint64_t device_free;
     uint32_t stack;
+    uint32_t addr_id;
     uint8_t action;
 } od_trace_key;
 
@@ -72,6 +75,7 @@ typedef struct {
     const uint64_t *far;          /* (store index, time_us) pairs by index: times more
                                      than 2^31 us from their chunk's base */
     size_t n_far;
+    size_t n_addrs;               /* addr_id < n_addrs */
 } od_device_trace;
 
 /* The time of a store entry whose offset did not fit (pure: walks that read only the
@@ -95,6 +99,12 @@ static inline od_trace_entry od_trace_at(const od_device_trace *t, size_t i)
     e.time_us = s.dt_us != OD_TRACE_FAR ? t->base_us[j >> OD_TRACE_CHUNK_BITS] + (uint64_t)(int64_t)s.dt_us
                                         : od_trace_far_time(t, j);
     return e;
+}
+
+/* The number of entry i's address (see od_trace_key). */
+static inline uint32_t od_trace_addr_id(const od_device_trace *t, size_t i)
+{
+    return t->keys[t->slots[t->first + i].key].addr_id;
 }
 
 /* Just the action, the commonest question of a walk. */
