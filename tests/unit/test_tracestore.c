@@ -90,6 +90,12 @@ static void repeats_share_keys(void **state)
             }
     size_t n = od_trace_store_count(s);
     assert_int_equal(n, 30000);
+    /* ten addresses, numbered in the order they first came, whatever the action */
+    od_device_trace tr;
+    od_trace_store_view(s, 0, n, 0, &tr);
+    assert_int_equal(tr.n_addrs, 10);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(od_trace_addr_id(&tr, i), i % 10);
     size_t bytes = od_trace_store_bytes(s);
     assert_true(bytes < n * sizeof(od_trace_slot) + 64 * 1024);
     assert_true(bytes >= n * sizeof(od_trace_slot));
