@@ -3,6 +3,7 @@
 
 
 #include <assert.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,7 +216,8 @@ typedef struct {
     od_triage_stream *ts;
     char *text;
     size_t len, cap;
-    int keep;              /* the text is still short enough to keep */
+    int keep;              /* 1: the text may be a config.json (it opens with '{') and is short
+                              enough to keep; 0: not kept; -1: only white space so far */
     int nomem;
 } text_pass;
 
@@ -228,6 +230,14 @@ static int feed_pass(void *ctx, const void *data, size_t n)
     }
     if (od_triage_stream_feed(p->ts, data, n, NULL) != OD_OK)
         return 1;
+    for (size_t i = 0; p->keep < 0 && i < n; i++)
+        if (!isspace(((const unsigned char *)data)[i]))
+            p->keep = ((const char *)data)[i] == '{';
+    if (!p->keep && p->text) {
+        free(p->text);
+        p->text = NULL;
+        p->len = p->cap = 0;
+    }
     if (p->keep && p->len + n > OD_CLI_KEEP_TEXT) {
         p->keep = 0;
         free(p->text);
@@ -250,7 +260,7 @@ int od_cli_text_read(od_cli_text *t, od_file_kind head_kind, od_cli_textin *r)
     memset(r, 0, sizeof *r);
     od_error err;
     od_error_clear(&err);
-    text_pass p = {.keep = 1};
+    text_pass p = {.keep = -1};
     int rc = 0;
     if ((head_kind != OD_FILE_BFC_LOG && od_series_parser_new(&p.sp, &err) != OD_OK) ||
         od_triage_stream_new(&p.ts, &err) != OD_OK) {
@@ -272,6 +282,17 @@ int od_cli_text_read(od_cli_text *t, od_file_kind head_kind, od_cli_textin *r)
     if (p.sp && (series_st = od_series_finish(p.sp, &r->series, &err)) == OD_ERR_NOMEM) {
         rc = od_cli_report_error(t->path, &err);
         goto out;
+    }
+    if (!p.keep) {
+        /* A log's text for the diagnosis, which reads each OOM message's wording at its
+         * offset: the lines triage kept, at their places, in memory that costs only
+         * where they are (the rest is never touched). NULL when even that cannot be had. */
+        uint64_t total = od_triage_stream_bytes(p.ts);
+        if (total < SIZE_MAX && (p.text = calloc(1, (size_t)total + 1)) != NULL) {
+            od_triage_stream_copy_kept(p.ts, p.text, total);
+            p.len = (size_t)total;
+            p.keep = 1;
+        }
     }
     if (od_triage_stream_finish(p.ts, &r->triage, &err) != OD_OK) {
         rc = od_cli_report_error(t->path, &err);

@@ -48,8 +48,10 @@ typedef struct {
     od_file_kind kind;   /* OD_FILE_CONFIG, _SERIES, _LOG, _BFC_LOG or _NOTHING */
     od_series *series;   /* OD_FILE_SERIES */
     od_triage *triage;   /* OD_FILE_LOG, OD_FILE_BFC_LOG */
-    char *text;          /* the whole text (NUL-terminated) when at most OD_CLI_KEEP_TEXT
-                            bytes, else NULL */
+    char *text;          /* NUL-terminated, len bytes: the whole text when it opens with '{'
+                            and is at most OD_CLI_KEEP_TEXT bytes; else the lines triage kept
+                            at their offsets, zeros between (pages never touched cost
+                            nothing); NULL when neither */
     size_t len;
 } od_cli_textin;
 
@@ -64,10 +66,9 @@ void od_cli_textin_free(od_cli_textin *r);
  * A run of OD_LINE_MAX_BYTES without a line break is refused as for every text input. */
 char *od_cli_read_all(const char *path, size_t *len, int *exit_code);
 
-/* Texts up to this size are kept whole by doctor and report while they read them: a
- * config.json is told by its whole text, and the diagnosis reads the OOM message's
- * wording in the log. A longer input is analysed all the same, without those two. */
-#define OD_CLI_KEEP_TEXT (64u << 20)
+/* A text that opens with '{' is kept whole while it is at most this size: a model's
+ * config.json is told by its whole text (and they are a few KiB). */
+#define OD_CLI_KEEP_TEXT (16u << 20)
 
 /* One sentence giving the verdict's reason with its numbers (IEC units). */
 void od_cli_oom_reason(const od_oom_report *r, char *buf, size_t size);

@@ -126,6 +126,8 @@ struct od_series_parser {
     char *text;
     size_t text_len, text_cap;
     uint64_t text_off;      /* stream offset of text[0] */
+    int array_shape;        /* 0: unknown yet, 1: '[' then '{' or ']', -1: anything else */
+    int text_cut;           /* array_shape -1: the text was kept only up to ARRAY_PREFIX */
     /* outcome */
     od_status st;           /* first format error (provisional), OD_OK while none */
     od_error err;
@@ -402,14 +404,26 @@ static void jsonl_row(od_series_parser *p, const char *line, const char *le, uin
     json_decref(o);
 }
 
+/* A JSON array whose first element is not an object is no series whatever follows (a
+ * log whose lines start with "[rank0]" or a "[timestamp]"): its text is kept only this
+ * far, where the JSON error (or the "object per row" one) is found. */
+#define ARRAY_PREFIX (1u << 20)
+
 static int keep_text(od_series_parser *p, const char *s, size_t n, int newline)
 {
+    if (p->array_shape < 0 && p->text_len + n + 1 > ARRAY_PREFIX) {
+        p->text_cut = 1;
+        return 1;
+    }
     if (!od_grow((void **)&p->text, &p->text_cap, p->text_len + n + 2, 1))
         return 0;
     memcpy(p->text + p->text_len, s, n);
     p->text_len += n;
     if (newline)
         p->text[p->text_len++] = '\n';
+    for (size_t i = 1; !p->array_shape && i < p->text_len; i++)
+        if (!isspace((unsigned char)p->text[i]))
+            p->array_shape = p->text[i] == '{' || p->text[i] == ']' ? 1 : -1;
     return 1;
 }
 
@@ -541,6 +555,11 @@ static void parse_array(od_series_parser *p)
     json_t *root = json_loadb(p->text, p->text_len, 0, &je);
     free(p->text);
     p->text = NULL;
+    if (!root && p->text_cut && (size_t)je.position + 4096 > p->text_len) {
+        /* the cut, not the input, ended the JSON: its first element is no object */
+        set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, p->text_off, "expected a JSON object per row"));
+        return;
+    }
     if (!root) {
         set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, p->text_off + (uint64_t)je.position, "invalid JSON: %s", je.text));
         return;

@@ -2331,6 +2331,7 @@ struct od_triage_stream {
     char *stats;
     size_t stats_len, stats_cap;
     int stats_state;            /* 0: only white space so far, 1: starts with '{', -1: not one */
+    int scanned;                /* finish normalized and unwrapped kept */
     od_status st;
     od_error err;
 };
@@ -2524,15 +2525,17 @@ static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_
     if (has_comma && (found & M_SMI_CSV))
         ts->in_smi_csv = 1;
 
+    /* lines are kept as they were read (normalized for the scan at the end), so that the
+     * caller can have them back at their places (od_triage_stream_copy_kept) */
     int ok;
     if (anchor) {
-        ok = flush_ring(ts) && keep_line(ts, p, n, off, lineno, newline);
+        ok = flush_ring(ts) && keep_line(ts, line, n, off, lineno, newline);
         ts->after_left = AFTER_LINES;
     } else if (ts->after_left) {
-        ok = keep_line(ts, p, n, off, lineno, newline);
+        ok = keep_line(ts, line, n, off, lineno, newline);
         ts->after_left--;
     } else {
-        ok = hold_line(ts, p, n, off, lineno, newline);
+        ok = hold_line(ts, line, n, off, lineno, newline);
     }
     if (!ok) {
         ts->st = od_fail(&ts->err, OD_ERR_NOMEM, "out of memory");
@@ -2608,6 +2611,8 @@ od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_erro
     if (!put(&ts->kept, &ts->kept_len, &ts->kept_cap, "", 0))
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     ts->kept[ts->kept_len] = '\0';
+    normalize(ts->kept, ts->kept_len);
+    ts->scanned = 1;
     od_status st = scan_text(ts->kept, ts->kept_len, &fl, ts->stats_state > 0 ? ts->stats : NULL, ts->stats_len,
                              out, err);
     if (st != OD_OK)
@@ -2618,6 +2623,24 @@ od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_erro
     for (size_t i = 0; i < t->n_summaries; i++)
         map_back(ts, &t->summaries[i].offset, &t->summaries[i].line);
     return OD_OK;
+}
+
+void od_triage_stream_copy_kept(const od_triage_stream *ts, char *buf, uint64_t len)
+{
+    assert(!ts->scanned);
+    for (size_t i = 0; i < ts->n_segs; i++) {
+        const segment *g = &ts->segs[i];
+        /* a run ends where the next one's separating line break starts */
+        uint64_t end = i + 1 < ts->n_segs ? ts->segs[i + 1].comp_off - 1 : ts->kept_len;
+        uint64_t n = end - g->comp_off;
+        if (g->orig_off < len)
+            memcpy(buf + g->orig_off, ts->kept + g->comp_off, (size_t)(n < len - g->orig_off ? n : len - g->orig_off));
+    }
+}
+
+uint64_t od_triage_stream_bytes(const od_triage_stream *ts)
+{
+    return ts->lines.offset;
 }
 
 void od_triage_stream_free(od_triage_stream *ts)
