@@ -529,6 +529,11 @@ od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out,
     for (size_t i = 0; i < plain->n_entries && !oom; i++)
         oom = od_trace_action(plain->entries, i) == OD_ACT_OOM;
     uint64_t caps[2] = {0, plain->max_reserved_bytes};
+    size_t n = plain->n_entries;
+    /* Not held through the replay and the second build: a ten-million-entry trace would
+     * hold two models at once. Built again in the rare case the replay does not verify. */
+    od_trace_free(plain);
+    plain = NULL;
     for (int k = 0; k < (oom ? 2 : 1); k++) {
         od_replay_opts o;
         memset(&o, 0, sizeof o);
@@ -536,27 +541,15 @@ od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out,
         o.cfg.allowed_bytes = caps[k];
         o.device = device;
         o.block_bytes_out = blocks;
-        memset(blocks, 0, plain->n_entries * sizeof *blocks);
+        memset(blocks, 0, n * sizeof *blocks);
         od_error e2;
         rc = od_replay_snapshot(snap, &o, res, &e2);
         if (rc != OD_OK || od_replay_verified(res))
             break;
     }
-    if (rc == OD_OK && od_replay_verified(res)) {
-        od_trace *better = NULL;
-        rc = od_trace_build(snap, device, blocks, &better, err);
-        free(blocks);
-        free(res);
-        if (rc != OD_OK) {
-            od_trace_free(plain);
-            return rc;
-        }
-        od_trace_free(plain);
-        *out = better;
-        return OD_OK;
-    }
-    free(blocks);
+    int verified = rc == OD_OK && od_replay_verified(res);
     free(res);
-    *out = plain;
-    return OD_OK;
+    rc = od_trace_build(snap, device, verified ? blocks : NULL, out, err);
+    free(blocks);
+    return rc;
 }
