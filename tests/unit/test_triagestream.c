@@ -357,7 +357,7 @@ static void places_after_filler(void **state)
 static void no_line_break(void **state)
 {
     (void)state;
-    size_t n = OD_LINE_MAX_BYTES + 2;
+    size_t n = 2 * (size_t)OD_LINE_MAX_BYTES + 2;
     char *b = calloc(1, n + 64);
     memcpy(b, "a first line\n", 13);
     od_triage_stream *ts = NULL;
