@@ -866,7 +866,9 @@ static int release_available_cached_blocks(od_allocsim *s, pool *p, uint64_t str
 
 static void garbage_collect(od_allocsim *s)
 {
-    uint64_t thr = (uint64_t)(s->cfg.garbage_collection_threshold * (double)s->cfg.allowed_bytes);
+    /* The parsers keep the threshold in (0, 1); a caller's other value must not overflow. */
+    double thr_d = s->cfg.garbage_collection_threshold * (double)s->cfg.allowed_bytes;
+    uint64_t thr = !(thr_d > 0) ? 0 : thr_d >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)thr_d;
     if (s->reserved <= thr) return;
     uint64_t target = s->reserved - thr, reclaimed = 0;
     pool *p = &s->large;

@@ -854,8 +854,10 @@ static od_status take_settings(loader *L, const od_ptree *t, od_pv d, od_error *
     uint64_t u;
     if (od_pv_get_u64(t, v, &u) && u >= MAX_SANE_BYTES)
         a->max_split_size = -1;
+    /* torch accepts only 0 < threshold < 1 (and 0, off): any other value is no setting. */
     if (!od_pv_get_f64(t, od_pv_dict_gets(t, d, "garbage_collection_threshold"),
-                       &a->garbage_collection_threshold))
+                       &a->garbage_collection_threshold) ||
+        !(a->garbage_collection_threshold > 0 && a->garbage_collection_threshold < 1))
         a->garbage_collection_threshold = 0;
     if (!od_pv_get_bool(t, od_pv_dict_gets(t, d, "expandable_segments"), &a->expandable_segments))
         a->expandable_segments = 0;
