@@ -98,10 +98,9 @@ static column classify(const char *raw)
 
 /* ---------- the streaming parser ----------
  * Text arrives in chunks and is split into lines (lines.h); a row keeps only its numbers:
- * its x and one double per memory column the input has. Errors but one are provisional: a
- * NUL byte anywhere makes the input binary, whatever went wrong before it, so after a
- * format error the parser keeps looking for one (cheaply) and reports the first problem
- * in that order, exactly as if it had read the text whole. */
+ * its x and one double per memory column the input has. The first problem ends the parse,
+ * so that a log given for a step log is refused at its first line, not after reading it
+ * all: a line is checked for a NUL byte (binary data) before it is read as a row. */
 
 enum { MODE_START, MODE_CSV, MODE_JSONL, MODE_ARRAY };
 
@@ -129,9 +128,9 @@ struct od_series_parser {
     int array_shape;        /* 0: unknown yet, 1: '[' then '{' or ']', -1: anything else */
     int text_cut;           /* array_shape -1: the text was kept only up to ARRAY_PREFIX */
     /* outcome */
-    od_status st;           /* first format error (provisional), OD_OK while none */
+    od_status st;           /* the format error that ended the rows, OD_OK while none */
     od_error err;
-    od_status final;        /* binary data, the line rule, out of memory: nothing overrides */
+    od_status final;        /* binary data, the line rule, out of memory */
     od_error final_err;
 };
 
@@ -466,6 +465,8 @@ static const char *start_line(od_series_parser *p, const char *line, const char 
     return h;
 }
 
+static void parse_array(od_series_parser *p);
+
 static int on_line(void *ctx, const char *line, size_t len, uint64_t off, int newline)
 {
     od_series_parser *p = ctx;
@@ -476,17 +477,17 @@ static int on_line(void *ctx, const char *line, size_t len, uint64_t off, int ne
         return set_final(p, OD_ERR_FORMAT);
     }
     if (p->st != OD_OK)
-        return 0; /* failed: only a NUL could change the outcome */
+        return 1;
     const char *from = line;
     if (p->mode == MODE_START) {
         if (!(from = start_line(p, line, le, off)))
             return 0;
         if (p->st != OD_OK)
-            return 0;
+            return 1;
         off += (uint64_t)(from - line);
         if (p->mode == MODE_CSV) {
             csv_header(p, from, le, off);
-            return p->final != OD_OK;
+            return p->final != OD_OK || p->st != OD_OK;
         }
     }
     switch (p->mode) {
@@ -495,9 +496,11 @@ static int on_line(void *ctx, const char *line, size_t len, uint64_t off, int ne
     case MODE_ARRAY:
         if (!keep_text(p, from, (size_t)(le - from), newline))
             return set_final(p, od_fail(&p->final_err, OD_ERR_NOMEM, "out of memory"));
+        if (p->text_cut)
+            parse_array(p); /* no series, whatever follows: the error is known now */
         break;
     }
-    return p->final != OD_OK;
+    return p->final != OD_OK || p->st != OD_OK;
 }
 
 static int on_full_line(void *ctx, const char *line, size_t len, uint64_t off)
@@ -527,14 +530,24 @@ static od_status final_status(od_series_parser *p, od_error *err)
     return p->final;
 }
 
-od_status od_series_feed(od_series_parser *p, const void *data, size_t n, od_error *err)
+/* The status that ended the parse early (err filled), OD_OK while it goes on. */
+static od_status early_status(od_series_parser *p, od_error *err)
 {
     if (p->final != OD_OK)
         return final_status(p, err);
-    od_status st = od_lines_feed(&p->lines, data, n, on_full_line, p, &p->final_err);
-    if (st != OD_OK)
-        p->final = st;
-    return p->final != OD_OK ? final_status(p, err) : OD_OK;
+    if (p->st != OD_OK && err)
+        *err = p->err;
+    return p->st;
+}
+
+od_status od_series_feed(od_series_parser *p, const void *data, size_t n, od_error *err)
+{
+    if (p->final == OD_OK && p->st == OD_OK) {
+        od_status st = od_lines_feed(&p->lines, data, n, on_full_line, p, &p->final_err);
+        if (st != OD_OK)
+            p->final = st;
+    }
+    return early_status(p, err);
 }
 
 void od_series_parser_free(od_series_parser *p)
@@ -618,7 +631,7 @@ static int sort_rows(od_series_parser *p)
 od_status od_series_finish(od_series_parser *p, od_series **out, od_error *err)
 {
     *out = NULL;
-    if (p->final == OD_OK)
+    if (p->final == OD_OK && p->st == OD_OK)
         od_lines_end(&p->lines, on_last_line, p);
     if (p->final != OD_OK)
         return final_status(p, err);

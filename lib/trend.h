@@ -30,10 +30,11 @@ typedef struct {
     double *y[OD_METRIC_COUNT];  /* bytes per row; NULL where the column is absent */
 } od_series;
 
-/* Parse text[0..len) (od_series_parser fed once). Fails with OD_ERR_FORMAT (byte offset
- * of the offending field or line) on a missing header column, a non-number, a negative or
- * absurd value, a NUL byte anywhere; OD_ERR_LIMIT beyond 50 million rows or on a run of
- * OD_LINE_MAX_BYTES without a line break (lines.h); OD_ERR_NOMEM. */
+/* Parse text[0..len) (od_series_parser fed once). Fails at the first problem: with
+ * OD_ERR_FORMAT (byte offset of the offending field or line) on a missing header column, a
+ * non-number, a negative or absurd value, a NUL byte (binary data); OD_ERR_LIMIT beyond
+ * 50 million rows or on a run of OD_LINE_MAX_BYTES without a line break (lines.h);
+ * OD_ERR_NOMEM. */
 od_status od_series_parse(const char *text, size_t len, od_series **out, od_error *err);
 void od_series_free(od_series *s);
 
@@ -43,9 +44,8 @@ void od_series_free(od_series *s);
  * the caller frees with od_series_parser_free (NULL is fine). */
 typedef struct od_series_parser od_series_parser;
 od_status od_series_parser_new(od_series_parser **out, od_error *err);
-/* Feed the next n bytes. OD_OK while the input may still be a series (a format error
- * found so far is only reported by od_series_finish, since a later NUL byte outranks it);
- * any other status is final, err is filled, and further feeding is pointless. */
+/* Feed the next n bytes. OD_OK while the input may still be a series; any other status
+ * is the parse's outcome (err filled): feeding more changes nothing. */
 od_status od_series_feed(od_series_parser *p, const void *data, size_t n, od_error *err);
 /* End of input: *out receives the series (the caller frees it with od_series_free), or
  * the status of the first problem as od_series_parse reports it (err may be NULL). */
