@@ -1375,7 +1375,10 @@ static void summary_row(const char *line, const char *le, uint64_t *cur, uint64_
         *peak = t.bytes;
 }
 
-/* Lines after "PyTorch CUDA memory summary, device ID N" up to the table's end. */
+/* Lines after "PyTorch CUDA memory summary, device ID N" up to the table's end. Rows keep
+ * the header line's own prefix: the table's '|' at the header's column ("# |" in a source
+ * comment, "name  | |" from docker compose, "[rank0]: |"). A table printed as one string's
+ * repr or JSON ("|...|\n|...|" with a backslash-n between rows) is read within its line. */
 static const char *scan_summary(scan *s, const char *line, const char *end, uint64_t *lineno)
 {
     od_mem_summary *m = new_summary(s);
@@ -1383,22 +1386,32 @@ static const char *scan_summary(scan *s, const char *line, const char *end, uint
         return NULL;
     m->offset = (uint64_t)(line - s->buf);
     m->line = *lineno;
-    const char *h = find(line, end, "device ID ");
+    const char *hle = memchr(line, '\n', (size_t)(end - line));
+    hle = hle ? hle : end;
+    const char *h = find(line, hle, "device ID ");
     uint64_t d = 0;
     if (h)
-        parse_uint(h + 10, end, &d);
+        parse_uint(h + 10, hle, &d);
     m->device = d < 4096 ? (int)d : -1;
-    const char *p = memchr(line, '\n', (size_t)(end - line));
-    p = p ? p + 1 : end;
+    const char *bar = NULL; /* the table's '|' on the header line */
+    for (const char *c = line; h && c < h; c++)
+        if (*c == '|')
+            bar = c;
+    size_t col = bar ? (size_t)(bar - line) : SIZE_MAX;
+    const char *esc = h ? find(h, hle, "\\n|") : NULL;
+    int lit = esc != NULL;
+    const char *rows_end = lit ? hle : end;
+    const char *p = lit ? esc + 2 : (hle < end ? hle + 1 : end);
     const char *last = p;
-    for (int n = 0; p < end && n < 120; n++) {
-        const char *le = memchr(p, '\n', (size_t)(end - p));
+    for (int n = 0; p < rows_end && n < 120; n++) {
+        const char *le = lit ? find(p, rows_end, "\\n") : memchr(p, '\n', (size_t)(rows_end - p));
         if (!le)
-            le = end;
-        const char *q = skip_sp(p, le);
+            le = rows_end;
+        const char *q = !lit && (size_t)(le - p) > col && p[col] == '|' ? p + col : skip_sp(p, le);
         if (q >= le || *q != '|')
             break;
-        (*lineno)++;
+        if (!lit)
+            (*lineno)++;
         const char *k;
         uint64_t v;
         if ((k = find(q, le, "CUDA OOMs:")) && parse_uint(skip_sp(k + 10, le), le, &v)) {
@@ -1416,10 +1429,10 @@ static const char *scan_summary(scan *s, const char *line, const char *end, uint
             uint64_t pk = 0;
             summary_row(q, le, &m->non_releasable_bytes, &pk);
         }
-        p = le < end ? le + 1 : end;
+        p = le < rows_end ? le + (lit ? 2 : 1) : rows_end;
         last = p;
     }
-    return last;
+    return lit ? (hle < end ? hle + 1 : end) : last;
 }
 
 /* ---------- nvidia-smi ---------- */

@@ -102,6 +102,29 @@ def check_figures(name, r):
             fail("%s: reserved_unallocated_bytes = %s, the text says %s" % (name, got, want))
 
 
+def check_summary(name, doc, allowed):
+    """A memory_summary() table alone: one table, no report, its verdict, and its current
+    figures re-read from the rows (whole units, so exact to the byte)."""
+    text = open(os.path.join(ROOT, "tests/data/messages", name)).read()
+    if doc["reports"] or len(doc["memory_summaries"]) != 1:
+        fail("%s: %d reports, %d tables" % (name, len(doc["reports"]), len(doc["memory_summaries"])))
+        return
+    m = doc["memory_summaries"][0]
+    for key, label in (("allocated_bytes", "Allocated memory"), ("reserved_bytes", "GPU reserved memory"),
+                       ("non_releasable_bytes", "Non-releasable memory")):
+        f = re.search(r"\| %s\s*\|\s*(\d+) (\w+)" % label, text)
+        want = int(f.group(1)) * UNIT[f.group(2)] if f else None
+        if m.get(key) != want:
+            fail("%s: %s = %s, the table says %s" % (name, key, m.get(key), want))
+    f = re.search(r"CUDA OOMs: (\d+)", text)
+    if f and m.get("ooms") != int(f.group(1)):
+        fail("%s: ooms = %s, the table says %s" % (name, m.get("ooms"), f.group(1)))
+    if m["verdict"] not in allowed:
+        fail("%s: verdict %s, README says %s" % (name, m["verdict"], "/".join(sorted(allowed))))
+    else:
+        print("ok %-28s %s" % (name, m["verdict"]))
+
+
 # 1. every message file gets the verdict and framework its README gives
 readme = open(os.path.join(ROOT, "tests/data/messages/README.md")).read()
 rows = re.findall(r"^\| (\S+\.txt) \|[^|]*\|([^|]*)\|", readme, re.M)
@@ -112,6 +135,9 @@ for name, conclude in rows:
     fw = re.search(r"framework (\S+)", conclude)
     doc = triage(os.path.join("tests/data/messages", name))
     if not doc:
+        continue
+    if "memory_summary" in conclude:
+        check_summary(name, doc, allowed)
         continue
     if len(doc["reports"]) != 1:
         fail("%s: %d reports" % (name, len(doc["reports"])))

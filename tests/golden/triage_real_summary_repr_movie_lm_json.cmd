@@ -1,0 +1,1 @@
+$OOMDOC triage --json tests/data/messages/summary_repr_movie_lm.txt # davidwehrlin/movie-language-model README.md
