@@ -1560,6 +1560,8 @@ static void scan_smi_proc(scan *s, const char *line, const char *le)
             pr->gpu = gpu < 4096 ? (int)gpu : -1;
             pr->pid = pid;
             pr->bytes = mem.bytes;
+            if (!s->t->smi_format)
+                s->t->smi_format = "table"; /* the default output's process list, pasted alone */
             if (k + 2 <= n - 2)
                 copy_trim(pr->name, sizeof pr->name, tok[k + 2], tend[n - 2]);
             return;
@@ -1972,6 +1974,16 @@ static int advice_prose(const char *line, const char *a, const char *le)
     return 0;
 }
 
+/* Does an nvidia-smi process row hold enough to crowd a job out? A desktop's X server and
+ * compositor hold tens of MiB (86 MiB and 12 MiB in a real table), a bare CUDA context about
+ * 300 MiB: rows under 256 MiB are not the other processes an OOM is blamed on. */
+#define SMI_PROCESS_MIN_BYTES (256ULL << 20)
+
+static int smi_holds(const od_smi_process *p)
+{
+    return p->bytes >= SMI_PROCESS_MIN_BYTES;
+}
+
 /* A driver report without figures takes its evidence from the nvidia-smi process table
  * in the same text: the processes holding memory on its GPU (when it names none, on the GPU
  * with the most of them). Fills r->smi_processes and r->smi_processes_bytes. */
@@ -1983,17 +1995,17 @@ static void smi_evidence(const od_triage *t, od_oom_report *r)
         return;
     for (size_t i = 0; i < t->n_procs; i++) {
         const od_smi_process *p = &t->procs[i];
-        if (!p->bytes || ((r->have & OD_HAVE_DEVICE) && p->gpu != r->device))
+        if (!smi_holds(p) || ((r->have & OD_HAVE_DEVICE) && p->gpu != r->device))
             continue;
         unsigned n = 0;
         uint64_t bytes = 0;
         int seen = 0;
         for (size_t j = 0; j < t->n_procs && !seen; j++)
-            seen = j < i && t->procs[j].gpu == p->gpu && t->procs[j].bytes; /* counted with an earlier row */
+            seen = j < i && t->procs[j].gpu == p->gpu && smi_holds(&t->procs[j]); /* counted with an earlier row */
         if (seen)
             continue;
         for (size_t j = i; j < t->n_procs; j++)
-            if (t->procs[j].gpu == p->gpu && t->procs[j].bytes) {
+            if (t->procs[j].gpu == p->gpu && smi_holds(&t->procs[j])) {
                 n++;
                 bytes += t->procs[j].bytes;
             }
@@ -2161,8 +2173,8 @@ static od_status scan_text(char *buf, size_t len, const input_flags *fl, const c
     t->smi_verdict = OD_OOM_UNKNOWN;
     for (size_t i = 0; i < t->n_procs; i++)
         for (size_t j = i + 1; j < t->n_procs; j++)
-            if (t->procs[i].gpu == t->procs[j].gpu && t->procs[i].pid != t->procs[j].pid && t->procs[i].bytes &&
-                t->procs[j].bytes)
+            if (t->procs[i].gpu == t->procs[j].gpu && t->procs[i].pid != t->procs[j].pid && smi_holds(&t->procs[i]) &&
+                smi_holds(&t->procs[j]))
                 t->smi_verdict = OD_OOM_OTHER_PROCESSES;
     for (size_t i = 0; i < t->n_reports; i++)
         smi_evidence(t, &t->reports[i]);

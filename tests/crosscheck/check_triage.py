@@ -125,6 +125,21 @@ def check_summary(name, doc, allowed):
         print("ok %-28s %s" % (name, m["verdict"]))
 
 
+def check_smi(name, doc, allowed):
+    """nvidia-smi's process list alone: every row (GPU, PID, MiB) re-read, and the table's verdict."""
+    text = open(os.path.join(ROOT, "tests/data/messages", name)).read()
+    rows = [(int(g), int(p), int(m) * 2**20)
+            for g, p, m in re.findall(r"^\|\s+(\d+)\s+\S+\s+\S+\s+(\d+)\s+[CGM+]+\s+.*?(\d+)MiB \|$", text, re.M)]
+    got = [(q["gpu"], q["pid"], q["bytes"]) for q in doc["nvidia_smi"]["processes"]]
+    if doc["reports"] or got != rows:
+        fail("%s: %d reports, processes %s, the table says %s" % (name, len(doc["reports"]), got, rows))
+    v = doc["nvidia_smi"]["verdict"]
+    if v not in allowed:
+        fail("%s: verdict %s, README says %s" % (name, v, "/".join(sorted(allowed))))
+    else:
+        print("ok %-28s %s" % (name, v))
+
+
 # 1. every message file gets the verdict and framework its README gives
 readme = open(os.path.join(ROOT, "tests/data/messages/README.md")).read()
 rows = re.findall(r"^\| (\S+\.txt) \|[^|]*\|([^|]*)\|", readme, re.M)
@@ -138,6 +153,9 @@ for name, conclude in rows:
         continue
     if "memory_summary" in conclude:
         check_summary(name, doc, allowed)
+        continue
+    if "nvidia-smi" in conclude:
+        check_smi(name, doc, allowed)
         continue
     if len(doc["reports"]) != 1:
         fail("%s: %d reports" % (name, len(doc["reports"])))

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/smi_desktop_nvitop.txt # XuehaiPan/nvitop#152
