@@ -48,6 +48,8 @@ static int append(od_lines *l, const char *p, size_t n)
 
 od_status od_lines_feed(od_lines *l, const void *data, size_t n, od_line_fn fn, void *ctx, od_error *err)
 {
+    if (n == 0) /* data may be NULL then: no arithmetic on it */
+        return OD_OK;
     const char *p = data, *end = p + n;
     while (p < end && !l->stopped) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
