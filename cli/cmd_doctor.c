@@ -129,11 +129,7 @@ static int load_input(input *in)
     /* The first bytes tell a snapshot and a profiler record (traces can be hundreds of MB:
      * streamed from the file, read here only from a pipe). BFC allocator logs are OOM logs
      * first (triage below), their figures read as a profile too. */
-    size_t head_len;
-    unsigned flags;
-    const unsigned char *head = od_cli_text_head(t, &head_len, &flags);
-    od_file_kind k = OD_FILE_UNDECIDED;
-    od_file_kind_detect(head, head_len, OD_DETECT_HEAD | flags, &k, &err); /* cannot fail on a head */
+    od_file_kind k = od_cli_text_kind(t);
     int streamed = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP || od_file_kind_profile(k) >= 0;
     if (streamed && (k != OD_FILE_BFC_LOG || !od_cli_text_reopenable(t))) {
         char *text = NULL;

@@ -99,11 +99,7 @@ static int load(const char *path, loaded *l, od_report_item *item)
     /* The first bytes tell a snapshot and a profiler record: traces can be hundreds of MB,
      * so a file is streamed (a pipe is read here). A BFC allocator log is an OOM log first
      * (below); its figures ride along. */
-    size_t head_len;
-    unsigned flags;
-    const unsigned char *head = od_cli_text_head(t, &head_len, &flags);
-    od_file_kind k = OD_FILE_UNDECIDED;
-    od_file_kind_detect(head, head_len, OD_DETECT_HEAD | flags, &k, &err); /* cannot fail on a head */
+    od_file_kind k = od_cli_text_kind(t);
     int snapshot = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP;
     if (snapshot || od_file_kind_profile(k) >= 0) {
         int reopen = od_cli_text_reopenable(t);

@@ -258,14 +258,7 @@ int od_cmd_trend(int argc, char **argv)
     od_iterations *its = NULL;
     /* What kind of input: decided by inputkind from the first bytes, as doctor and report
      * decide it; only a snapshot and profiler records are read otherwise than as a series. */
-    size_t head_len;
-    unsigned flags;
-    const unsigned char *head = od_cli_text_head(tx, &head_len, &flags);
-    od_file_kind kind = OD_FILE_UNDECIDED;
-    if (od_file_kind_detect(head, head_len, OD_DETECT_HEAD | flags, &kind, &err) != OD_OK) {
-        od_cli_text_close(tx);
-        return od_cli_report_error(path, &err);
-    }
+    od_file_kind kind = od_cli_text_kind(tx);
     if (kind == OD_FILE_SNAPSHOT || kind == OD_FILE_SNAPSHOT_GZIP || od_file_kind_profile(kind) >= 0) {
         /* streamed from the file when it can be opened again, else read here whole */
         char *text = NULL;

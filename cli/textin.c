@@ -72,11 +72,13 @@ od_cli_text *od_cli_text_open(const char *path, int *exit_code)
     return t;
 }
 
-const unsigned char *od_cli_text_head(const od_cli_text *t, size_t *len, unsigned *flags)
+od_file_kind od_cli_text_kind(const od_cli_text *t)
 {
-    *len = t->head_len;
-    *flags = od_input_is_gzip(t->in) ? OD_DETECT_GZIP : 0;
-    return t->head;
+    od_file_kind k = OD_FILE_UNDECIDED;
+    od_error err;
+    unsigned flags = OD_DETECT_HEAD | (od_input_is_gzip(t->in) ? OD_DETECT_GZIP : 0);
+    od_file_kind_detect(t->head, t->head_len, flags, &k, &err); /* cannot fail on a head */
+    return k;
 }
 
 int od_cli_text_reopenable(const od_cli_text *t)

@@ -19,9 +19,10 @@
 typedef struct od_cli_text od_cli_text;
 od_cli_text *od_cli_text_open(const char *path, int *exit_code);
 
-/* The first bytes (up to OD_FILE_HEAD_BYTES, fewer only for a shorter input) and the
- * od_file_kind_detect flags (OD_DETECT_GZIP when the input is gzip-compressed). */
-const unsigned char *od_cli_text_head(const od_cli_text *t, size_t *len, unsigned *flags);
+/* What the first bytes (up to OD_FILE_HEAD_BYTES) tell, by od_file_kind_detect: a
+ * snapshot (plain or gzipped), a profiler record, or OD_FILE_UNDECIDED (text: the readers
+ * decide). The one place doctor, report and trend ask it. */
+od_file_kind od_cli_text_kind(const od_cli_text *t);
 
 /* Whether the input can be opened again by name (a regular file), so that a snapshot or
  * profiler record found in the head is better streamed from the path than read here. */
