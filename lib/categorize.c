@@ -232,9 +232,10 @@ static size_t next_boundary(const od_trace *t, size_t i)
 static od_category lifetime_category(const od_trace *t, const od_lifetime *l, od_category by_frames,
                                      size_t weights_until)
 {
-    if (l->free_index == OD_TRACE_NEVER && workspace_size(od_life_of(t, l).requested_bytes) && l->alloc_index != OD_TRACE_BEFORE &&
+    od_life_origin o = od_life_of(t, l);
+    if (l->free_index == OD_TRACE_NEVER && workspace_size(o.requested_bytes) && l->alloc_index != OD_TRACE_BEFORE &&
         by_frames != OD_CAT_PARAMETERS && by_frames != OD_CAT_OPTIMIZER_STATES && by_frames != OD_CAT_KV_CACHE &&
-        (od_life_of(t, l).stack == 0 || matmul_frames(t->snap, od_life_of(t, l).stack)))
+        (o.stack == 0 || matmul_frames(t->snap, o.stack)))
         return OD_CAT_WORKSPACE;
     if (weights_until != SIZE_MAX && l->alloc_index == OD_TRACE_BEFORE &&
         (by_frames == OD_CAT_GRADIENTS || by_frames == OD_CAT_UNKNOWN) &&
@@ -270,16 +271,17 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
      * what backward makes without frames. */
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
-        uint32_t st = od_life_of(t, l).stack; /* in range: the loader asserts it */
+        od_life_origin o = od_life_of(t, l);
+        uint32_t st = o.stack; /* in range: the loader asserts it */
         od_category fc = FRAME_CAT(st);
         uint32_t k;
         int weight = l->alloc_index == OD_TRACE_BEFORE && l->free_index == OD_TRACE_NEVER && st == 0;
         if (fc == OD_CAT_PARAMETERS || weight) {
-            uint32_t cnt = od_u64map_get(&params, od_life_of(t, l).requested_bytes, &k) ? k + 1 : 1;
-            if (!od_u64map_put(&params, od_life_of(t, l).requested_bytes, cnt))
+            uint32_t cnt = od_u64map_get(&params, o.requested_bytes, &k) ? k + 1 : 1;
+            if (!od_u64map_put(&params, o.requested_bytes, cnt))
                 goto out;
-        } else if (fc == OD_CAT_LOGITS_AND_LOSS && od_life_of(t, l).requested_bytes >= (1u << 20)) {
-            if (!od_u64map_put(&logits, od_life_of(t, l).requested_bytes, 1))
+        } else if (fc == OD_CAT_LOGITS_AND_LOSS && o.requested_bytes >= (1u << 20)) {
+            if (!od_u64map_put(&logits, o.requested_bytes, 1))
                 goto out;
         }
     }
@@ -289,7 +291,8 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
         const od_lifetime *l = &t->lives[i];
         if (at == (size_t)UINT32_MAX - 1 ? l->free_index != OD_TRACE_NEVER : !od_trace_live_after(l, at))
             continue;
-        uint32_t st = od_life_of(t, l).stack; /* in range: the loader asserts it */
+        od_life_origin o = od_life_of(t, l);
+        uint32_t st = o.stack; /* in range: the loader asserts it */
         od_category cat = lifetime_category(t, l, FRAME_CAT(st), weights_until);
         if (cat == OD_CAT_GRADIENTS && l->alloc_index == OD_TRACE_BEFORE)
             cat = OD_CAT_UNKNOWN; /* no frames and no lifetime to judge */
@@ -297,9 +300,9 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
             uint32_t k;
             size_t nb = t->n_boundaries ? next_boundary(t, l->alloc_index) : SIZE_MAX;
             int survives = nb == SIZE_MAX ? 1 : l->free_index == OD_TRACE_NEVER || l->free_index >= nb;
-            if (survives && od_u64map_get(&params, od_life_of(t, l).requested_bytes, &k) && k > 0) {
-                od_u64map_put(&params, od_life_of(t, l).requested_bytes, k - 1); /* replaces: cannot fail */
-            } else if (od_u64map_get(&logits, od_life_of(t, l).requested_bytes, &k)) {
+            if (survives && od_u64map_get(&params, o.requested_bytes, &k) && k > 0) {
+                od_u64map_put(&params, o.requested_bytes, k - 1); /* replaces: cannot fail */
+            } else if (od_u64map_get(&logits, o.requested_bytes, &k)) {
                 cat = OD_CAT_LOGITS_AND_LOSS;
             } else {
                 cat = OD_CAT_TEMPORARIES;

@@ -346,8 +346,9 @@ void od_inference_find(const od_trace *t, const od_iterations *it, od_inference 
     size_t last_step = it->items[it->n - 1].entry;
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
-        int before = l->alloc_index == OD_TRACE_BEFORE && od_life_of(t, l).stack == 0;
-        int loaded = l->alloc_index != OD_TRACE_BEFORE && od_life_of(t, l).stack && od_stack_is_init(s, od_life_of(t, l).stack);
+        uint32_t stack = od_life_of(t, l).stack;
+        int before = l->alloc_index == OD_TRACE_BEFORE && stack == 0;
+        int loaded = l->alloc_index != OD_TRACE_BEFORE && stack && od_stack_is_init(s, stack);
         if ((before || loaded) && (l->free_index == OD_TRACE_NEVER || l->free_index >= last_step))
             out->weights_bytes += l->block_bytes;
     }

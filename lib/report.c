@@ -1106,8 +1106,8 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
     for (size_t i = 0; i < n_sel; i++) {
         const od_lifetime *l = &tr->lives[sel[i]];
         /* requested bytes only where they differ from the block's: 0 means "the same" */
-        fprintf(f, "%s%llu", i ? "," : "",
-                (unsigned long long)(od_life_of(tr, l).requested_bytes == l->block_bytes ? 0 : od_life_of(tr, l).requested_bytes));
+        uint64_t req = od_life_of(tr, l).requested_bytes;
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(req == l->block_bytes ? 0 : req));
     }
     fprintf(f, "],\n\"ak\":[");
     for (size_t i = 0; i < n_sel; i++) {

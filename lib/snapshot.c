@@ -812,24 +812,23 @@ static od_status take_traces(loader *L, const od_ptree *t, od_pv list, od_error 
                 contiguous = 0;
         }
     }
-    od_device_trace all;
-    od_trace_store_view(L->entries, 0, L->n_entries, 0, &all);
-    if (!contiguous && !(L->st->copied = od_trace_store_new()))
-        return od_fail(err, OD_ERR_NOMEM, "out of memory");
-    size_t at = 0;
-    for (size_t d = 0; d < n; d++) {
-        od_pv tr = od_pv_item(t, list, d);
-        size_t m = od_pv_len(t, tr);
-        if (!contiguous)
-            for (size_t i = 0; i < m; i++) {
+    /* Otherwise the traces are copied, in order, into a store of their own. */
+    if (!contiguous) {
+        od_device_trace all;
+        od_trace_store_view(L->entries, 0, L->n_entries, 0, &all);
+        if (!(L->st->copied = od_trace_store_new()))
+            return od_fail(err, OD_ERR_NOMEM, "out of memory");
+        for (size_t d = 0; d < n; d++) {
+            od_pv tr = od_pv_item(t, list, d);
+            for (size_t i = 0, m = od_pv_len(t, tr); i < m; i++) {
                 od_trace_entry e = od_trace_at(&all, REC_INDEX(od_pv_record(t, od_pv_item(t, tr, i))));
                 if (!od_trace_store_add(L->st->copied, &e))
                     return od_fail(err, OD_ERR_NOMEM, "out of memory");
             }
-        at += m;
+        }
     }
     /* Views last: adding to a store moves its arrays. */
-    at = 0;
+    size_t at = 0;
     for (size_t d = 0; d < n; d++) {
         size_t m = od_pv_len(t, od_pv_item(t, list, d));
         od_trace_store_view(contiguous ? L->entries : L->st->copied, at, m, (int64_t)d, &s->traces[d]);

@@ -320,11 +320,12 @@ static od_status trace_figures(const od_snapshot *s, const od_trace *t, od_devic
         const od_lifetime *l = &t->lives[i];
         if (!od_trace_live_after(l, at))
             continue;
-        size_t slot = od_life_of(t, l).stack ? od_life_of(t, l).stack
+        od_life_origin o = od_life_of(t, l);
+        size_t slot = o.stack ? o.stack
                       : l->alloc_index == OD_TRACE_BEFORE ? bucket_slot(s, BUCKET_BEFORE)
                                                           : bucket_slot(s, BUCKET_NO_FRAMES);
         tl[slot].bytes = add(a, tl[slot].bytes, l->block_bytes);
-        tl[slot].requested = add(a, tl[slot].requested, od_life_of(t, l).requested_bytes);
+        tl[slot].requested = add(a, tl[slot].requested, o.requested_bytes);
         tl[slot].count++;
     }
     int ok = group_sites(nm, tl, &d->peak_sites);
@@ -345,10 +346,11 @@ static od_status end_sites(const od_snapshot *s, const od_trace *t, od_device_su
         const od_lifetime *l = &t->lives[i];
         if (l->free_index != OD_TRACE_NEVER)
             continue;
-        uint32_t slot = od_life_of(t, l).stack ? od_life_of(t, l).stack
+        od_life_origin o = od_life_of(t, l);
+        uint32_t slot = o.stack ? o.stack
                         : l->alloc_index == OD_TRACE_BEFORE ? (uint32_t)bucket_slot(s, BUCKET_BEFORE)
                                                             : (uint32_t)bucket_slot(s, BUCKET_NO_FRAMES);
-        if (!od_u64map_put(&last, od_life_of(t, l).addr, slot)) {
+        if (!od_u64map_put(&last, o.addr, slot)) {
             free(tl);
             od_u64map_free(&last);
             return od_fail(err, OD_ERR_NOMEM, "out of memory");
