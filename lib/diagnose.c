@@ -484,6 +484,24 @@ static const char *short_name(const char *path)
     return p ? p + 1 : path;
 }
 
+/* Stranded bytes and the largest free block just before the recorded OOM (the layout the
+ * failing request met; returns 1), or the final segments' when the trace cannot rebuild
+ * it (returns 0). */
+static int free_space_at_oom(const od_snapshot_findings *f, uint64_t *stranded, uint64_t *largest)
+{
+    const od_device_summary *ds = f->figures;
+    const od_trace *t = ds->trace;
+    *stranded = ds->stranded_bytes;
+    *largest = ds->largest_free_block_bytes;
+    size_t at = ds->n_ooms ? ds->ooms[ds->n_ooms - 1].index : 0;
+    od_layout *l = NULL;
+    if (!t || !t->has_trace || !at || od_layout_at(t, at - 1, &l, NULL) != OD_OK)
+        return 0;
+    od_layout_free_space(l, stranded, largest);
+    od_layout_free(l);
+    return 1;
+}
+
 /* The OOM itself: what failed where, what held the memory, why, and the replays. */
 static void evidence_oom(od_diagnosis *d, const od_diag_input *in, size_t idx, const od_snapshot_findings *f)
 {
@@ -505,22 +523,25 @@ static void evidence_oom(od_diagnosis *d, const od_diag_input *in, size_t idx, c
                  in->name, f->oom_site, iec(s, a, sizeof a), iec(f->held_bytes[0] + f->held_bytes[1], b, sizeof b),
                  f->held_site[0], f->held_bytes[1] ? " and " : "", f->held_bytes[1] ? f->held_site[1] : "",
                  f->held_bytes[1] ? "" : "");
+        uint64_t stranded, largest;
+        char when[48] = " at the end";
+        if (free_space_at_oom(f, &stranded, &largest))
+            snprintf(when, sizeof when, " just before entry %zu", o->index);
         switch (f->verdict) {
         case OD_VERDICT_FRAGMENTATION:
-            evid(d, idx, "largest_free_block_bytes", (double)ds->largest_free_block_bytes,
+            evid(d, idx, "largest_free_block_bytes", (double)largest,
                  "%s: the request fit in what the pool held (%s reserved - %s live) or had held (%s), but the "
-                 "largest free block is %s: fragmentation",
+                 "largest free block%s was %s: fragmentation",
                  in->name, iec(f->oom_reserved_bytes, a, sizeof a), iec(al, b, sizeof b),
-                 iec(f->max_reserved_bytes, c, sizeof c), iec(ds->largest_free_block_bytes, e, sizeof e));
+                 iec(f->max_reserved_bytes, c, sizeof c), when, iec(largest, e, sizeof e));
             break;
         case OD_VERDICT_CAP_LIMIT:
             evid(d, idx, NULL, 0,
                  "%s: the device had %s free but the pool could not grow by %s: a per-process cap "
                  "(set_per_process_memory_fraction) was reached at about %s reserved, with %s stranded and a "
-                 "largest free block of %s%s",
+                 "largest free block of %s%s%s",
                  in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b),
-                 iec(f->oom_reserved_bytes, c, sizeof c), iec(ds->stranded_bytes, e, sizeof e),
-                 iec(ds->largest_free_block_bytes, g, sizeof g),
+                 iec(f->oom_reserved_bytes, c, sizeof c), iec(stranded, e, sizeof e), iec(largest, g, sizeof g), when,
                  d->have_message ? "" : "; whether it was fragmentation depends on the cap: pass the OOM message too");
             break;
         case OD_VERDICT_CAPACITY:

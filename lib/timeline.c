@@ -201,6 +201,28 @@ nomem:
 
 /* ---------- layout at one moment ---------- */
 
+void od_layout_free_space(const od_layout *l, uint64_t *stranded, uint64_t *largest)
+{
+    *stranded = *largest = 0;
+    for (size_t i = 0; i < l->n_segments; i++) {
+        const od_layout_segment *g = &l->segments[i];
+        uint64_t at = g->address, end = g->address + g->size, free_bytes = 0;
+        for (size_t k = 0; k <= g->n_blocks; k++) {
+            const od_layout_block *b = k < g->n_blocks ? &l->blocks[g->first_block + k] : NULL;
+            uint64_t to = b ? (b->address < end ? b->address : end) : end;
+            if (to > at) {
+                free_bytes += to - at;
+                if (to - at > *largest)
+                    *largest = to - at;
+            }
+            if (b && b->address + b->size > at)
+                at = b->address + b->size;
+        }
+        if (g->n_blocks)
+            *stranded += free_bytes;
+    }
+}
+
 void od_layout_free(od_layout *l)
 {
     if (!l)

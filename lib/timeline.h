@@ -84,4 +84,8 @@ typedef struct {
 od_status od_layout_at(const od_trace *t, size_t index, od_layout **out, od_error *err);
 void od_layout_free(od_layout *l);
 
+/* The free space of a layout: *stranded, free bytes inside segments that hold a busy block
+ * (empty_cache() cannot release them), and *largest, the largest free run in any segment. */
+void od_layout_free_space(const od_layout *l, uint64_t *stranded, uint64_t *largest);
+
 #endif

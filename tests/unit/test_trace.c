@@ -379,6 +379,33 @@ static void highest_of_several(void **state)
     od_snapshot_free(b);
 }
 
+/* The free space the failing request met: the layout just before snap_train_oom's OOM
+ * entry against the allocator replay's own state at its OOM (oomdoc replay --json: 1,188,352
+ * cached free bytes, a largest free block of 524,288). The final segments, after the run
+ * freed its activations, say 1.40 MiB and 352 MiB instead. */
+static void free_space_before_the_oom(void **state)
+{
+    (void)state;
+    od_snapshot *s = load_snapshot("tests/data/snapshots/snap_train_oom.pickle");
+    od_trace *t = NULL;
+    od_error err;
+    assert_int_equal(od_trace_open(s, 0, &t, &err), OD_OK);
+    size_t at = 0;
+    for (size_t i = 0; i < t->n_entries && !at; i++)
+        if (od_trace_action(t->entries, i) == OD_ACT_OOM)
+            at = i;
+    assert_int_equal(at, 500);
+    od_layout *l = NULL;
+    assert_int_equal(od_layout_at(t, at - 1, &l, &err), OD_OK);
+    uint64_t stranded = 0, largest = 0;
+    od_layout_free_space(l, &stranded, &largest);
+    assert_true(stranded == 1188352);
+    assert_true(largest == 524288);
+    od_layout_free(l);
+    od_trace_free(t);
+    od_snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -393,6 +420,7 @@ int main(void)
         cmocka_unit_test(failing_line_vs_holders),
         cmocka_unit_test(highest_of_several),
         cmocka_unit_test(graph_pool_named),
+        cmocka_unit_test(free_space_before_the_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
