@@ -149,7 +149,7 @@ void od_workload_defaults(od_workload *w)
     w->weights = OD_W_BF16;
     w->kv_cache = OD_KV_DYNAMIC;
     w->paged_block = 16;
-    w->workspace_bytes = 64 * 1024 * 1024;
+    w->workspace_bytes = 32 * 1024 * 1024;
 }
 
 /* ---- what autograd saves (training) -------------------------------------------- */
@@ -651,7 +651,9 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     /* DDP's reducer copies every gradient into its buckets (bucket_cap_mb = 25) unless
      * gradient_as_bucket_view makes the gradients views of them */
     double ddp_b = w->ddp && !w->ddp_bucket_view ? trainable * Wg / tp / pp : 0;
-    double ws = (double)w->workspace_bytes;
+    /* two cuBLAS workspaces: the forward's thread and the autograd engine's device
+     * thread each hold one (see od_workload.workspace_bytes) */
+    double ws = 2.0 * (double)w->workspace_bytes;
 
     /* Activations saved for backward. 1F1B: the first stage holds its L/pp layers for
      * up to pp micro-batches in flight (Narayanan et al. 2021, section 2.2.1; Korthikanti
@@ -927,7 +929,7 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     double eager = 0;
     if (!strcmp(c->kernel, "eager"))
         eager = B * (m->heads / tp) * (c->A + 4);
-    double ws = (double)w->workspace_bytes;
+    double ws = (double)w->workspace_bytes; /* one thread runs every matmul */
     double prefill, decode, kv_peak = 0, act_peak;
     switch (m->encoder ? OD_KV_NONE : w->kv_cache) {
     case OD_KV_NONE:

@@ -106,7 +106,10 @@ typedef struct {
     od_kv_cache kv_cache;
     uint64_t paged_block;
     /* device */
-    uint64_t workspace_bytes;   /* cuBLAS/cuBLASLt workspaces the caching allocator holds */
+    /* One cuBLAS workspace (cuBLASLt shares it), which torch allocates once per thread
+     * and stream through the caching allocator and never frees: training holds two (the
+     * forward's thread and the autograd engine's), inference one. */
+    uint64_t workspace_bytes;
 } od_workload;
 
 /* Memory by purpose, at one instant. */
@@ -155,7 +158,7 @@ typedef struct {
 } od_estimate;
 
 /* Defaults: training, batch 1, seq 1024, amp-bf16, AdamW, SDPA, no checkpointing, no
- * parallelism, bf16 inference weights, dynamic KV cache, 64 MiB workspace. */
+ * parallelism, bf16 inference weights, dynamic KV cache, a 32 MiB cuBLAS workspace. */
 void od_workload_defaults(od_workload *w);
 
 /* Estimate one workload. Fails with OD_ERR_ARG when the workload is impossible

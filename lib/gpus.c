@@ -16,10 +16,17 @@
 
 /* CUDA context + cuBLAS/cuDNN/SDPA kernels as NVML sees them on the H200 (705 MB). */
 #define CTX_MEASURED 705495040ULL
-/* Hopper and newer: torch sizes each cuBLAS and cuBLASLt workspace at 32 MiB
- * (":4096:8"); older GPUs get ":4096:2:16:8" = 8.125 MiB each. */
-#define WS_SM90 (64 * MIB)
-#define WS_OLD ((uint64_t)(2 * 8.125 * MIB))
+/* One cuBLAS workspace: torch allocates one per (thread's handle, stream) through the
+ * caching allocator and keeps it (aten/src/ATen/cuda/CublasHandlePool.cpp,
+ * parseChosenWorkspaceSize): 32 MiB (":4096:8") on compute capability 9.x, 10.x and
+ * 12.x, ":4096:2:16:8" = 8.125 MiB before; cuBLASLt shares it unless
+ * TORCH_CUBLASLT_UNIFIED_WORKSPACE=0. ROCm: 32 MiB, 128 MiB on gfx94x/gfx95x. The real
+ * H200 runs show one 32 MiB block per thread that ran matmuls (snap_train_default: the
+ * forward's, with Python frames, and the autograd engine's, without; snap_infer_llama:
+ * one). The estimate counts how many threads a task uses. */
+#define WS_SM90 (32 * MIB)
+#define WS_OLD ((uint64_t)(8.125 * MIB))
+#define WS_GFX94 (128 * MIB)
 
 /* Smallest memory first: od_gpu_by_memory walks the table in this order (test_plan
  * checks it), so a new entry goes where its memory puts it. */
@@ -68,7 +75,7 @@ static const od_gpu TABLE[] = {
     {"b200", "NVIDIA B200 180GB", GIBF(178.35), CTX_MEASURED, WS_SM90, 0, 0, 1},
     /* 191.98 GiB: AMD Instinct MI300X's 192 GiB HBM3 less the driver's share (derived,
      * not checked against a captured message) */
-    {"mi300x", "AMD Instinct MI300X 192GB", GIBF(191.98), 600 * MIB, WS_SM90, 0, 0, 1},
+    {"mi300x", "AMD Instinct MI300X 192GB", GIBF(191.98), 600 * MIB, WS_GFX94, 0, 0, 1},
 };
 #define N_TABLE (sizeof TABLE / sizeof TABLE[0])
 

@@ -13,7 +13,8 @@ typedef struct {
     char description[96];
     uint64_t memory_bytes;      /* what torch.cuda.mem_get_info() reports as total */
     uint64_t context_bytes;     /* CUDA context + kernels outside the caching allocator */
-    uint64_t workspace_bytes;   /* cuBLAS/cuBLASLt workspaces inside the caching allocator */
+    uint64_t workspace_bytes;   /* one cuBLAS workspace (per thread and stream), inside the
+                                 * caching allocator */
     int unified;                /* Apple unified memory: memory_bytes is the GPU's share */
     uint64_t ram_bytes;         /* unified: the machine's RAM */
     int bf16;                   /* bfloat16 tensor cores */

@@ -1,7 +1,7 @@
 """check_plan_measured.py OOMDOC - `oomdoc plan --json`, run as a user would (config on
 stdin, the measured run's flags), against every real measured run in tests/data/measured:
 training peak_allocated within 10 % each and <= 5 % median, inference generate_peak within
-10 %; and the JSON contract (breakdown sums to the peak, device = reserved + context,
+3 %; and the JSON contract (breakdown sums to the peak, device = reserved + context,
 fits = device <= target, model states within the peak, only fitting mitigations)."""
 import json
 import statistics
@@ -50,17 +50,22 @@ def main():
     print("  training via the CLI: median |error| %.2f%%, worst %.2f%%" % (100 * med, 100 * max(errs)))
     infer = json.load(open("tests/data/measured/infer.json"))["cases"]
     infer.append(json.load(open("tests/data/snapshots/snap_infer_llama.json"))["case"])
-    for c in infer:
+    # generate_peak counts from the memory in use before the model was built
+    # (fixtures/gen/work.py): infer.json's cases ran in order in one process, so only the
+    # first made the cuBLAS workspace; the snapshot's run (last) had its own process
+    for i, c in enumerate(infer):
+        made_workspace = i in (0, len(infer) - 1)
         args = ["--task", "infer", "--batch", str(c["batch"]), "--prompt", str(c["prompt"]),
                 "--new-tokens", str(c["new"]), "--weights", "bf16",
                 "--kv-cache", "none"]  # these runs had use_cache off
         d = plan(c["hf_config"], args)
-        e = (d["peak_allocated_bytes"] - c["generate_peak"]) / c["generate_peak"]
-        bad += abs(e) > 0.10
+        predicted = d["peak_allocated_bytes"] - (0 if made_workspace else d["breakdown_bytes"]["workspace"])
+        e = (predicted - c["generate_peak"]) / c["generate_peak"]
+        bad += abs(e) > 0.03
         print("  infer %-10s B=%d prompt=%d new=%d %+.2f%%" % (
             c["arch"], c["batch"], c["prompt"], c["new"], 100 * e))
     if bad or med > 0.05:
-        sys.exit("FAIL: %d case(s) beyond 10%%, median %.2f%%" % (bad, 100 * med))
+        sys.exit("FAIL: %d case(s) beyond their bound, median %.2f%%" % (bad, 100 * med))
 
 
 main()

@@ -1,6 +1,6 @@
 /* test_measured.c - the estimate against every real measured run in tests/data/measured:
  * training peak_allocated (steady-state max_memory_allocated) within 10 % each and
- * <= 5 % median; inference generate_peak within 10 %. Prints every case's error. */
+ * <= 5 % median; inference generate_peak within 3 % each. Prints every case's error. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -156,6 +156,12 @@ static void test_inference_cases(void **state)
     json_array_append(cases, json_object_get(snap, "case"));
     json_decref(snap);
     size_t n = json_array_size(cases), i;
+    /* generate_peak is measured from the memory in use before the model was built
+     * (fixtures/gen/work.py, run_infer_case). infer.json's cases ran in that order in one
+     * process (gen/run.py, GRID_I), so the cuBLAS workspace, created by the first case's
+     * first matmul and never freed, was already in use before every later case; the
+     * snapshot's run had its own process. Case i counts the workspace only if it made it. */
+    size_t n_grid = n - 1;
     assert_true(n >= 3);
     int over = 0;
     for (i = 0; i < n; i++) {
@@ -175,13 +181,16 @@ static void test_inference_cases(void **state)
         od_error err;
         assert_int_equal(od_estimate_compute(&m, &w, &est, &err), OD_OK);
         double meas = (double)I(c, "generate_peak");
-        double e = ((double)est.peak_allocated_bytes - meas) / meas;
-        if (e > 0.10 || e < -0.10)
+        int made_workspace = i == 0 || i == n_grid;
+        double predicted = (double)est.peak_allocated_bytes -
+                           (made_workspace ? 0 : (double)est.at_peak.workspace);
+        double e = (predicted - meas) / meas;
+        if (e > 0.03 || e < -0.03)
             over++;
         printf("  infer %-11s B=%llu prompt=%llu new=%llu: measured %.0f M, estimate %.0f M, "
                "error %+.1f%%\n", S(c, "arch"), (unsigned long long)w.batch,
                (unsigned long long)w.prompt, (unsigned long long)w.new_tokens, meas / MIB,
-               est.peak_allocated_bytes / MIB, 100 * e);
+               predicted / MIB, 100 * e);
     }
     json_decref(root);
     assert_int_equal(over, 0);

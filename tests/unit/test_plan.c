@@ -78,17 +78,17 @@ static void test_optimizer_and_zero(void **state)
     w.seq = 512;
     od_estimate e = est(&m, &w);
     uint64_t P = 7241732096ULL;
-    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 4 * P + 8 * P + 4 * P + 4 * P);
+    assert_int_equal(e.optimizer_peak_bytes, 2 * w.workspace_bytes + 4 * P + 8 * P + 4 * P + 4 * P);
     w.optimizer = OD_OPT_ADAMW_FUSED;
     e = est(&m, &w);
-    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 4 * P + 8 * P + 4 * P);
+    assert_int_equal(e.optimizer_peak_bytes, 2 * w.workspace_bytes + 4 * P + 8 * P + 4 * P);
     w.zero = 1;
     w.dp = 4;
     e = est(&m, &w);
-    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 4 * P + 2 * P + 4 * P);
+    assert_int_equal(e.optimizer_peak_bytes, 2 * w.workspace_bytes + 4 * P + 2 * P + 4 * P);
     w.zero = 2;
     e = est(&m, &w);
-    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 4 * P + 2 * P + 1 * P);
+    assert_int_equal(e.optimizer_peak_bytes, 2 * w.workspace_bytes + 4 * P + 2 * P + 1 * P);
 }
 
 /* Activations scale with tokens; checkpointing, SDPA and chunked loss all lower the peak;
@@ -436,7 +436,7 @@ static void test_mixed_precision(void **state)
     od_estimate e = est(&m, &w);
     uint64_t P = 7241732096ULL;
     assert_int_equal(e.model_states_bytes, 16 * P);
-    assert_int_equal(e.optimizer_peak_bytes, w.workspace_bytes + 2 * P + 12 * P + 2 * P);
+    assert_int_equal(e.optimizer_peak_bytes, 2 * w.workspace_bytes + 2 * P + 12 * P + 2 * P);
     assert_string_equal(od_precision_name(OD_PREC_MIXED_FP16), "mixed-fp16");
 }
 
