@@ -1,6 +1,7 @@
 /* advice.c - advice sentences, one wording each, for triage and doctor. */
 #include "advice.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static const od_advice_text texts[OD_ADV_COUNT] = {
@@ -10,7 +11,7 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_EXPANDABLE_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
                                "segments grow in place instead of stranding free blocks between fixed-size segments",
                                "oomdoc replay <snapshot.pickle> --set expandable_segments:True"},
-    [OD_ADV_SPLIT_GC] = {"or PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
+    [OD_ADV_SPLIT_GC] = {"or set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
                          "large cached blocks are not split for small requests and are reclaimed earlier",
                          "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512"},
     [OD_ADV_MAX_SPLIT] = {"set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512",
@@ -110,6 +111,22 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
 const od_advice_text *od_advice_get(od_advice a)
 {
     return (unsigned)a < OD_ADV_COUNT ? &texts[a] : &texts[OD_ADV_PLAN_FIRST];
+}
+
+int od_advice_for_version(const char *action, const char *effect, const char *detail, const od_torch_range *r,
+                          char *buf, size_t size, int *lacks)
+{
+    const char *named[3] = {action, effect, detail};
+    int f = od_torch_missing_feature(r, named, 3, lacks);
+    if (f >= 0 && *lacks) {
+        char v[32];
+        od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
+        int or_ = strncmp(action, "or ", 3) == 0;
+        snprintf(buf, size, "%supgrade to torch >= %s, then %s", or_ ? "or " : "", v, action + (or_ ? 3 : 0));
+    } else {
+        snprintf(buf, size, "%s", action);
+    }
+    return f;
 }
 
 size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)

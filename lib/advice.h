@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 
+#include "torchver.h"
 #include "triage.h"
 
 typedef enum {
@@ -61,6 +62,16 @@ const od_advice_text *od_advice_get(od_advice a);
 /* What to try for a triage report, best first: up to max remedies into out; returns how
  * many. Depends on the framework (each has its own knobs) and the verdict. */
 size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max);
+
+/* The action as a user of the releases r allows (NULL: unknown) can follow it, into
+ * buf[0..size): the action itself when no feature that it, its effect or its detail
+ * (either may be NULL) name may be missing; "upgrade to torch >= V, then <action>" when
+ * no allowed release has one (a leading "or " stays in front). Returns the feature that
+ * decided: one no allowed release has (*lacks 1), or one some may lack (*lacks 0; the
+ * action is unchanged and the caller may say "needs torch >= V"); -1 when nothing named
+ * may be missing. */
+int od_advice_for_version(const char *action, const char *effect, const char *detail, const od_torch_range *r,
+                          char *buf, size_t size, int *lacks);
 
 /* What the report means, in one sentence, where the message itself misleads (the driver's
  * "CUDA error: out of memory", a library's status, vLLM's cache-block error, the message's

@@ -1173,51 +1173,6 @@ typedef struct {
     int have_ver;
 } rx;
 
-/* The settings and APIs an advice sentence can name, as text, and their feature. */
-static const struct {
-    const char *text;
-    od_torch_feature f;
-} named_features[] = {
-    {"expandable_segments", OD_TORCH_EXPANDABLE_SEGMENTS},
-    {"garbage_collection_threshold", OD_TORCH_GARBAGE_COLLECTION_THRESHOLD},
-    {"max_split_size_mb", OD_TORCH_MAX_SPLIT_SIZE_MB},
-    {"roundup_power2_divisions", OD_TORCH_ROUNDUP_POWER2_DIVISIONS},
-    {"backend:cudaMallocAsync", OD_TORCH_BACKEND_CUDA_MALLOC_ASYNC},
-    {"set_per_process_memory_fraction", OD_TORCH_SET_PER_PROCESS_MEMORY_FRACTION},
-    {"_record_memory_history(max_entries", OD_TORCH_RECORD_MEMORY_HISTORY_ALL},
-    {"_record_memory_history", OD_TORCH_RECORD_MEMORY_HISTORY},
-    {"_dump_snapshot", OD_TORCH_DUMP_SNAPSHOT},
-    {"torch.cuda.MemPool", OD_TORCH_MEMPOOL},
-    {"fused=True", OD_TORCH_ADAMW_FUSED},
-    {"torch.compile", OD_TORCH_COMPILE},
-};
-
-/* The newest feature the texts name that the evidence's releases may lack: *lacks 1 when
- * no allowed release has it, 0 when some may (the range straddles its release, or the
- * version is unknown). Returns the feature, or -1 when every named one is there. */
-static int missing_feature(const rx *x, const char *const *texts, size_t n, int *lacks)
-{
-    int best = -1;
-    *lacks = 0;
-    for (size_t k = 0; k < sizeof named_features / sizeof named_features[0]; k++) {
-        int named = 0;
-        for (size_t i = 0; i < n && !named; i++)
-            named = texts[i] && strstr(texts[i], named_features[k].text) != NULL;
-        if (!named)
-            continue;
-        int h = x->have_ver ? od_torch_range_has(&x->ver, named_features[k].f) : -1;
-        if (h == 1)
-            continue;
-        if (h == 0 && !*lacks) {
-            *lacks = 1;
-            best = (int)named_features[k].f;
-        } else if (best < 0) {
-            best = (int)named_features[k].f;
-        }
-    }
-    return best;
-}
-
 static od_check check_of(od_check_method m, int avoids, uint64_t peak, uint64_t releases, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
@@ -1267,14 +1222,13 @@ static void advise(rx *x, int now_, int klass, double cost, const char *action, 
      * the upgrade that would bring it. One the version may lack says what it needs. */
     char up[480], det[720];
     if (now_) {
-        const char *texts[3] = {action, effect, c.detail};
-        int lacks = 0, f = missing_feature(x, texts, 3, &lacks);
+        int lacks = 0;
+        int f = od_advice_for_version(action, effect, c.detail, x->have_ver ? &x->ver : NULL, up, sizeof up, &lacks);
         if (f >= 0) {
             char v[32], lo[32], hi[32];
             od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
             if (lacks) {
                 od_torch_version_format(x->ver.upper, hi, sizeof hi);
-                snprintf(up, sizeof up, "upgrade to torch >= %s, then %s", v, action);
                 snprintf(det, sizeof det, "%s; this torch (%s at the newest) lacks %s", c.detail, hi,
                          od_torch_feature_name((od_torch_feature)f));
                 copy_text(c.detail, sizeof c.detail, det);

@@ -265,6 +265,51 @@ int od_torch_range_has(const od_torch_range *r, od_torch_feature f)
     return -1;
 }
 
+/* The settings and APIs an advice sentence can name, as text, and their feature; a text
+ * that contains another comes first ("_record_memory_history(max_entries"). */
+static const struct {
+    const char *text;
+    od_torch_feature f;
+} named_features[] = {
+    {"expandable_segments", OD_TORCH_EXPANDABLE_SEGMENTS},
+    {"garbage_collection_threshold", OD_TORCH_GARBAGE_COLLECTION_THRESHOLD},
+    {"max_split_size_mb", OD_TORCH_MAX_SPLIT_SIZE_MB},
+    {"roundup_power2_divisions", OD_TORCH_ROUNDUP_POWER2_DIVISIONS},
+    {"backend:cudaMallocAsync", OD_TORCH_BACKEND_CUDA_MALLOC_ASYNC},
+    {"set_per_process_memory_fraction", OD_TORCH_SET_PER_PROCESS_MEMORY_FRACTION},
+    {"_record_memory_history(max_entries", OD_TORCH_RECORD_MEMORY_HISTORY_ALL},
+    {"_record_memory_history", OD_TORCH_RECORD_MEMORY_HISTORY},
+    {"_dump_snapshot", OD_TORCH_DUMP_SNAPSHOT},
+    {"torch.cuda.MemPool", OD_TORCH_MEMPOOL},
+    {"fused=True", OD_TORCH_ADAMW_FUSED},
+    {"torch.compile", OD_TORCH_COMPILE},
+};
+
+int od_torch_missing_feature(const od_torch_range *r, const char *const *texts, size_t n, int *lacks)
+{
+    int best = -1, best_lacks = 0;
+    for (size_t k = 0; k < sizeof named_features / sizeof named_features[0]; k++) {
+        int named = 0;
+        for (size_t i = 0; i < n && !named; i++)
+            named = texts[i] && strstr(texts[i], named_features[k].text) != NULL;
+        if (!named)
+            continue;
+        od_torch_feature f = named_features[k].f;
+        int h = r ? od_torch_range_has(r, f) : -1;
+        if (h == 1)
+            continue;
+        /* one no allowed release has wins over one some may have; then the newest */
+        int l = h == 0;
+        if (best < 0 || l > best_lacks ||
+            (l == best_lacks && series_cmp(od_torch_since(f), od_torch_since((od_torch_feature)best)) > 0)) {
+            best = (int)f;
+            best_lacks = l;
+        }
+    }
+    *lacks = best_lacks;
+    return best;
+}
+
 const char *od_torch_feature_name(od_torch_feature f)
 {
     if ((unsigned)f >= OD_TORCH_N_FEATURES)

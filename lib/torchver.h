@@ -97,6 +97,13 @@ int od_torch_range_has(const od_torch_range *r, od_torch_feature f);
  * value outside the enum. */
 const char *od_torch_feature_name(od_torch_feature f);
 
+/* The newest feature that texts[0..n) name (by the setting's or API's own text, e.g.
+ * "expandable_segments", "torch.compile"; NULL texts are skipped) which a release that r
+ * allows may lack. *lacks is 1 when no release r allows has it, 0 when some may (r
+ * straddles its first release, or r is NULL: the version is unknown). Returns the
+ * feature, or -1 when the texts name none that may be missing. */
+int od_torch_missing_feature(const od_torch_range *r, const char *const *texts, size_t n, int *lacks);
+
 /* Infer the releases that print the first PyTorch CUDA/HIP out-of-memory message in
  * text[0..len) (need not be NUL-terminated; lines a logger wrapped are read as one).
  * Fills *out and returns 1 when the message is in a wording the table knows; returns 0

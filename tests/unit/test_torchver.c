@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include "slurp.h"
 
+#include "advice.h"
 #include "torchver.h"
 
 static od_torch_version V(unsigned major, unsigned minor)
@@ -202,6 +203,50 @@ static void torch110_fragmentation(void **state)
     assert_int_equal(od_torch_range_has(&r, OD_TORCH_MAX_SPLIT_SIZE_MB), 1);
     assert_int_equal(od_torch_range_has(&r, OD_TORCH_RECORD_MEMORY_HISTORY_ALL), 0);
     assert_int_equal(od_torch_range_has(&r, OD_TORCH_GARBAGE_COLLECTION_THRESHOLD), -1);
+}
+
+/* The one rule for advice and the user's torch (doctor and triage both use it), on the
+ * real 1.10-1.12 message: expandable_segments (2.1) is missing, max_split_size_mb (1.10)
+ * is there, garbage_collection_threshold (1.12) may be. */
+static void advice_follows_the_version(void **state)
+{
+    (void)state;
+    od_torch_range r;
+    assert_int_equal(infer_file("tests/data/messages/torch110_fragmentation.txt", &r), 1);
+    char buf[256];
+    int lacks = -1;
+    const od_advice_text *t = od_advice_get(OD_ADV_EXPANDABLE);
+    assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, &r, buf, sizeof buf, &lacks),
+                     OD_TORCH_EXPANDABLE_SEGMENTS);
+    assert_int_equal(lacks, 1);
+    assert_string_equal(buf, "upgrade to torch >= 2.1.0, then set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+    /* two features named: the one no allowed release has is not there; the one some may
+     * have decides, and the action stays */
+    t = od_advice_get(OD_ADV_SPLIT_GC);
+    assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, &r, buf, sizeof buf, &lacks),
+                     OD_TORCH_GARBAGE_COLLECTION_THRESHOLD);
+    assert_int_equal(lacks, 0);
+    assert_string_equal(buf, t->action);
+    t = od_advice_get(OD_ADV_MAX_SPLIT);
+    assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, &r, buf, sizeof buf, &lacks), -1);
+    assert_string_equal(buf, t->action);
+    /* 1.0-1.3 lacks both; the newer one is named, and "or" stays in front */
+    od_torch_range old = {V(1, 0), V(1, 3), "test", NULL};
+    t = od_advice_get(OD_ADV_SPLIT_GC);
+    assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, &old, buf, sizeof buf, &lacks),
+                     OD_TORCH_GARBAGE_COLLECTION_THRESHOLD);
+    assert_int_equal(lacks, 1);
+    assert_string_equal(buf, "or upgrade to torch >= 1.12.0, then set "
+                             "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512");
+    /* the version unknown: the feature is named, nothing is rewritten */
+    t = od_advice_get(OD_ADV_EXPANDABLE);
+    assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, NULL, buf, sizeof buf, &lacks),
+                     OD_TORCH_EXPANDABLE_SEGMENTS);
+    assert_int_equal(lacks, 0);
+    assert_string_equal(buf, t->action);
+    /* advice that names no setting */
+    t = od_advice_get(OD_ADV_SHRINK_STEP);
+    assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, &old, buf, sizeof buf, &lacks), -1);
 }
 
 static void torch21_capacity(void **state)
@@ -450,6 +495,7 @@ int main(void)
         cmocka_unit_test(has_answers_by_release),
         cmocka_unit_test(torch1x_capacity),
         cmocka_unit_test(torch110_fragmentation),
+        cmocka_unit_test(advice_follows_the_version),
         cmocka_unit_test(torch21_capacity),
         cmocka_unit_test(torch22_other_process),
         cmocka_unit_test(hip_fragmentation),
