@@ -104,7 +104,7 @@ typedef struct {
     size_t n_live, cap_live;
     const uint64_t *pool; /* per entry: the pool an alloc / oom entry draws from, or NULL */
     const uint8_t *capt;  /* per entry: a capture is underway, or NULL */
-    uint64_t *block_out;  /* opts->block_bytes_out */
+    uint32_t *block_out;  /* opts->block_units_out */
     int nomem;
 } rctx;
 
@@ -304,7 +304,10 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
             if (status) break;
             if (oom) note_oom(sim, r, i, t->size, 0);
             else if (a != t->addr) r->alloc_addr_mismatches++;
-            if (a && c->block_out) c->block_out[i] = od_allocsim_block_size(sim, a);
+            if (a && c->block_out) {
+                uint64_t units = od_allocsim_block_size(sim, a) / OD_BLOCK_UNIT;
+                c->block_out[i] = units <= UINT32_MAX ? (uint32_t)units : 0;
+            }
             /* only addresses where the model differs from the recording need mapping
              * (a recorded address can be reused: drop any stale mapping) */
             if (t->addr && a != t->addr) {
@@ -425,7 +428,7 @@ static od_status prepare(rctx *c, const od_device_trace *e, size_t n, const od_r
     c->n = n;
     c->res = res;
     c->cfg = &o->cfg;
-    c->block_out = o->block_bytes_out;
+    c->block_out = o->block_units_out;
     size_t cap = 64;
     c->rec = malloc(cap * sizeof *c->rec);
     if (!c->rec) return od_fail(err, OD_ERR_NOMEM, "out of memory");
@@ -913,7 +916,7 @@ od_status od_replay_snapshot(const od_snapshot *snap, const od_replay_opts *opts
         /* a what-if is as good as the model's replay of the run itself, under the same cap */
         od_replay_opts own_opts = *opts;
         own_opts.cfg.conf = own.conf;
-        own_opts.block_bytes_out = NULL;
+        own_opts.block_units_out = NULL;
         od_replay_result *base = malloc(sizeof *base);
         if (!base) return od_fail(err, OD_ERR_NOMEM, "out of memory");
         st = replay_device(snap, tr, &own_opts, base, err);

@@ -317,7 +317,7 @@ static uint32_t add_before(builder *b, od_life_origin o, uint64_t block_bytes)
     return li;
 }
 
-static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error *err)
+static od_status build_lives(od_trace *t, const uint32_t *block_units, od_error *err)
 {
     const od_snapshot *s = t->snap;
     size_t n = t->n_entries;
@@ -344,7 +344,8 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
         const od_trace_entry *x = &xe;
         uint32_t li = NO_LIFE;
         if (x->action == OD_ACT_ALLOC) {
-            uint64_t blk = block_bytes && block_bytes[i] ? block_bytes[i] : od_round_request(x->size);
+            uint64_t blk = block_units && block_units[i] ? (uint64_t)block_units[i] * OD_BLOCK_UNIT
+                                                         : od_round_request(x->size);
             li = add_life(&b, (uint32_t)i, blk);
             if (li == NO_LIFE)
                 goto out;
@@ -388,7 +389,7 @@ static od_status build_lives(od_trace *t, const uint64_t *block_bytes, od_error 
             uint32_t li;
             if (od_u64map_get(&latest, bl->address, &li)) {
                 od_lifetime *l = &t->lives[li];
-                if (l->free_index == OD_TRACE_NEVER && !block_bytes && bl->size >= od_life_of(t, l).requested_bytes)
+                if (l->free_index == OD_TRACE_NEVER && !block_units && bl->size >= od_life_of(t, l).requested_bytes)
                     l->block_bytes = bl->size;
                 continue;
             }
@@ -405,7 +406,7 @@ out:
     return rc;
 }
 
-od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t *block_bytes, od_trace **out,
+od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint32_t *block_units, od_trace **out,
                          od_error *err)
 {
     *out = NULL;
@@ -414,7 +415,7 @@ od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     t->snap = snap;
     t->device = device;
-    t->blocks_from_replay = block_bytes != NULL;
+    t->blocks_from_replay = block_units != NULL;
     const od_device_trace *dt = od_trace_of(snap, device);
     if (dt) {
         t->has_trace = 1;
@@ -426,7 +427,7 @@ od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t
         od_trace_free(t);
         return od_fail(err, OD_ERR_LIMIT, "trace of %zu entries: at most 2^32 - 2 are read", n);
     }
-    od_status rc = build_lives(t, t->has_trace ? block_bytes : NULL, err);
+    od_status rc = build_lives(t, t->has_trace ? block_units : NULL, err);
     if (rc != OD_OK) {
         od_trace_free(t);
         return rc;
@@ -513,7 +514,7 @@ od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out,
         return *out = plain, rc;
     /* A complete trace: replay it under the run's own settings; when the model reproduces
      * every recorded segment event, its block sizes are the allocator's. */
-    uint64_t *blocks = calloc(plain->n_entries, sizeof *blocks);
+    uint32_t *blocks = calloc(plain->n_entries, sizeof *blocks);
     od_replay_result *res = malloc(sizeof *res);
     if (!blocks || !res) {
         free(blocks);
@@ -540,7 +541,7 @@ od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out,
         od_replay_config_from_snapshot(snap, &o.cfg);
         o.cfg.allowed_bytes = caps[k];
         o.device = device;
-        o.block_bytes_out = blocks;
+        o.block_units_out = blocks;
         memset(blocks, 0, n * sizeof *blocks);
         od_error e2;
         rc = od_replay_snapshot(snap, &o, res, &e2);

@@ -100,12 +100,12 @@ typedef struct {
     size_t n_boundaries;
 } od_trace;
 
-/* Build the model of device's trace. block_bytes, when not NULL, gives the block size of
- * every alloc entry (indexed by entry; from a verified replay); otherwise requests are
- * rounded. A device without a trace gives has_trace 0 and the blocks live at the end as
+/* Build the model of device's trace. block_units, when not NULL, gives the block size of
+ * every alloc entry in OD_BLOCK_UNIT bytes (indexed by entry; from a verified replay, 0:
+ * not known); otherwise requests are rounded. A device without a trace gives has_trace 0 and the blocks live at the end as
  * lifetimes. Fails with OD_ERR_LIMIT (trace of 2^32 entries or more, sums past 2^64),
  * OD_ERR_NOMEM. */
-od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint64_t *block_bytes, od_trace **out,
+od_status od_trace_build(const od_snapshot *snap, int64_t device, const uint32_t *block_units, od_trace **out,
                          od_error *err);
 
 /* Build with the block sizes of the allocator replay when the trace is complete and the

@@ -262,7 +262,7 @@ static void wrapped_whatif_unanswerable(void **state)
     unload(&f);
 }
 
-/* Block sizes handed out, per entry: summed (minus the blocks freed) they are the
+/* Block sizes handed out, per entry (in 512-byte units): summed (minus the blocks freed) they are the
  * model's memory_allocated() after each entry, and at peak_allocated_index they reach
  * the run's real max_memory_allocated() (the step log's peak). */
 static void block_bytes_reach_real_peak(void **state)
@@ -272,10 +272,10 @@ static void block_bytes_reach_real_peak(void **state)
     load(&f, "snap_train_default");
     const od_device_trace *tr = &f.snap->traces[0];
     size_t n = tr->n_entries;
-    uint64_t *blocks = malloc(n * sizeof *blocks);
-    assert_non_null(blocks);
-    for (size_t i = 0; i < n; i++) blocks[i] = 0xdeadbeef; /* the replay fills every slot */
-    f.opts.block_bytes_out = blocks;
+    uint32_t *units = malloc(n * sizeof *units);
+    assert_non_null(units);
+    for (size_t i = 0; i < n; i++) units[i] = 0xdeadbeef; /* the replay fills every slot */
+    f.opts.block_units_out = units;
     od_replay_result r;
     assert_int_equal(od_replay_snapshot(f.snap, &f.opts, &r, NULL), OD_OK);
     assert_true(od_replay_verified(&r));
@@ -293,15 +293,16 @@ static void block_bytes_reach_real_peak(void **state)
     for (size_t i = 0; i < n; i++) {
         od_trace_entry t_v = od_trace_at(tr, i);
         const od_trace_entry *t = &t_v;
-        if (t->action != OD_ACT_ALLOC) assert_int_equal(blocks[i], 0);
+        uint64_t block = (uint64_t)units[i] * 512;
+        if (t->action != OD_ACT_ALLOC) assert_int_equal(units[i], 0);
         size_t j = (size_t)(t->addr * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
-        if (t->action == OD_ACT_ALLOC && blocks[i]) {
-            /* rounded to 512 B at least, never below the request */
-            assert_true(blocks[i] >= t->size && blocks[i] % 512 == 0);
+        if (t->action == OD_ACT_ALLOC && block) {
+            /* never below the request */
+            assert_true(block >= t->size);
             while (key[j] && key[j] != t->addr) j = (j + 1) & (cap - 1);
             key[j] = t->addr;
-            val[j] = blocks[i];
-            sum += blocks[i];
+            val[j] = block;
+            sum += block;
         } else if (t->action == OD_ACT_FREE_REQUESTED) {
             while (key[j] && key[j] != t->addr) j = (j + 1) & (cap - 1);
             assert_int_equal(key[j], t->addr);
@@ -319,7 +320,7 @@ static void block_bytes_reach_real_peak(void **state)
     assert_int_equal(sum, r.stats.allocated_bytes);
     free(key);
     free(val);
-    free(blocks);
+    free(units);
     unload(&f);
 }
 
