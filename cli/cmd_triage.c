@@ -1,6 +1,6 @@
 /* cmd_triage.c - `oomdoc triage [FILE|-] [--json]`: find OOM reports in a log and say
- * what kind of OOM each one is; also reads memory_summary() tables, memory_stats() JSON
- * and nvidia-smi output. */
+ * what kind of OOM each one is; also reads memory_summary() tables, memory_stats() dicts
+ * (JSON or Python's print) and nvidia-smi output. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,8 +22,9 @@ static void usage(void)
            "release (cudaMallocAsync too), TensorFlow and JAX/XLA (GPU, TPU compile time),\n"
            "vLLM, cuBLAS/cuDNN/NCCL statuses, ONNX Runtime's arena, host RAM (the OOM\n"
            "killer, exit code -9, DefaultCPUAllocator, shared memory), torch.cuda.memory_summary()\n"
-           "tables, memory_stats() dicts saved as JSON, and nvidia-smi output (default\n"
-           "table, -q -d MEMORY, --query-gpu CSV). Gzipped input is read transparently.\n"
+           "tables, memory_stats() dicts (saved as JSON, or printed by Python: OrderedDict,\n"
+           "dict(), pprint), and nvidia-smi output (default table, -q -d MEMORY,\n"
+           "--query-gpu CSV). Gzipped input is read transparently.\n"
            "Without FILE, or with -, reads standard input.\n\n"
            "Options:\n"
            "  --json    machine-readable output (schema_version 1, sizes in bytes)\n"
@@ -138,6 +139,9 @@ static void print_stats(const od_mem_stats *m)
     if (m->have & OD_MS_LARGEST_FREE) printf("  %-28s %s\n", "largest free block", od_format_iec(m->largest_free_block_bytes, a, sizeof a));
     if (m->have & OD_MS_OOMS) printf("  %-28s %llu\n", "OOMs", (unsigned long long)m->ooms);
     if (m->have & OD_MS_RETRIES) printf("  %-28s %llu\n", "allocation retries", (unsigned long long)m->retries);
+    if (m->cut_short)
+        printf("  the dict stops before its end (a paste cut short): the figures after its last whole "
+               "entry are missing\n");
     if (m->verdict != OD_OOM_UNKNOWN)
         printf("  verdict: %s (inactive split memory is most of what is reserved but unallocated, and OOMs "
                "were counted)\n",
@@ -210,6 +214,7 @@ static json_t *json_doc(const od_triage *t, const char *path)
         MS(OD_MS_OOMS, "ooms", m->ooms);
         MS(OD_MS_RETRIES, "alloc_retries", m->retries);
 #undef MS
+        json_object_set_new(o, "cut_short", json_boolean(m->cut_short));
         json_object_set_new(o, "verdict", json_string(od_oom_verdict_name(m->verdict)));
         json_object_set_new(doc, "memory_stats", o);
     } else {

@@ -1748,25 +1748,23 @@ static int stats_from(json_t *o, od_mem_stats *m)
     return (m->have & OD_MS_ALLOCATED) && (m->have & (OD_MS_LIMIT | OD_MS_ALLOCATED_PEAK));
 }
 
-/* text[0..len): the whole input, NULs and CRs made spaces, not unwrapped; NULL: none. */
-static void scan_stats_json(scan *s, const char *text, size_t len)
+/* The input's memory_stats: text[0..len) (the whole input, NULs and CRs made spaces, not
+ * unwrapped; NULL: none) when it is one JSON dump, else py (NULL: none), the last dict
+ * printed by Python that repr_line read in the text. */
+static void scan_stats(scan *s, const char *text, size_t len, const od_mem_stats *py)
 {
     const char *p = text;
-    if (!text)
-        return;
-    while (p < text + len && isspace((unsigned char)*p))
-        p++;
-    if (p >= text + len || *p != '{')
-        return;
-    json_error_t je;
-    json_t *root = json_loadb(text, len, JSON_DECODE_ANY, &je);
-    if (!json_is_object(root)) {
-        json_decref(root);
-        return;
-    }
+    json_t *root = NULL;
     od_mem_stats m;
-    int found = stats_from(root, &m);
-    if (!found) {
+    int found = 0;
+    while (text && p < text + len && isspace((unsigned char)*p))
+        p++;
+    if (text && p < text + len && *p == '{') {
+        json_error_t je;
+        root = json_loadb(text, len, JSON_DECODE_ANY, &je);
+        found = json_is_object(root) && stats_from(root, &m);
+    }
+    if (!found && json_is_object(root)) {
         /* One level down: {"memory_stats": {...}} or {"cuda:0": {...}}. */
         const char *k;
         json_t *v;
@@ -1778,6 +1776,10 @@ static void scan_stats_json(scan *s, const char *text, size_t len)
         }
     }
     json_decref(root);
+    if (!found && py) {
+        m = *py;
+        found = 1;
+    }
     if (!found)
         return;
     s->t->stats = malloc(sizeof *s->t->stats);
@@ -1786,6 +1788,331 @@ static void scan_stats_json(scan *s, const char *text, size_t len)
         return;
     }
     *s->t->stats = m;
+}
+
+/* ---------- memory_stats() as Python prints it ----------
+ * print(torch.cuda.memory_stats()) gives "OrderedDict([('key', value), ...])" on Python
+ * <= 3.11, "OrderedDict({'key': value, ...})" on 3.12+, and "{'key': value, ...}" for a
+ * dict(); pprint puts one entry per line. The literal is read a line at a time, in the
+ * same way by the whole-text scan and the stream (which so needs none of its lines kept),
+ * into a JSON object that stats_from reads as it reads a JSON dump. Strings and figures
+ * never span a line break (Python never breaks them); an entry counts once the token
+ * after its value closes it, so a paste cut short loses its last figure rather than reading
+ * part of it. */
+
+#define REPR_KEY_MAX 96        /* longer than any memory_stats key */
+#define REPR_PREFIX_MAX 64     /* a log prefix repeated on every line ("[rank0]: ") */
+#define REPR_MAX_ENTRIES 4096  /* torch 2.x prints about 120 */
+
+enum {
+    R_IDLE,       /* outside a literal: looking for one */
+    R_INNER,      /* after "OrderedDict(": '[', '{' or ')' */
+    R_ITEM,       /* a key (dict) or '(' (list); or the close */
+    R_KEY,        /* list form: the key after '(' */
+    R_SEP,        /* ':' (dict) or ',' (list) */
+    R_VALUE,
+    R_TUPLE_END,  /* list form: ')' after the value */
+    R_NEXT,       /* ',' or the close */
+    R_OUTER       /* ')' closing "OrderedDict(" */
+};
+
+typedef struct {
+    int expect;             /* R_* */
+    int list;               /* OrderedDict([(k, v), ...]) */
+    int wrapped;            /* inside OrderedDict(...) */
+    json_t *obj;            /* the entries read so far */
+    size_t entries;
+    char key[REPR_KEY_MAX];
+    int key_ok;             /* the key fit in key[] */
+    json_t *value;          /* the entry's value, until what closes the entry */
+    char prefix[REPR_PREFIX_MAX];
+    size_t prefix_len;      /* 0: continuation lines carry no prefix */
+    int found;              /* m holds the last memory_stats literal read */
+    od_mem_stats m;
+    int nomem;
+} repr_reader;
+
+static void repr_drop(repr_reader *r)
+{
+    json_decref(r->obj);
+    json_decref(r->value);
+    r->obj = r->value = NULL;
+    r->entries = 0;
+    r->expect = R_IDLE;
+}
+
+/* The literal ends (closed, or cut short by what is not Python): keep its figures when it
+ * is a memory_stats dict. */
+static void repr_close(repr_reader *r, int complete)
+{
+    od_mem_stats m;
+    if (r->obj && stats_from(r->obj, &m)) {
+        m.cut_short = !complete;
+        r->m = m;
+        r->found = 1;
+    }
+    repr_drop(r);
+}
+
+/* The entry's value is closed by the token after it. */
+static void repr_commit(repr_reader *r)
+{
+    if (r->key_ok && r->value && json_object_set_nocheck(r->obj, r->key, r->value) != 0)
+        r->nomem = 1;
+    json_decref(r->value);
+    r->value = NULL;
+    r->entries++;
+}
+
+static int ident_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == '.';
+}
+
+/* A string literal at p (quote ' or "), within the line: its text (an escaped character
+ * taken as itself: memory_stats keys have none) into out[0..cap), NUL-terminated; *fit: 0
+ * when it did not fit. Returns its end, or NULL when the line ends first. */
+static const char *repr_string(const char *p, const char *end, char *out, size_t cap, int *fit)
+{
+    char q = *p++;
+    size_t n = 0;
+    *fit = 1;
+    while (p < end && *p != q) {
+        if (*p == '\\' && p + 1 < end)
+            p++;
+        if (n + 1 < cap)
+            out[n++] = *p;
+        else
+            *fit = 0;
+        p++;
+    }
+    if (p >= end)
+        return NULL;
+    out[n] = '\0';
+    return p + 1;
+}
+
+/* A scalar value at p: an int, a float, None/True/False (JSON's null/true/false too), nan,
+ * inf, a string. Sets r->value (NULL: no memory). Returns its end, or NULL when none is
+ * there. */
+static const char *repr_value(repr_reader *r, const char *p, const char *end)
+{
+    static const char *const words[] = {"None", "null", "nan", "inf", "-inf", "True", "true", "False", "false"};
+    if (*p == '\'' || *p == '"') {
+        char s[8];
+        int fit;
+        const char *e = repr_string(p, end, s, sizeof s, &fit);
+        if (e)
+            r->value = json_null(); /* no figure */
+        return e;
+    }
+    const char *s = p;
+    if (p + 1 < end && *p == '-' && isdigit((unsigned char)p[1]))
+        p++;
+    if (isdigit((unsigned char)*p)) {
+        int real = 0;
+        while (p < end && isdigit((unsigned char)*p))
+            p++;
+        if (p < end && *p == '.') {
+            real = 1;
+            for (p++; p < end && isdigit((unsigned char)*p);)
+                p++;
+        }
+        if (p < end && (*p == 'e' || *p == 'E')) {
+            real = 1;
+            p++;
+            if (p < end && (*p == '+' || *p == '-'))
+                p++;
+            if (p >= end || !isdigit((unsigned char)*p))
+                return NULL;
+            while (p < end && isdigit((unsigned char)*p))
+                p++;
+        }
+        if (p < end && ident_char(*p))
+            return NULL;
+        char num[64];
+        uint64_t u;
+        const char *digits = s + (*s == '-');
+        if ((size_t)(p - s) >= sizeof num) {
+            r->value = json_null(); /* longer than any figure a memory_stats dict holds */
+        } else if (!real) {
+            /* beyond int64 (a Python int has no limit): not read, rather than read wrong */
+            if (parse_uint(digits, p, &u) == p && u <= (uint64_t)INT64_MAX)
+                r->value = json_integer(*s == '-' ? -(json_int_t)u : (json_int_t)u);
+            else
+                r->value = json_null();
+        } else {
+            memcpy(num, s, (size_t)(p - s));
+            num[p - s] = '\0';
+            r->value = json_real(strtod(num, NULL));
+            if (!r->value) /* json_real refuses what is not finite */
+                r->value = json_null();
+        }
+        return p;
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t l = strlen(words[i]);
+        if (starts(s, end, words[i]) && (s + l == end || !ident_char(s[l]))) {
+            r->value = words[i][0] == 'T' || words[i][0] == 't' ? json_true()
+                       : words[i][0] == 'F' || words[i][0] == 'f' ? json_false()
+                                                                  : json_null();
+            return s + l;
+        }
+    }
+    return NULL;
+}
+
+/* An entry's key at p: a string. Returns its end, or NULL when none is there. */
+static const char *repr_key(repr_reader *r, const char *p, const char *end)
+{
+    const char *e = NULL;
+    if ((*p == '\'' || *p == '"') && (e = repr_string(p, end, r->key, sizeof r->key, &r->key_ok)) != NULL)
+        r->expect = R_SEP;
+    return e;
+}
+
+/* Where a literal may open in [p, end): "OrderedDict(", or '{' before a quoted key. Sets
+ * what the reader expects next and returns the end of the opening; NULL: none. */
+static const char *repr_open(repr_reader *r, const char *line, const char *p, const char *end, const char **at)
+{
+    for (; p < end; p++) {
+        const char *o = p, *e = NULL;
+        if (*p == 'O' && starts(p, end, "OrderedDict(") && (p == line || !ident_char(p[-1]))) {
+            e = p + strlen("OrderedDict(");
+            r->expect = R_INNER;
+            r->wrapped = 1;
+        } else if (*p == '{') {
+            const char *k = skip_sp(p + 1, end);
+            if (k < end && (*k == '\'' || *k == '"')) {
+                e = p + 1;
+                r->expect = R_ITEM;
+                r->wrapped = 0;
+                r->list = 0;
+            }
+        }
+        if (!e)
+            continue;
+        if (!(r->obj = json_object())) {
+            r->nomem = 1;
+            r->expect = R_IDLE;
+            return NULL;
+        }
+        /* the text before the literal, when it is more than indentation, may open its
+         * continuation lines too */
+        const char *pe = o;
+        while (pe > line && (pe[-1] == ' ' || pe[-1] == '\t'))
+            pe--;
+        r->prefix_len = pe > line && (size_t)(pe - line) < sizeof r->prefix ? (size_t)(pe - line) : 0;
+        memcpy(r->prefix, line, r->prefix_len);
+        *at = o;
+        return e;
+    }
+    return NULL;
+}
+
+/* Read one line (normalized, without its '\n') into the literal being read, or look for
+ * one. Every literal the line opens is read in turn. */
+static void repr_line(repr_reader *r, const char *line, size_t n)
+{
+    const char *p = line, *end = line + n;
+    if (r->expect != R_IDLE && r->prefix_len && n >= r->prefix_len && memcmp(p, r->prefix, r->prefix_len) == 0)
+        p += r->prefix_len;
+    while (!r->nomem) {
+        if (r->expect == R_IDLE) {
+            const char *at;
+            if (!(p = repr_open(r, line, p, end, &at)))
+                return;
+        }
+        p = skip_sp(p, end);
+        if (p >= end)
+            return; /* the literal goes on on the next line */
+        const char *next = NULL;
+        char c = *p;
+        switch (r->expect) {
+        case R_INNER:
+            if (c == '[' || c == '{') {
+                r->list = c == '[';
+                r->expect = R_ITEM;
+                next = p + 1;
+            } else if (c == ')') {
+                repr_close(r, 1);
+                next = p + 1;
+            }
+            break;
+        case R_ITEM:
+            if (r->list && c == '(') {
+                r->expect = R_KEY;
+                next = p + 1;
+                break;
+            }
+            if (c == (r->list ? ']' : '}')) {
+                r->expect = r->wrapped ? R_OUTER : R_IDLE;
+                if (!r->wrapped)
+                    repr_close(r, 1);
+                next = p + 1;
+            } else if (!r->list) {
+                next = repr_key(r, p, end);
+            }
+            break;
+        case R_KEY:
+            next = repr_key(r, p, end);
+            break;
+        case R_SEP:
+            if (c == (r->list ? ',' : ':')) {
+                r->expect = R_VALUE;
+                next = p + 1;
+            }
+            break;
+        case R_VALUE:
+            if ((next = repr_value(r, p, end)) != NULL)
+                r->expect = r->list ? R_TUPLE_END : R_NEXT;
+            if (next && !r->value)
+                r->nomem = 1;
+            break;
+        case R_TUPLE_END:
+            if (c == ')') {
+                repr_commit(r);
+                r->expect = R_NEXT;
+                next = p + 1;
+            }
+            break;
+        case R_NEXT:
+            if (c == ',' || c == (r->list ? ']' : '}')) {
+                if (!r->list)
+                    repr_commit(r);
+                next = p + 1;
+                if (c != ',') {
+                    r->expect = r->wrapped ? R_OUTER : R_IDLE;
+                    if (!r->wrapped)
+                        repr_close(r, 1);
+                } else if (r->entries >= REPR_MAX_ENTRIES) {
+                    repr_close(r, 0);
+                } else {
+                    r->expect = R_ITEM;
+                }
+            }
+            break;
+        case R_OUTER:
+            if (c == ')') {
+                repr_close(r, 1);
+                next = p + 1;
+            }
+            break;
+        }
+        if (!next) {
+            /* not Python: the literal was cut short here; this may open another */
+            repr_close(r, 0);
+            next = p;
+        }
+        p = next;
+    }
+}
+
+/* The end of the input: a literal still open was cut short. */
+static void repr_end(repr_reader *r)
+{
+    if (r->expect != R_IDLE)
+        repr_close(r, 0);
 }
 
 /* ---------- driver ---------- */
@@ -2063,10 +2390,11 @@ static void normalize(char *buf, size_t len)
 }
 
 /* Scan buf[0..len) (normalized, NUL-terminated; rewritten in place by unwrap) for
- * everything, with the input's flags fl and its memory_stats text. Fills a new result into
- * *out; fails only with OD_ERR_NOMEM. */
+ * everything, with the input's flags fl, its memory_stats text and the memory_stats dict
+ * Python printed in it (see scan_stats). Fills a new result into *out; fails only with
+ * OD_ERR_NOMEM. */
 static od_status scan_text(char *buf, size_t len, const input_flags *fl, const char *stats_text, size_t stats_len,
-                           od_triage **out, od_error *err)
+                           const od_mem_stats *py_stats, od_triage **out, od_error *err)
 {
     *out = NULL;
     od_triage *t = calloc(1, sizeof *t);
@@ -2080,7 +2408,7 @@ static od_status scan_text(char *buf, size_t len, const input_flags *fl, const c
     s.onnx_input = fl->onnx;
     const char *ctx_lib = fl->ctx_lib;
 
-    scan_stats_json(&s, stats_text, stats_len);
+    scan_stats(&s, stats_text, stats_len, py_stats);
     unwrap(buf, len);
 
     const char *line = buf, *prev = NULL, *prev_end = NULL;
@@ -2217,7 +2545,16 @@ od_status od_triage_parse_whole(const char *text, size_t len, od_triage **out, o
     normalize(buf, len);
     input_flags fl;
     flags_of(buf, buf + len, &fl);
-    od_status st = scan_text(buf, len, &fl, buf, len, out, err);
+    repr_reader rr = {0};
+    for (const char *p = buf, *e; p <= buf + len; p = e + 1) {
+        e = memchr(p, '\n', (size_t)(buf + len - p));
+        if (!e)
+            e = buf + len;
+        repr_line(&rr, p, (size_t)(e - p));
+    }
+    repr_end(&rr);
+    od_status st = rr.nomem ? od_fail(err, OD_ERR_NOMEM, "out of memory reading %zu bytes", len)
+                            : scan_text(buf, len, &fl, buf, len, rr.found ? &rr.m : NULL, out, err);
     free(buf);
     return st;
 }
@@ -2356,6 +2693,7 @@ struct od_triage_stream {
     char *stats;
     size_t stats_len, stats_cap;
     int stats_state;            /* 0: only white space so far, 1: starts with '{', -1: not one */
+    repr_reader repr;           /* a memory_stats dict printed by Python, read as it comes */
     int scanned;                /* finish normalized and unwrapped kept */
     od_status st;
     od_error err;
@@ -2505,6 +2843,11 @@ static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_
         if (i < n)
             ts->stats_state = p[i] == '{' ? 1 : -1;
     }
+    repr_line(&ts->repr, p, n);
+    if (ts->repr.nomem) {
+        ts->st = od_fail(&ts->err, OD_ERR_NOMEM, "out of memory");
+        return 1;
+    }
     if (ts->stats_state >= 0) {
         if (ts->stats_len + n + 1 > STATS_MAX_BYTES) {
             ts->stats_state = -1;
@@ -2638,8 +2981,9 @@ od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_erro
     ts->kept[ts->kept_len] = '\0';
     normalize(ts->kept, ts->kept_len);
     ts->scanned = 1;
+    repr_end(&ts->repr);
     od_status st = scan_text(ts->kept, ts->kept_len, &fl, ts->stats_state > 0 ? ts->stats : NULL, ts->stats_len,
-                             out, err);
+                             ts->repr.found ? &ts->repr.m : NULL, out, err);
     if (st != OD_OK)
         return st;
     od_triage *t = *out;
@@ -2679,6 +3023,7 @@ void od_triage_stream_free(od_triage_stream *ts)
     free(ts->kept);
     free(ts->segs);
     free(ts->stats);
+    repr_drop(&ts->repr);
     free(ts);
 }
 

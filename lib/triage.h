@@ -7,8 +7,9 @@
  * "HIP out of memory", Apple MPS, TensorFlow (ResourceExhaustedError, "OOM when allocating
  * tensor with shape[...]", the BFC allocator's "ran out of memory ... (rounded to N)" line
  * and its "Stats:" dump), JAX/XLA RESOURCE_EXHAUSTED; torch.cuda.memory_summary() tables;
- * memory_stats() dicts dumped as JSON (PyTorch and JAX keys); nvidia-smi output (default
- * table, -q -d MEMORY, --query-gpu CSV).
+ * memory_stats() dicts (PyTorch and JAX keys) dumped as JSON, or printed by Python anywhere in
+ * the text: OrderedDict([(k, v), ...]) (<= 3.11), OrderedDict({k: v, ...}) (3.12+), a dict(),
+ * pprint's one entry a line; nvidia-smi output (default table, -q -d MEMORY, --query-gpu CSV).
  *
  * od_triage_parse returns a result the caller frees with od_triage_free (NULL is fine);
  * every string and array inside belongs to the result. */
@@ -141,8 +142,8 @@ typedef struct {
                                 OOMs were counted; else unknown */
 } od_mem_summary;
 
-/* A memory_stats() dict dumped as JSON: PyTorch (torch.cuda.memory_stats) or JAX
- * (device.memory_stats). Missing figures have their bit clear in have. */
+/* A memory_stats() dict, dumped as JSON or printed by Python: PyTorch (torch.cuda.memory_stats)
+ * or JAX (device.memory_stats). Missing figures have their bit clear in have. */
 enum {
     OD_MS_ALLOCATED = 1 << 0, OD_MS_ALLOCATED_PEAK = 1 << 1, OD_MS_RESERVED = 1 << 2,
     OD_MS_RESERVED_PEAK = 1 << 3, OD_MS_INACTIVE = 1 << 4, OD_MS_OOMS = 1 << 5,
@@ -154,6 +155,8 @@ typedef struct {
     uint64_t allocated_bytes, allocated_peak_bytes, reserved_bytes, reserved_peak_bytes;
     uint64_t inactive_split_bytes, ooms, retries, limit_bytes, largest_free_block_bytes;
     od_oom_verdict verdict;  /* as for od_mem_summary (JAX: largest free block < what is free) */
+    int cut_short;           /* a printed dict that stops before its close (a paste cut short):
+                                the entries after the last whole one are missing, not guessed */
 } od_mem_stats;
 
 /* One GPU as nvidia-smi shows it. */
@@ -177,7 +180,8 @@ typedef struct {
     size_t n_reports;
     od_mem_summary *summaries;
     size_t n_summaries;
-    od_mem_stats *stats;    /* NULL unless the whole input is a memory_stats JSON dict */
+    od_mem_stats *stats;    /* the whole input as a memory_stats JSON dict, else the last
+                               memory_stats dict Python printed in it; NULL: none */
     od_smi_gpu *gpus;
     size_t n_gpus;
     od_smi_process *procs;
