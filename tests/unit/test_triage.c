@@ -254,6 +254,118 @@ static void memory_stats_json(void **state)
     od_triage_free(t);
 }
 
+/* The H200 run's memory_stats (snap_train_oom), as its JSON dump holds them. */
+static void assert_snap_train_oom_stats(const od_mem_stats *m)
+{
+    assert_non_null(m);
+    assert_false(m->jax);
+    assert_int_equal(m->allocated_bytes, 877237760ULL);
+    assert_int_equal(m->allocated_peak_bytes, 8989302272ULL);
+    assert_int_equal(m->reserved_bytes, 8990490624ULL);
+    assert_int_equal(m->reserved_peak_bytes, 8990490624ULL);
+    assert_int_equal(m->inactive_split_bytes, 1468928ULL);
+    assert_int_equal(m->ooms, 1);
+    assert_int_equal(m->retries, 2);
+    assert_int_equal(m->have, OD_MS_ALLOCATED | OD_MS_ALLOCATED_PEAK | OD_MS_RESERVED | OD_MS_RESERVED_PEAK |
+                                  OD_MS_INACTIVE | OD_MS_OOMS | OD_MS_RETRIES);
+    assert_int_equal(m->verdict, OD_OOM_UNKNOWN); /* 1.40 MiB stranded of 7.56 GiB cached */
+    assert_false(m->cut_short);
+}
+
+/* print(torch.cuda.memory_stats()) in every form Python gives it reads as the JSON dump. */
+static void memory_stats_python(void **state)
+{
+    static const char *const forms[] = {
+        "tests/data/extracted/snap_train_oom_memory_stats_od311.txt",
+        "tests/data/extracted/snap_train_oom_memory_stats_od312.txt",
+        "tests/data/extracted/snap_train_oom_memory_stats_dict.txt",
+        "tests/data/extracted/snap_train_oom_memory_stats_pprint.txt",
+        "tests/data/extracted/snap_train_oom_memory_stats_pprint_od311.txt",
+    };
+    od_triage *json = parse_file("tests/data/extracted/snap_train_oom_memory_stats.json");
+    assert_snap_train_oom_stats(json->stats);
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        od_triage *t = parse_file(forms[i]);
+        assert_int_equal(t->n_reports, 0);
+        assert_snap_train_oom_stats(t->stats);
+        assert_memory_equal(t->stats, json->stats, sizeof *t->stats);
+        od_triage_free(t);
+    }
+    od_triage_free(json);
+    /* in a log, after a prompt, and pprint'ed under a rank prefix on every line */
+    od_triage *t = parse_file("tests/data/extracted/train_oom_stats_log.txt");
+    assert_int_equal(t->n_reports, 1);
+    assert_int_equal(t->reports[0].line, 5);
+    assert_snap_train_oom_stats(t->stats);
+    od_triage_free(t);
+    /* cut short inside reserved_bytes.all.current's figure: what was read is exact, the cut
+     * figure and every later one are missing */
+    t = parse_file("tests/data/extracted/snap_train_oom_memory_stats_cut.txt");
+    assert_non_null(t->stats);
+    assert_true(t->stats->cut_short);
+    assert_int_equal(t->stats->allocated_bytes, 877237760ULL);
+    assert_int_equal(t->stats->allocated_peak_bytes, 8989302272ULL);
+    assert_int_equal(t->stats->inactive_split_bytes, 1468928ULL);
+    assert_int_equal(t->stats->ooms, 1);
+    assert_int_equal(t->stats->have & (OD_MS_RESERVED | OD_MS_RESERVED_PEAK), 0);
+    assert_int_equal(t->stats->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+}
+
+static void memory_stats_python_edges(void **state)
+{
+    /* a figure is read only once what follows closes it */
+    od_triage *t = parse_str("{'allocated_bytes.all.current': 1024, 'reserved_bytes.all.current': 20");
+    assert_non_null(t->stats);
+    assert_true(t->stats->cut_short);
+    assert_int_equal(t->stats->allocated_bytes, 1024);
+    assert_false(t->stats->have & OD_MS_RESERVED);
+    od_triage_free(t);
+    t = parse_str("OrderedDict([('allocated_bytes.all.current', 1024), ('reserved_bytes.all.current', 2048\n"
+                  "2024-05-01 12:00:00 INFO next step\n");
+    assert_int_equal(t->stats->allocated_bytes, 1024);
+    assert_false(t->stats->have & OD_MS_RESERVED);
+    od_triage_free(t);
+    /* a line break inside a figure is no Python: the figure is not joined */
+    t = parse_str("{'allocated_bytes.all.current': 10,\n 'reserved_bytes.all.current': 20\n48}\n");
+    assert_int_equal(t->stats->allocated_bytes, 10);
+    assert_false(t->stats->have & OD_MS_RESERVED);
+    od_triage_free(t);
+    /* None, True, floats, negatives and ints beyond int64 are no byte counts; the last dict
+     * printed is the one read; JSON's spellings too */
+    t = parse_str("{'allocated_bytes.all.current': 1, 'reserved_bytes.all.current': 2}\n"
+                  "step 2\n"
+                  ">>> torch.cuda.memory_stats()\n"
+                  "{'allocated_bytes.all.current': 3.0, 'reserved_bytes.all.current': 99999999999999999999,"
+                  " 'num_ooms': None, 'num_alloc_retries': True, 'inactive_split_bytes.all.current': -5,"
+                  " 'allocated_bytes.all.peak': 4e3, 'max_split_size': -1, \"x\": null, 'y': 'text'}\n");
+    assert_non_null(t->stats);
+    assert_false(t->stats->cut_short);
+    assert_int_equal(t->stats->allocated_bytes, 3);
+    assert_int_equal(t->stats->allocated_peak_bytes, 4000);
+    assert_int_equal(t->stats->have, OD_MS_ALLOCATED | OD_MS_ALLOCATED_PEAK);
+    od_triage_free(t);
+    /* one level down, as a dict of devices prints */
+    t = parse_str("{'cuda:0': OrderedDict([('allocated_bytes.all.current', 5), ('reserved_bytes.all.current', 7),"
+                  " ('inactive_split_bytes.all.current', 2), ('num_ooms', 3)])}\n");
+    assert_int_equal(t->stats->allocated_bytes, 5);
+    assert_int_equal(t->stats->reserved_bytes, 7);
+    assert_int_equal(t->stats->verdict, OD_OOM_FRAGMENTATION); /* 2 of 2 cached bytes stranded, OOMs */
+    od_triage_free(t);
+    /* a prefix on every line is skipped; a dict without the figures is none; nor is a bare
+     * list of pairs (list(stats.items()), often scaled to MiB) */
+    t = parse_str("[rank1]: {'allocated_bytes.all.current': 1048576,\n"
+                  "[rank1]:  'reserved_bytes.all.current': 2097152}\n");
+    assert_int_equal(t->stats->reserved_bytes, 2097152);
+    od_triage_free(t);
+    t = parse_str("{'loss': 2.31, 'lr': 0.0001}\n{'epoch': 1}\n");
+    assert_null(t->stats);
+    od_triage_free(t);
+    t = parse_str("[('allocated_bytes.all.current', 5861), ('reserved_bytes.all.current', 5866)]\n");
+    assert_null(t->stats);
+    od_triage_free(t);
+}
+
 static void nvidia_smi(void **state)
 {
     od_triage *t = parse_file("tests/data/measured/nvidia-smi.txt");
@@ -704,6 +816,8 @@ int main(void)
         cmocka_unit_test(wrapped_mid_word),
         cmocka_unit_test(driver_oom_with_smi),
         cmocka_unit_test(deepspeed_workspace),
+        cmocka_unit_test(memory_stats_python),
+        cmocka_unit_test(memory_stats_python_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,3 +57,38 @@ write("train_oom_log.txt",
 # A model's config.json as Hugging Face writes it (the hf_config the run was built from).
 write("snap_train_default_config.json",
       json.dumps(load("snap_train_default")["hf_config"], indent=2, sort_keys=True) + "\n")
+
+# torch.cuda.memory_stats() as Python prints it (the same dict as *_memory_stats.json, an
+# OrderedDict sorted by key, as torch returns it). Python 3.11 prints the first two
+# itself; 3.12's OrderedDict repr is "OrderedDict(" + repr of the plain dict + ")", which
+# is how CPython 3.12 builds it.
+import collections
+import pprint
+import sys
+
+assert sys.version_info[:2] <= (3, 11), "run with Python <= 3.11: the OrderedDict([...]) form"
+stats = collections.OrderedDict(load("snap_train_oom")["memory_stats"])
+write("snap_train_oom_memory_stats_od311.txt", repr(stats) + "\n")
+write("snap_train_oom_memory_stats_od312.txt", "OrderedDict(%r)\n" % dict(stats))
+write("snap_train_oom_memory_stats_dict.txt", repr(dict(stats)) + "\n")
+write("snap_train_oom_memory_stats_pprint.txt", pprint.pformat(dict(stats)) + "\n")
+write("snap_train_oom_memory_stats_pprint_od311.txt", pprint.pformat(stats) + "\n")
+# A paste cut short in the middle of reserved_bytes.all.current's figure: what was read
+# must be exact, what was cut must be missing.
+one = repr(stats)
+cut = one.index("('reserved_bytes.all.current', ") + len("('reserved_bytes.all.current', ") + 4
+write("snap_train_oom_memory_stats_cut.txt", one[:cut] + "\n")
+# A log: training output, the traceback and OOM message, then an interactive session that
+# prints the stats (the REPL's echo of the OrderedDict, then pprint of a dict()) with
+# torchrun's rank prefix on every line of the second.
+write("train_oom_stats_log.txt",
+      "step 0 loss 10.4213\n"
+      "Traceback (most recent call last):\n"
+      '  File "/home/user/project/train.py", line 212, in <module>\n'
+      "    loss = model(input_ids, labels=input_ids).loss\n"
+      "torch.OutOfMemoryError: " + d["oom_message"] + "\n"
+      ">>> import torch, pprint\n"
+      ">>> torch.cuda.memory_stats()\n" + repr(stats) + "\n"
+      ">>> pprint.pprint(dict(torch.cuda.memory_stats()))\n"
+      + "".join("[rank0]: " + l + "\n" for l in pprint.pformat(dict(stats)).split("\n")) +
+      ">>> \n")

@@ -1,0 +1,1 @@
+$OOMDOC triage --json tests/data/extracted/snap_train_oom_memory_stats_cut.txt

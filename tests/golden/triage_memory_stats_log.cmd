@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/extracted/train_oom_stats_log.txt

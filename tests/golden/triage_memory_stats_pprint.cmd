@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/extracted/snap_train_oom_memory_stats_pprint.txt
