@@ -118,8 +118,10 @@ static int workspace_size(uint64_t requested)
     return requested == (32ull << 20) || requested == (8ull << 20) + (128ull << 10);
 }
 
-/* Whether a stack's innermost torch frames are a matmul, as when cuBLAS's first call on
- * a handle allocates its workspace. */
+/* Whether a stack's innermost frames can be the first matmul, as when cuBLAS's first call
+ * on a handle allocates its workspace: a matmul or linear by name, or a module's forward
+ * (an `@` is a Python line there, as in Llama's rotary embedding, snap_infer_llama's
+ * first matmul). */
 static int matmul_frames(const od_snapshot *s, uint32_t stack)
 {
     uint32_t n;
@@ -129,6 +131,8 @@ static int matmul_frames(const od_snapshot *s, uint32_t stack)
         const char *fn = f->filename ? f->filename : "";
         if (strstr(fn, "pytorch_utils") || strstr(fn, "/torch/nn/modules/linear") ||
             (f->name && (strstr(f->name, "matmul") || strstr(f->name, "linear") || strstr(f->name, "addmm"))))
+            return 1;
+        if (i == 0 && f->name && !strcmp(f->name, "forward"))
             return 1;
     }
     return n == 0;
@@ -233,9 +237,11 @@ static od_category lifetime_category(const od_trace *t, const od_lifetime *l, od
                                      size_t weights_until)
 {
     od_life_origin o = od_life_of(t, l);
-    if (l->free_index == OD_TRACE_NEVER && workspace_size(o.requested_bytes) && l->alloc_index != OD_TRACE_BEFORE &&
-        by_frames != OD_CAT_PARAMETERS && by_frames != OD_CAT_OPTIMIZER_STATES && by_frames != OD_CAT_KV_CACHE &&
-        (o.stack == 0 || matmul_frames(t->snap, o.stack)))
+    /* a block live before a wrapped trace began counts only with its frames to show it */
+    if (l->free_index == OD_TRACE_NEVER && workspace_size(o.requested_bytes) && by_frames != OD_CAT_PARAMETERS &&
+        by_frames != OD_CAT_OPTIMIZER_STATES && by_frames != OD_CAT_KV_CACHE &&
+        (l->alloc_index != OD_TRACE_BEFORE ? o.stack == 0 || matmul_frames(t->snap, o.stack)
+                                           : o.stack != 0 && matmul_frames(t->snap, o.stack)))
         return OD_CAT_WORKSPACE;
     if (weights_until != SIZE_MAX && l->alloc_index == OD_TRACE_BEFORE &&
         (by_frames == OD_CAT_GRADIENTS || by_frames == OD_CAT_UNKNOWN) &&

@@ -124,6 +124,29 @@ static void test_oom_run_has_no_iterations(void **state)
 
 /* GPT-2 6 layers has n_params parameters in fp32 (the .json); AdamW keeps two fp32 states
  * per parameter. Blocks round requests to 512 B, hence the small tolerance. */
+/* The cuBLAS workspace: torch allocates one of 32 MiB on an H200 at the first matmul of
+ * each thread and keeps it. In both Llama runs that matmul is the rotary embedding's `@`
+ * (modeling_llama.py:122, a module's forward, no matmul frame): in snap_train_oom inside
+ * the trace, in snap_infer_llama before its ring buffer wrapped (the block's own frames
+ * show it). The training run's autograd thread never ran: it OOMed in the first forward. */
+static void test_categories_workspace(void **state)
+{
+    (void)state;
+    const char *names[] = {"snap_train_oom.pickle", "snap_infer_llama.pickle.gz"};
+    for (size_t i = 0; i < 2; i++) {
+        od_snapshot *s = load(names[i]);
+        od_trace *t = trace0(s);
+        od_categories *c = NULL;
+        od_error err;
+        assert_int_equal(od_categorize(t, SIZE_MAX, &c, &err), OD_OK);
+        assert_true(c->have_peak);
+        assert_int_equal(c->bytes[OD_CAT_WORKSPACE], 33554432);
+        od_categories_free(c);
+        od_trace_free(t);
+        od_snapshot_free(s);
+    }
+}
+
 static void test_categories_model_state(void **state)
 {
     (void)state;
@@ -160,7 +183,7 @@ static void test_categories_model_state(void **state)
 
 static od_diagnosis *diagnose1(od_snapshot *s)
 {
-    od_diag_input in = {"x.pickle", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL};
+    od_diag_input in = {.name = "x.pickle", .kind = OD_INPUT_SNAPSHOT, .snapshot = s};
     od_diagnosis *d = NULL;
     od_error err;
     assert_int_equal(od_diagnose(&in, 1, &d, &err), OD_OK);
@@ -256,8 +279,8 @@ static void test_message_and_snapshot(void **state)
     assert_int_equal(t->n_reports, 1);
     od_snapshot *s = load("frag_default.pickle");
     od_diag_input in[2] = {
-        {"frag_default.pickle", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL},
-        {"frag_default_oom.txt", OD_INPUT_LOG, t, NULL, NULL, NULL, NULL},
+        {.name = "frag_default.pickle", .kind = OD_INPUT_SNAPSHOT, .snapshot = s},
+        {.name = "frag_default_oom.txt", .kind = OD_INPUT_LOG, .triage = t},
     };
     od_diagnosis *d = NULL;
     assert_int_equal(od_diagnose(in, 2, &d, &err), OD_OK);
@@ -281,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_noleak_is_flat),
         cmocka_unit_test(test_oom_run_has_no_iterations),
         cmocka_unit_test(test_categories_model_state),
+        cmocka_unit_test(test_categories_workspace),
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_diff),
