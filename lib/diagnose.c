@@ -601,12 +601,23 @@ static void evidence_contents(od_diagnosis *d, const od_diag_input *in, size_t i
         else
             snprintf(from, sizeof from, "a loop of period %zu entries: repeating allocation at %s",
                      it->n > 1 ? (it->items[it->n - 1].entry - it->items[0].entry) / (it->n - 1) : 0, it->marker);
+        /* a first step that allocates for good (optimizer state, the first batch's caches)
+         * and no change after it reads as that, not as "from A to B" at 0 B a step */
+        int flat_after_first = it->n >= 3 && it->items[1].live_bytes != it->items[0].live_bytes;
+        for (size_t i = 2; i < it->n && flat_after_first; i++)
+            flat_after_first = it->items[i].live_bytes == it->items[1].live_bytes;
+        char went[160];
+        if (flat_after_first)
+            snprintf(went, sizeof went, "was %s at the first and %s at each of the %zu after it",
+                     iec(it->items[0].live_bytes, a, sizeof a), iec(it->items[1].live_bytes, b, sizeof b), it->n - 1);
+        else
+            snprintf(went, sizeof went, "went from %s to %s", iec(it->items[0].live_bytes, a, sizeof a),
+                     iec(it->items[it->n - 1].live_bytes, b, sizeof b));
         if (it->have_fit)
             evid(d, idx, "growth_bytes_per_iteration", it->fit.growth_per_x,
-                 "%s: %zu boundaries (%s); live memory at them went from %s to %s: %s%s per "
-                 "iteration (Theil-Sen, r2 %.4f, trend %s)",
-                 in->name, it->n, from, iec(it->items[0].live_bytes, a, sizeof a),
-                 iec(it->items[it->n - 1].live_bytes, b, sizeof b), it->fit.growth_per_x < 0 ? "-" : "",
+                 "%s: %zu boundaries (%s); live memory at them %s: %s%s per iteration (Theil-Sen, r2 %.4f, "
+                 "trend %s)",
+                 in->name, it->n, from, went, it->fit.growth_per_x < 0 ? "-" : "",
                  iec(clamp_u64(fabs(it->fit.growth_per_x)), c, sizeof c), it->fit.r2,
                  od_trend_verdict_name(it->fit.verdict));
         size_t shown = 0;
