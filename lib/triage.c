@@ -1716,34 +1716,49 @@ static int get_u64(json_t *o, const char *key, uint64_t *out)
     return 0;
 }
 
+/* The keys memory_stats figures are read from: PyTorch's (torch.cuda.memory_stats), then
+ * JAX's (device.memory_stats), each into its field of od_mem_stats. */
+#define N_TORCH_KEYS 7
+static const struct { const char *k; unsigned bit; size_t at; } stats_keys[] = {
+    {"allocated_bytes.all.current", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes)},
+    {"allocated_bytes.all.peak", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes)},
+    {"reserved_bytes.all.current", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes)},
+    {"reserved_bytes.all.peak", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes)},
+    {"inactive_split_bytes.all.current", OD_MS_INACTIVE, offsetof(od_mem_stats, inactive_split_bytes)},
+    {"num_ooms", OD_MS_OOMS, offsetof(od_mem_stats, ooms)},
+    {"num_alloc_retries", OD_MS_RETRIES, offsetof(od_mem_stats, retries)},
+    {"bytes_in_use", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes)},
+    {"peak_bytes_in_use", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes)},
+    {"pool_bytes", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes)},
+    {"peak_pool_bytes", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes)},
+    {"bytes_limit", OD_MS_LIMIT, offsetof(od_mem_stats, limit_bytes)},
+    {"largest_free_block_bytes", OD_MS_LARGEST_FREE, offsetof(od_mem_stats, largest_free_block_bytes)},
+};
+#define N_STATS_KEYS (sizeof stats_keys / sizeof stats_keys[0])
+
+/* Whether stats_from reads key. */
+static int is_stats_key(const char *key)
+{
+    for (size_t i = 0; i < N_STATS_KEYS; i++)
+        if (key[0] == stats_keys[i].k[0] && !strcmp(key, stats_keys[i].k))
+            return 1;
+    return 0;
+}
+
+/* Fill *m from the memory_stats dict o; returns whether o is one (PyTorch: allocated or
+ * reserved; JAX: bytes in use, and a limit or a peak). */
 static int stats_from(json_t *o, od_mem_stats *m)
 {
     memset(m, 0, sizeof *m);
-    struct { const char *k; unsigned bit; uint64_t *f; } torch[] = {
-        {"allocated_bytes.all.current", OD_MS_ALLOCATED, &m->allocated_bytes},
-        {"allocated_bytes.all.peak", OD_MS_ALLOCATED_PEAK, &m->allocated_peak_bytes},
-        {"reserved_bytes.all.current", OD_MS_RESERVED, &m->reserved_bytes},
-        {"reserved_bytes.all.peak", OD_MS_RESERVED_PEAK, &m->reserved_peak_bytes},
-        {"inactive_split_bytes.all.current", OD_MS_INACTIVE, &m->inactive_split_bytes},
-        {"num_ooms", OD_MS_OOMS, &m->ooms},
-        {"num_alloc_retries", OD_MS_RETRIES, &m->retries},
-    }, jax[] = {
-        {"bytes_in_use", OD_MS_ALLOCATED, &m->allocated_bytes},
-        {"peak_bytes_in_use", OD_MS_ALLOCATED_PEAK, &m->allocated_peak_bytes},
-        {"pool_bytes", OD_MS_RESERVED, &m->reserved_bytes},
-        {"peak_pool_bytes", OD_MS_RESERVED_PEAK, &m->reserved_peak_bytes},
-        {"bytes_limit", OD_MS_LIMIT, &m->limit_bytes},
-        {"largest_free_block_bytes", OD_MS_LARGEST_FREE, &m->largest_free_block_bytes},
-    };
-    for (size_t i = 0; i < sizeof torch / sizeof torch[0]; i++)
-        if (get_u64(o, torch[i].k, torch[i].f))
-            m->have |= torch[i].bit;
+    for (size_t i = 0; i < N_TORCH_KEYS; i++)
+        if (get_u64(o, stats_keys[i].k, (uint64_t *)((char *)m + stats_keys[i].at)))
+            m->have |= stats_keys[i].bit;
     if (m->have & (OD_MS_ALLOCATED | OD_MS_RESERVED))
         return 1;
-    m->have = 0;
-    for (size_t i = 0; i < sizeof jax / sizeof jax[0]; i++)
-        if (get_u64(o, jax[i].k, jax[i].f))
-            m->have |= jax[i].bit;
+    memset(m, 0, sizeof *m);
+    for (size_t i = N_TORCH_KEYS; i < N_STATS_KEYS; i++)
+        if (get_u64(o, stats_keys[i].k, (uint64_t *)((char *)m + stats_keys[i].at)))
+            m->have |= stats_keys[i].bit;
     m->jax = 1;
     return (m->have & OD_MS_ALLOCATED) && (m->have & (OD_MS_LIMIT | OD_MS_ALLOCATED_PEAK));
 }
@@ -1820,10 +1835,11 @@ typedef struct {
     int expect;             /* R_* */
     int list;               /* OrderedDict([(k, v), ...]) */
     int wrapped;            /* inside OrderedDict(...) */
-    json_t *obj;            /* the entries read so far */
+    json_t *obj;            /* the entries read so far that stats_from reads; NULL: none yet */
     size_t entries;
     char key[REPR_KEY_MAX];
     int key_ok;             /* the key fit in key[] */
+    int want;               /* and stats_from reads it: its value is kept */
     json_t *value;          /* the entry's value, until what closes the entry */
     char prefix[REPR_PREFIX_MAX];
     size_t prefix_len;      /* 0: continuation lines carry no prefix */
@@ -1857,7 +1873,9 @@ static void repr_close(repr_reader *r, int complete)
 /* The entry's value is closed by the token after it. */
 static void repr_commit(repr_reader *r)
 {
-    if (r->key_ok && r->value && json_object_set_nocheck(r->obj, r->key, r->value) != 0)
+    if (r->want && r->value && !r->obj && !(r->obj = json_object()))
+        r->nomem = 1;
+    else if (r->want && r->value && json_object_set_nocheck(r->obj, r->key, r->value) != 0)
         r->nomem = 1;
     json_decref(r->value);
     r->value = NULL;
@@ -1893,8 +1911,8 @@ static const char *repr_string(const char *p, const char *end, char *out, size_t
 }
 
 /* A scalar value at p: an int, a float, None/True/False (JSON's null/true/false too), nan,
- * inf, a string. Sets r->value (NULL: no memory). Returns its end, or NULL when none is
- * there. */
+ * inf, a string. Sets r->value (NULL: no memory; null unless r->want and a number). Returns
+ * its end, or NULL when none is there. */
 static const char *repr_value(repr_reader *r, const char *p, const char *end)
 {
     static const char *const words[] = {"None", "null", "nan", "inf", "-inf", "True", "true", "False", "false"};
@@ -1933,8 +1951,8 @@ static const char *repr_value(repr_reader *r, const char *p, const char *end)
         char num[64];
         uint64_t u;
         const char *digits = s + (*s == '-');
-        if ((size_t)(p - s) >= sizeof num) {
-            r->value = json_null(); /* longer than any figure a memory_stats dict holds */
+        if (!r->want || (size_t)(p - s) >= sizeof num) {
+            r->value = json_null(); /* not kept, or longer than any figure memory_stats holds */
         } else if (!real) {
             /* beyond int64 (a Python int has no limit): not read, rather than read wrong */
             if (parse_uint(digits, p, &u) == p && u <= (uint64_t)INT64_MAX)
@@ -1966,8 +1984,10 @@ static const char *repr_value(repr_reader *r, const char *p, const char *end)
 static const char *repr_key(repr_reader *r, const char *p, const char *end)
 {
     const char *e = NULL;
-    if ((*p == '\'' || *p == '"') && (e = repr_string(p, end, r->key, sizeof r->key, &r->key_ok)) != NULL)
+    if ((*p == '\'' || *p == '"') && (e = repr_string(p, end, r->key, sizeof r->key, &r->key_ok)) != NULL) {
         r->expect = R_SEP;
+        r->want = r->key_ok && is_stats_key(r->key);
+    }
     return e;
 }
 
@@ -1976,8 +1996,11 @@ static const char *repr_key(repr_reader *r, const char *p, const char *end)
 static const char *repr_open(repr_reader *r, const char *line, const char *p, const char *end, const char **at)
 {
     for (; p < end; p++) {
+        const char *b = memchr(p, '{', (size_t)(end - p)), *od = find(p, b ? b : end, "OrderedDict(");
+        if (!(p = od ? od : b))
+            return NULL;
         const char *o = p, *e = NULL;
-        if (*p == 'O' && starts(p, end, "OrderedDict(") && (p == line || !ident_char(p[-1]))) {
+        if (p == od && (p == line || !ident_char(p[-1]))) {
             e = p + strlen("OrderedDict(");
             r->expect = R_INNER;
             r->wrapped = 1;
@@ -1992,11 +2015,6 @@ static const char *repr_open(repr_reader *r, const char *line, const char *p, co
         }
         if (!e)
             continue;
-        if (!(r->obj = json_object())) {
-            r->nomem = 1;
-            r->expect = R_IDLE;
-            return NULL;
-        }
         /* the text before the literal, when it is more than indentation, may open its
          * continuation lines too */
         const char *pe = o;
