@@ -38,7 +38,8 @@ static void check_stream(const uint8_t *data, size_t size, const od_triage *whol
         abort();
     od_triage_stream_free(ts);
     if (t->n_reports != whole->n_reports || t->n_summaries != whole->n_summaries || t->n_gpus != whole->n_gpus ||
-        t->n_procs != whole->n_procs || !t->stats != !whole->stats || t->smi_verdict != whole->smi_verdict)
+        t->n_procs != whole->n_procs || !t->stats != !whole->stats || t->smi_verdict != whole->smi_verdict ||
+        (t->stats && memcmp(t->stats, whole->stats, sizeof *t->stats) != 0))
         abort();
     for (size_t i = 0; i < t->n_reports; i++)
         if (!same_reports(&t->reports[i], &whole->reports[i]))
