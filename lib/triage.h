@@ -202,7 +202,8 @@ od_status od_triage_parse_whole(const char *text, size_t len, od_triage **out, o
 
 /* The scan fed in chunks of any size (od_triage_parse feeds it once): memory is the lines
  * that can matter (those naming an OOM, a table the scanner reads, their neighbours) and a
- * memory_stats() dump of up to 16 MiB, never the log. od_triage_stream_new returns a
+ * memory_stats() dump of up to 16 MiB, never the log (a memory_stats dict Python printed is read
+ * as its lines pass, by the reader the whole-text scan uses). od_triage_stream_new returns a
  * stream the caller frees with od_triage_stream_free (NULL is fine). Feeding fails with
  * OD_ERR_LIMIT on a run of OD_LINE_MAX_BYTES without a line break (lines.h: not text),
  * OD_ERR_NOMEM; the failure is final and later calls return it again. */
