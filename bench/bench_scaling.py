@@ -4,7 +4,8 @@
 The real 1 000 000-event snapshot (tests/data/snapshots/snap_train_long.pickle.gz) and two
 longer ones that bench/gen_long.py makes from it (about 3 M and 10 M events: its
 steady-state span repeated with shifted times and the same addresses, written by
-pickle.dump) are read by snapshot --json, doctor --json, replay --json and report. For each
+pickle.dump) are read by snapshot --json, doctor --json (from the file, and piped into its
+standard input, which cannot be opened again), replay --json and report. For each
 the table gives wall and CPU time (user + system, the child's rusage), peak RSS as the
 kernel counts it (mapped file pages included) and RSS per trace event.
 
@@ -29,25 +30,31 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GZ = os.path.join(ROOT, "tests", "data", "snapshots", "snap_train_long.pickle.gz")
 OUT = os.path.join(ROOT, "bench", "out")
-GOALS = {"snapshot": 256, "doctor": 512}
+GOALS = {"snapshot": 256, "doctor": 512, "doctor -": 512}
 
 
-def run(argv, stdout=subprocess.DEVNULL):
-    """(wall s, cpu s, peak RSS MiB, stderr) of one child process."""
+def run(argv, stdout=subprocess.DEVNULL, pipe_from=None):
+    """(wall s, cpu s, peak RSS MiB, stderr) of one child process; pipe_from: a file that
+    cat writes into its standard input through a pipe (cat's own time is not counted)."""
     t = time.perf_counter()
-    p = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE)
+    cat = subprocess.Popen(["cat", pipe_from], stdout=subprocess.PIPE) if pipe_from else None
+    p = subprocess.Popen(argv, stdout=stdout, stderr=subprocess.PIPE, stdin=cat.stdout if cat else None)
+    if cat:
+        cat.stdout.close()
     err = p.stderr.read().decode(errors="replace")
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t
+    if cat:
+        cat.wait()
     p.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit("benchmark command failed: %s\n%s" % (" ".join(argv), err))
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, err
 
 
-def best(argv, runs):
+def best(argv, runs, pipe_from=None):
     """The best wall and CPU time of `runs` runs, and the largest peak RSS."""
-    rs = [run(argv) for _ in range(runs)]
+    rs = [run(argv, pipe_from=pipe_from) for _ in range(runs)]
     return min(r[0] for r in rs), min(r[1] for r in rs), max(r[2] for r in rs)
 
 
@@ -83,15 +90,18 @@ def main():
     oomdoc = os.path.abspath(args[0] if args else os.path.join(ROOT, "oomdoc"))
     files = inputs()
     html = os.path.join(OUT, "scaling_report.html")
+    # "doctor -": the file piped into standard input, which cannot be opened again by name
     commands = [("snapshot", ["snapshot", "--json"]), ("doctor", ["doctor", "--json"]),
-                ("replay", ["replay", "--json"]), ("report", ["report", "-o", html])]
+                ("doctor -", ["doctor", "--json", "-"]), ("replay", ["replay", "--json"]),
+                ("report", ["report", "-o", html])]
 
     print("scaling benchmark: %s and its longer copies (bench/gen_long.py)" % os.path.basename(GZ))
     print("  %-5s %-9s %11s %8s %8s %10s %8s" % ("trace", "command", "events", "wall s", "cpu s", "peak RSS", "B/event"))
     table = {}
     for label, path, events in files:
         for name, argv in commands:
-            wall, cpu, rss = best([oomdoc] + argv + [path], runs)
+            piped = argv[-1] == "-"
+            wall, cpu, rss = best([oomdoc] + argv + ([] if piped else [path]), runs, path if piped else None)
             table[(label, name)] = (wall, cpu, rss)
             print("  %-5s %-9s %11d %8.2f %8.2f %6.0f MiB %8.1f" %
                   (label, name, events, wall, cpu, rss, rss * 1048576 / events))

@@ -131,6 +131,13 @@ static int load_input(input *in)
      * first (triage below), their figures read as a profile too. */
     od_file_kind k = od_cli_text_kind(t);
     int streamed = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP || od_file_kind_profile(k) >= 0;
+    if ((k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP) && !od_cli_text_reopenable(t)) {
+        /* a pipe: streamed on from the head, never read whole */
+        in->kind = OD_INPUT_SNAPSHOT;
+        in->snap = od_cli_text_load_snapshot(t, &rc);
+        od_cli_text_close(t);
+        return in->snap ? 0 : rc;
+    }
     if (streamed && (k != OD_FILE_BFC_LOG || !od_cli_text_reopenable(t))) {
         char *text = NULL;
         size_t len = 0;
@@ -141,7 +148,7 @@ static int load_input(input *in)
         od_cli_text_close(t);
         in->kind = diag_kind(k);
         if (in->kind == OD_INPUT_SNAPSHOT) {
-            in->snap = text ? od_cli_load_snapshot_mem(in->path, text, len, &rc) : od_cli_load_snapshot(in->path, &rc);
+            in->snap = od_cli_load_snapshot(in->path, &rc); /* a pipe's went on from its head above */
         } else if (k != OD_FILE_BFC_LOG) {
             rc = load_profile(in, text, len);
         } else if ((rc = load_profile(in, text, len)) == 0) {

@@ -101,6 +101,16 @@ static int load(const char *path, loaded *l, od_report_item *item)
      * (below); its figures ride along. */
     od_file_kind k = od_cli_text_kind(t);
     int snapshot = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP;
+    if (snapshot && !od_cli_text_reopenable(t)) {
+        /* a pipe: streamed on from the head, never read whole */
+        l->snap = od_cli_text_load_snapshot(t, &code);
+        od_cli_text_close(t);
+        if (!l->snap)
+            return code;
+        item->kind = OD_REPORT_SNAPSHOT;
+        item->snapshot = l->snap;
+        return 0;
+    }
     if (snapshot || od_file_kind_profile(k) >= 0) {
         int reopen = od_cli_text_reopenable(t);
         if (!reopen && !(l->text = od_cli_text_slurp(t, &l->len, &code))) {
@@ -124,17 +134,8 @@ static int load(const char *path, loaded *l, od_report_item *item)
         }
         od_cli_text_close(t);
         if (snapshot) {
-            if (l->text) {
-                od_input *in = NULL;
-                od_status st = od_input_open_memory(l->text, l->len, &in, &err);
-                if (st == OD_OK)
-                    st = od_snapshot_load(in, &l->snap, &err);
-                od_input_close(in);
-                if (st != OD_OK)
-                    return od_cli_report_error(path, &err);
-            } else if (!(l->snap = od_cli_load_snapshot(path, &code))) {
+            if (!(l->snap = od_cli_load_snapshot(path, &code)))
                 return code;
-            }
             item->kind = OD_REPORT_SNAPSHOT;
             item->snapshot = l->snap;
             return 0;

@@ -146,19 +146,14 @@ static void print_fit(const od_series *s, const od_trend_fit *f, uint64_t capaci
                "  without torch.no_grad(), growing caches; oomdoc doctor on a snapshot names the site\n");
 }
 
-/* Live memory at each iteration boundary of the snapshot in path (text[0..len) when not
- * NULL: read already), as a step log into *out, the iterations into *its. Returns 0 or an
- * exit code (message printed). */
-static int series_of_snapshot(const char *path, const char *text, size_t len, int metric, od_series **out,
+/* Live memory at each iteration boundary of snap (read from path; freed here), as a step
+ * log into *out, the iterations into *its. Returns 0 or an exit code (message printed). */
+static int series_of_snapshot(const char *path, od_snapshot *snap, int metric, od_series **out,
                               od_iterations **its_out)
 {
-    int rc = 0;
     od_error err;
     od_error_clear(&err);
     od_iterations *its = NULL;
-    od_snapshot *snap = text ? od_cli_load_snapshot_mem(path, text, len, &rc) : od_cli_load_snapshot(path, &rc);
-    if (!snap)
-        return rc;
     for (size_t i = 0; i < snap->n_traces && !(its && its->n >= 3); i++) {
         od_iterations_free(its);
         its = NULL;
@@ -259,7 +254,17 @@ int od_cmd_trend(int argc, char **argv)
     /* What kind of input: decided by inputkind from the first bytes, as doctor and report
      * decide it; only a snapshot and profiler records are read otherwise than as a series. */
     od_file_kind kind = od_cli_text_kind(tx);
-    if (kind == OD_FILE_SNAPSHOT || kind == OD_FILE_SNAPSHOT_GZIP || od_file_kind_profile(kind) >= 0) {
+    if (kind == OD_FILE_SNAPSHOT || kind == OD_FILE_SNAPSHOT_GZIP) {
+        /* streamed from the file when it can be opened again, else on from the head */
+        od_snapshot *snap = od_cli_text_reopenable(tx) ? od_cli_load_snapshot(path, &rc)
+                                                      : od_cli_text_load_snapshot(tx, &rc);
+        od_cli_text_close(tx);
+        tx = NULL;
+        if (!snap)
+            return rc;
+        if ((rc = series_of_snapshot(path, snap, metric, &s, &its)) != 0)
+            return rc;
+    } else if (od_file_kind_profile(kind) >= 0) {
         /* streamed from the file when it can be opened again, else read here whole */
         char *text = NULL;
         size_t len = 0;
@@ -269,22 +274,15 @@ int od_cmd_trend(int argc, char **argv)
         }
         od_cli_text_close(tx);
         tx = NULL;
-        if (od_file_kind_profile(kind) >= 0) {
-            /* A profiler record (trace, memory timeline): per-step or timed allocated. */
-            od_profile *prof = od_cli_load_profile(path, text, len, &rc);
-            od_status st = prof ? od_profile_to_series(prof, &s, &err) : OD_OK;
-            od_profile_free(prof);
-            free(text); /* after the profile, which may point into it */
-            if (!prof)
-                return rc;
-            if (st)
-                return od_cli_report_error(path, &err);
-        } else {
-            rc = series_of_snapshot(path, text, len, metric, &s, &its);
-            free(text);
-            if (rc)
-                return rc;
-        }
+        /* A profiler record (trace, memory timeline): per-step or timed allocated. */
+        od_profile *prof = od_cli_load_profile(path, text, len, &rc);
+        od_status st = prof ? od_profile_to_series(prof, &s, &err) : OD_OK;
+        od_profile_free(prof);
+        free(text); /* after the profile, which may point into it */
+        if (!prof)
+            return rc;
+        if (st)
+            return od_cli_report_error(path, &err);
     } else {
         /* A step log or series, parsed as it is read: a row costs its numbers. */
         od_series_parser *sp = NULL;

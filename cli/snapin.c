@@ -28,22 +28,3 @@ od_snapshot *od_cli_load_snapshot(const char *path, int *exit_code)
     }
     return snap;
 }
-
-od_snapshot *od_cli_load_snapshot_mem(const char *path, const void *bytes, size_t len, int *exit_code)
-{
-    od_input *in = NULL;
-    od_snapshot *snap = NULL;
-    od_error err;
-    od_error_clear(&err);
-    od_status st = od_input_open_memory(bytes, len, &in, &err);
-    if (st == OD_OK) {
-        od_cli_progress_input(in, path, "parsing", len);
-        st = od_snapshot_load(in, &snap, &err);
-    }
-    od_input_close(in);
-    if (st != OD_OK) {
-        *exit_code = od_cli_report_error(strcmp(path, "-") == 0 ? "<stdin>" : path, &err);
-        return NULL;
-    }
-    return snap;
-}

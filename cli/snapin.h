@@ -10,7 +10,4 @@
  * NULL with *exit_code set (3 for bad input). The caller frees with od_snapshot_free. */
 od_snapshot *od_cli_load_snapshot(const char *path, int *exit_code);
 
-/* Load one from bytes already read (gunzipped or not); errors name path. */
-od_snapshot *od_cli_load_snapshot_mem(const char *path, const void *bytes, size_t len, int *exit_code);
-
 #endif

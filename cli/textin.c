@@ -140,6 +140,25 @@ static int slurp_chunk(void *ctx, const void *data, size_t n)
     return 0;
 }
 
+od_snapshot *od_cli_text_load_snapshot(od_cli_text *t, int *exit_code)
+{
+    assert(!t->fed);
+    t->fed = 1;
+    od_input *in = NULL;
+    od_snapshot *snap = NULL;
+    od_error err;
+    od_error_clear(&err);
+    od_status st = od_input_open_resumed(t->head, t->head_len, t->pending, t->pending_len, t->in, &in, &err);
+    if (st == OD_OK)
+        st = od_snapshot_load(in, &snap, &err);
+    od_input_close(in);
+    if (st != OD_OK) {
+        *exit_code = od_cli_report_error(t->path, &err);
+        return NULL;
+    }
+    return snap;
+}
+
 char *od_cli_text_slurp(od_cli_text *t, size_t *len, int *exit_code)
 {
     slurp s;

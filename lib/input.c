@@ -51,6 +51,9 @@ struct od_input {
     async_reader *async;        /* NULL: read synchronously */
     unsigned char *lend;        /* od_input_borrow's buffer for synchronous gzip/file input */
     size_t chunk_limit;         /* od_input_limit_chunks */
+    od_input *rest;             /* od_input_open_resumed: the stream after pre[] */
+    const unsigned char *pre[2];
+    size_t pre_len[2];
     od_input_progress_fn progress;
     void *progress_ctx;
     uint64_t progress_next;     /* report again from here */
@@ -201,6 +204,35 @@ od_status od_input_open_memory(const void *data, size_t size, od_input **out, od
     in->mem_size = size;
     in->eof = size == 0;
     return start(in, out, err);
+}
+
+od_status od_input_open_resumed(const void *a, size_t na, const void *b, size_t nb, od_input *rest,
+                                od_input **out, od_error *err)
+{
+    od_input *in = calloc(1, sizeof *in);
+    if (!in)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    in->rest = rest;
+    in->pre[0] = a;
+    in->pre_len[0] = na;
+    in->pre[1] = b;
+    in->pre_len[1] = nb;
+    *out = in;
+    return OD_OK;
+}
+
+/* A resumed input's next bytes: the taken ones first, then rest's. */
+static size_t borrow_resumed(od_input *in, const unsigned char **data, size_t lim)
+{
+    for (int i = 0; i < 2; i++)
+        if (in->pre_len[i]) {
+            size_t k = in->pre_len[i] < lim ? in->pre_len[i] : lim;
+            *data = in->pre[i];
+            in->pre[i] += k;
+            in->pre_len[i] -= k;
+            return k;
+        }
+    return od_input_borrow(in->rest, data);
 }
 
 void od_input_close(od_input *in)
@@ -386,6 +418,8 @@ size_t od_input_borrow(od_input *in, const unsigned char **data)
 static size_t borrow(od_input *in, const unsigned char **data)
 {
     size_t lim = in->chunk_limit ? in->chunk_limit : SIZE_MAX;
+    if (in->rest)
+        return borrow_resumed(in, data, lim);
     if (in->async)
         return lend_async(in->async, lim, data);
     if (in->mem && !in->gzip && in->raw_pos == in->raw_len) {
@@ -418,6 +452,19 @@ size_t od_input_read(od_input *in, void *buf, size_t n)
 {
     if (n == 0)
         return 0;
+    if (in->rest) {
+        size_t done = 0;
+        for (int i = 0; i < 2 && done < n; i++) {
+            size_t k = in->pre_len[i] < n - done ? in->pre_len[i] : n - done;
+            if (k == 0)
+                continue;
+            memcpy((unsigned char *)buf + done, in->pre[i], k);
+            in->pre[i] += k;
+            in->pre_len[i] -= k;
+            done += k;
+        }
+        return done < n ? done + od_input_read(in->rest, (unsigned char *)buf + done, n - done) : done;
+    }
     if (in->async)
         return progressed(in, read_async(in, buf, n));
     return progressed(in, read_sync(in, buf, n));
@@ -425,6 +472,8 @@ size_t od_input_read(od_input *in, void *buf, size_t n)
 
 od_status od_input_error(const od_input *in, od_error *err)
 {
+    if (in->rest)
+        return od_input_error(in->rest, err);
     /* With a background reader the status is final (and safe to read) once the last
      * slot has been drained; before that no error has been seen by the caller. */
     if (in->async && !in->async->done)
@@ -436,5 +485,7 @@ od_status od_input_error(const od_input *in, od_error *err)
 
 int od_input_is_gzip(const od_input *in)
 {
+    if (in->rest)
+        return od_input_is_gzip(in->rest);
     return in->gzip;
 }

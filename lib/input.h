@@ -17,6 +17,12 @@ typedef struct od_input od_input;
 od_status od_input_open_file(FILE *f, od_input **out, od_error *err);
 /* Read from a memory buffer that outlives the input (fuzzers, tests). */
 od_status od_input_open_memory(const void *data, size_t size, od_input **out, od_error *err);
+/* A stream whose first bytes a caller already took (to tell its kind): yields a[0..na),
+ * then b[0..nb), then the rest of `rest`. a and b may be bytes rest lent by
+ * od_input_borrow (valid until rest's next borrow, which comes only after them); rest
+ * stays the caller's, closed after this input. Errors, gzip and progress are rest's. */
+od_status od_input_open_resumed(const void *a, size_t na, const void *b, size_t nb, od_input *rest,
+                                od_input **out, od_error *err);
 void od_input_close(od_input *in);
 
 /* Read up to n bytes into buf; returns the count, 0 at end of input. On a read or

@@ -409,6 +409,61 @@ static void loads_real_snapshots(void **state)
     od_snapshot_free(s);
 }
 
+/* A snapshot from a pipe: the caller takes the first 4096 bytes to tell its kind (as the
+ * CLI does), then loads it on from there through od_input_open_resumed. The real
+ * snap_train_oom loads as from the file itself (635 entries, one oom, 91 segments), and read a
+ * few bytes at a time the resumed stream gives the file's bytes, taken ones first. */
+static void resumed_input_goes_on_from_the_head(void **state)
+{
+    (void)state;
+    const char *path = "tests/data/snapshots/snap_train_oom.pickle";
+    for (int pass = 0; pass < 2; pass++) {
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        od_input *rest = NULL, *in = NULL;
+        od_error err;
+        assert_int_equal(od_input_open_file(f, &rest, &err), OD_OK);
+        unsigned char head[4096];
+        size_t head_len = 0;
+        const unsigned char *d = NULL, *pending = NULL;
+        size_t n = 0, pending_len = 0;
+        while (head_len < sizeof head && (n = od_input_borrow(rest, &d)) > 0) {
+            size_t k = n < sizeof head - head_len ? n : sizeof head - head_len;
+            memcpy(head + head_len, d, k);
+            head_len += k;
+            pending = d + k;
+            pending_len = n - k;
+        }
+        assert_int_equal(head_len, sizeof head);
+        assert_int_equal(od_input_open_resumed(head, head_len, pending, pending_len, rest, &in, &err), OD_OK);
+        if (pass == 0) {
+            od_snapshot *s = NULL;
+            assert_int_equal(od_snapshot_load(in, &s, &err), OD_OK);
+            assert_int_equal(s->n_traces, 1);
+            assert_int_equal(s->traces[0].n_entries, 635);
+            assert_int_equal(s->n_segments, 91);
+            od_snapshot_free(s);
+        } else {
+            FILE *g = fopen(path, "rb");
+            assert_non_null(g);
+            unsigned char a[7], b[7];
+            size_t total = 0, got;
+            while ((got = od_input_read(in, a, sizeof a)) > 0) {
+                assert_int_equal(fread(b, 1, got, g), got);
+                assert_memory_equal(a, b, got);
+                total += got;
+            }
+            assert_int_equal(fread(b, 1, 1, g), 0);
+            assert_true(total > sizeof head);
+            assert_int_equal(od_input_error(in, &err), OD_OK);
+            fclose(g);
+        }
+        od_input_close(in);
+        od_input_close(rest);
+        fclose(f);
+    }
+}
+
 /* The one-step paths for dicts and lists give what running each opcode on its own gives,
  * on real snapshots (tree, every absorb-hook call, status). */
 static void fast_paths_match_opcode_by_opcode(void **state)
@@ -485,6 +540,7 @@ int main(void)
         cmocka_unit_test(refuses_modifying_a_placed_list),
         cmocka_unit_test(deep_nesting_does_not_recurse),
         cmocka_unit_test(loads_real_snapshots),
+        cmocka_unit_test(resumed_input_goes_on_from_the_head),
         cmocka_unit_test(rejects_non_snapshots),
         cmocka_unit_test(fast_paths_match_opcode_by_opcode),
     };
