@@ -1180,6 +1180,7 @@ typedef struct {
     const char *cap_source;
     uint64_t total;                    /* the device's memory, 0 = unknown */
     const char *cfg;                   /* the config's name for commands, "<config.json>" if none */
+    char snap_arg[200], cfg_arg[200];  /* snap_name and cfg as a shell reads them (shell_arg) */
     od_torch_range ver;                /* the releases the evidence allows (od_torch_range) */
     int have_ver;
 } rx;
@@ -1206,6 +1207,44 @@ const char *od_check_method_name(od_check_method m)
 {
     static const char *const n[] = {"none", "replay", "plan", "arithmetic"};
     return (unsigned)m < 4 ? n[m] : "?";
+}
+
+/* An input's name as an argument of a printed command, so that the command runs as
+ * printed: the placeholder for standard input ("<stdin>", which the user pipes from a file
+ * oomdoc never saw) or no name, the name itself when the shell leaves it alone, else in
+ * single quotes (a quote inside as '\''). Returns buf. */
+static const char *shell_arg(const char *name, const char *placeholder, char *buf, size_t size)
+{
+    if (!name || !*name || !strcmp(name, "<stdin>") || !strcmp(name, "-") || name[0] == '<') {
+        snprintf(buf, size, "%s", placeholder);
+        return buf;
+    }
+    if (strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:+-=,@%") == strlen(name)) {
+        snprintf(buf, size, "%s", name);
+        return buf;
+    }
+    size_t n = 0;
+    if (size < 3) {
+        snprintf(buf, size, "%s", placeholder);
+        return buf;
+    }
+    buf[n++] = '\'';
+    for (const char *p = name; *p; p++) {
+        const char *piece = *p == '\'' ? "'\\''" : NULL;
+        size_t k = piece ? 4 : 1;
+        if (n + k + 2 > size) { /* does not fit: a command cut short would not run */
+            snprintf(buf, size, "%s", placeholder);
+            return buf;
+        }
+        if (piece)
+            memcpy(buf + n, piece, k);
+        else
+            buf[n] = *p;
+        n += k;
+    }
+    buf[n++] = '\'';
+    buf[n] = '\0';
+    return buf;
 }
 
 /* Copy src into dst of size bytes, cut to fit. */
@@ -1419,7 +1458,7 @@ static void cap_item(rx *x)
                      iec(need, a, sizeof a), avoids == 1 ? "" : " but one", iec(peak, b, sizeof b),
                      exact ? "" : "; a lower bound of the whole step's need: the run failed in its first ",
                      exact ? "" : oom_phase(sf));
-            snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu", x->snap_name, (unsigned long long)need);
+            snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu", x->snap_arg, (unsigned long long)need);
         }
         free(res);
     }
@@ -1583,7 +1622,7 @@ static void setting_items(rx *x)
     for (size_t k = 1; k < wf->n_whatifs; k++) {
         const od_whatif *w = &wf->whatifs[k];
         snprintf(act, sizeof act, "set %s=%s", x->conf, w->setting);
-        snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu --set '%s'", x->snap_name,
+        snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu --set '%s'", x->snap_arg,
                  (unsigned long long)wf->whatif_cap_bytes, w->setting);
         if (w->oom) {
             if (w->oom_request_bytes + w->oom_allocated_bytes > wf->whatif_cap_bytes)
@@ -1713,7 +1752,8 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
     const od_oom_report *r = x->r;
     x->conf = r && r->framework == OD_FW_PYTORCH_ROCM ? "PYTORCH_HIP_ALLOC_CONF" : "PYTORCH_CUDA_ALLOC_CONF";
     torch_version(x, opts);
-    x->cfg = opts && opts->config_path ? opts->config_path : "<config.json>";
+    x->cfg = shell_arg(opts ? opts->config_path : NULL, "<config.json>", x->cfg_arg, sizeof x->cfg_arg);
+    shell_arg(x->snap_name, "<snapshot.pickle>", x->snap_arg, sizeof x->snap_arg);
     /* The cap and the device: the caller's flags, else the message, else the trace. */
     if (opts && opts->cap_bytes) {
         x->cap = opts->cap_bytes;
@@ -1791,13 +1831,14 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         advise_as(x, 1, 2, 1, OD_ADV_LEAK_USUAL, NULL,
                   check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: the usual causes; the site above is the measured one"));
         if (x->sf) {
-            snprintf(cmd, sizeof cmd, "oomdoc doctor %s --fail-on leak", x->snap_name);
+            snprintf(cmd, sizeof cmd, "oomdoc doctor %.199s --fail-on leak", x->snap_arg);
             advise_as(x, 0, 5, 0, OD_ADV_CI_SNAPSHOT, cmd, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a practice"));
             snprintf(d->verify, sizeof d->verify, "after the fix, record a new snapshot and expect live memory flat "
                      "across iterations");
             snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <new.pickle> --fail-on leak");
         } else {
-            const char *series = from ? from->name : "<steps.csv>";
+            char series_arg[200];
+            const char *series = shell_arg(from ? from->name : NULL, "<steps.csv>", series_arg, sizeof series_arg);
             advise_as(x, 0, 5, 0, OD_ADV_RECORD_HISTORY, NULL,
                       check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a way to find the site"));
             snprintf(d->verify, sizeof d->verify, "after the fix, log the steps again and expect the verdict stable");

@@ -1,0 +1,1 @@
+d=$(mktemp -d) && cp tests/data/snapshots/leak_eval_no_grad.pickle "$d/my snap's.pickle" && cd "$d" && $OOMDOC doctor "my snap's.pickle" | grep -F '$ oomdoc'; $OOMDOC doctor - < "my snap's.pickle" | grep -F '$ oomdoc'; rm -rf "$d"

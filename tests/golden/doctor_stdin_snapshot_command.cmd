@@ -1,0 +1,1 @@
+$OOMDOC doctor - < tests/data/snapshots/snap_train_oom.pickle | grep -F '$ oomdoc'
