@@ -2111,9 +2111,12 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
                 }
             break;
         case OD_INPUT_CONFIG:
-            if (!in->expected || !d->n_snapshots)
-                evid(d, i, NULL, 0, "%s: a model config.json: estimate with oomdoc plan %s%s", in->name, in->name,
+            if (!in->expected || !d->n_snapshots) {
+                char arg[200];
+                evid(d, i, NULL, 0, "%s: a model config.json: estimate with oomdoc plan --config %s%s", in->name,
+                     shell_arg(in->name, "<config.json>", arg, sizeof arg),
                      d->n_snapshots ? "" : " (with a snapshot, doctor compares the plan with it)");
+            }
             break;
         case OD_INPUT_PROFILE:
             if (in->profile) {
