@@ -42,8 +42,6 @@ typedef struct {
     od_trend_fit fit;
     int have_fit;
     od_profile *profile;  /* OD_INPUT_PROFILE, or a BFC allocator log (OD_INPUT_LOG) */
-    char *text;           /* OD_INPUT_LOG: the text, kept for the diagnosis (version wording) */
-    size_t text_len;
 } input;
 
 static void usage(void)
@@ -157,11 +155,6 @@ static int load_input(input *in)
                 rc = od_cli_report_error(in->path, &err);
             else if (!in->tri->n_reports)
                 in->kind = OD_INPUT_PROFILE;
-            if (!rc && in->kind == OD_INPUT_LOG) {
-                in->text = text;
-                in->text_len = len;
-                text = NULL;
-            }
         } else {
             rc = OD_EXIT_INPUT;
         }
@@ -194,11 +187,6 @@ static int load_input(input *in)
         /* a BFC log without an OOM report is read for its figures alone, as report does */
         else if (r.kind == OD_FILE_BFC_LOG && !in->tri->n_reports)
             in->kind = OD_INPUT_PROFILE;
-        if (!rc && in->kind == OD_INPUT_LOG && r.text) { /* kept: the wording tells the torch version */
-            in->text = r.text;
-            in->text_len = r.len;
-            r.text = NULL;
-        }
         break;
     default:
         break;
@@ -670,8 +658,7 @@ int od_cmd_doctor(int argc, char **argv)
             all_nothing &= ins[i].kind == OD_INPUT_NOTHING;
             di[i] = (od_diag_input){ins[i].name, ins[i].kind, ins[i].tri, ins[i].series,
                                     ins[i].have_fit ? &ins[i].fit : NULL, ins[i].snap,
-                                    ins[i].have_estimate ? &ins[i].estimate : NULL, ins[i].profile,
-                                    ins[i].text, ins[i].text_len};
+                                    ins[i].have_estimate ? &ins[i].estimate : NULL, ins[i].profile};
         }
         od_diag_options opt;
         memset(&opt, 0, sizeof opt);
@@ -708,7 +695,6 @@ int od_cmd_doctor(int argc, char **argv)
         od_series_free(ins[i].series);
         od_snapshot_free(ins[i].snap);
         od_profile_free(ins[i].profile);
-        free(ins[i].text);
     }
     free(ins);
     return rc;

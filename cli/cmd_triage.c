@@ -78,6 +78,16 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     }
     if (r->rounded)
         printf("  (figures as printed, rounded to two decimals)\n");
+    if (r->have_torch_range) {
+        char lo[32], hi[32];
+        const od_torch_range *g = &r->torch_range;
+        if (od_torch_version_known(g->upper) && od_torch_version_cmp(g->lower, g->upper) == 0)
+            printf("  %-28s %u.%u, by the message's wording\n", "torch", g->lower.major, g->lower.minor);
+        else
+            printf("  %-28s %s to %s, by the message's wording\n", "torch",
+                   od_torch_version_known(g->lower) ? od_torch_version_format(g->lower, lo, sizeof lo) : "any",
+                   od_torch_version_known(g->upper) ? od_torch_version_format(g->upper, hi, sizeof hi) : "now");
+    }
     const char *col = r->verdict == OD_OOM_UNKNOWN ? od_c_yellow : od_c_red;
     printf("  verdict: %s%s%s\n", col, od_oom_verdict_name(r->verdict), od_c_reset);
     od_cli_oom_reason(r, reason, sizeof reason);
@@ -93,11 +103,11 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
                    "the message does not list)\n",
                    od_format_iec(r->capacity_bytes - used, b, sizeof b));
     }
-    od_advice h[8];
-    size_t nh = od_advice_for_report(r, h, 8);
+    od_hint h[8];
+    size_t nh = od_advice_hints(r, h, 8);
     for (size_t k = 0; k < nh; k++) {
-        const od_advice_text *t = od_advice_get(h[k]);
-        printf("  %s %s (%s)\n", k == 0 ? "try:" : "    ", t->action, t->effect);
+        const od_advice_text *t = od_advice_get(h[k].id);
+        printf("  %s %s (%s)\n", k == 0 ? "try:" : "    ", h[k].action, t->effect);
         if (t->command)
             printf("       $ %s\n", t->command);
     }

@@ -422,13 +422,30 @@ json_t *od_cli_oom_json(const od_oom_report *r)
     json_object_set_new(v, "size_bug", json_boolean(r->size_bug || r->size_corrupt));
     json_object_set_new(v, "near_full", json_boolean(r->near_full));
     json_object_set_new(o, "verdict", v);
-    od_advice h[8];
-    size_t nh = od_advice_for_report(r, h, 8);
+    if (r->have_torch_range) {
+        char lo[32], hi[32];
+        const od_torch_range *g = &r->torch_range;
+        json_object_set_new(o, "torch_versions",
+                            json_pack("{s:o,s:o,s:s}", "from",
+                                      od_torch_version_known(g->lower)
+                                          ? json_string(od_torch_version_format(g->lower, lo, sizeof lo))
+                                          : json_null(),
+                                      "to",
+                                      od_torch_version_known(g->upper)
+                                          ? json_string(od_torch_version_format(g->upper, hi, sizeof hi))
+                                          : json_null(),
+                                      "why", g->why));
+    } else {
+        json_object_set_new(o, "torch_versions", json_null());
+    }
+    od_hint h[8];
+    size_t nh = od_advice_hints(r, h, 8);
     json_t *ha = json_array();
     for (size_t i = 0; i < nh; i++) {
-        const od_advice_text *t = od_advice_get(h[i]);
-        json_array_append_new(ha, json_pack("{s:s,s:s,s:o}", "action", t->action, "effect", t->effect, "command",
-                                            t->command ? json_string(t->command) : json_null()));
+        const od_advice_text *t = od_advice_get(h[i].id);
+        json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b}", "action", h[i].action, "effect", t->effect,
+                                            "command", t->command ? json_string(t->command) : json_null(),
+                                            "needs_upgrade", h[i].upgrade));
     }
     json_object_set_new(o, "hints", ha);
     return o;

@@ -14,6 +14,9 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_SPLIT_GC] = {"or set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
                          "large cached blocks are not split for small requests and are reclaimed earlier",
                          "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512"},
+    [OD_ADV_SPLIT_GC_HIP] = {"or set PYTORCH_HIP_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
+                             "large cached blocks are not split for small requests and are reclaimed earlier",
+                             "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512"},
     [OD_ADV_MAX_SPLIT] = {"set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512",
                           "cached blocks of 512 MiB or more stay whole for large requests instead of being split "
                           "for small ones",
@@ -129,6 +132,34 @@ int od_advice_for_version(const char *action, const char *effect, const char *de
     return f;
 }
 
+size_t od_advice_hints(const od_oom_report *r, od_hint *out, size_t max)
+{
+    od_advice h[10];
+    size_t n = od_advice_for_report(r, h, sizeof h / sizeof h[0]), k = 0;
+    const od_torch_range *rg = r->have_torch_range ? &r->torch_range : NULL;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < n && k < max; i++) {
+            const od_advice_text *t = od_advice_get(h[i]);
+            od_hint hint = {.id = h[i]};
+            int lacks = 0;
+            int f = od_advice_for_version(t->action, t->effect, NULL, rg, hint.action, sizeof hint.action, &lacks);
+            hint.upgrade = lacks;
+            if (lacks != pass)
+                continue;
+            if (f >= 0 && !lacks && rg) { /* the releases straddle the feature's first */
+                char v[32];
+                size_t l = strlen(hint.action);
+                od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
+                snprintf(hint.action + l, sizeof hint.action - l, " (needs torch >= %s)", v);
+            }
+            /* an alternative ("or ...") whose first choice went to the upgrades leads */
+            if (k == 0 && !strncmp(hint.action, "or ", 3))
+                memmove(hint.action, hint.action + 3, strlen(hint.action + 3) + 1);
+            out[k++] = hint;
+        }
+    return k;
+}
+
 size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
 {
     od_advice h[10];
@@ -178,7 +209,7 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
     case OD_OOM_FRAGMENTATION:
         if (torch) {
             h[n++] = r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_EXPANDABLE_HIP : OD_ADV_EXPANDABLE;
-            h[n++] = OD_ADV_SPLIT_GC;
+            h[n++] = r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_SPLIT_GC_HIP : OD_ADV_SPLIT_GC;
             h[n++] = OD_ADV_SHAPES_FIXED;
         } else if (r->framework == OD_FW_TENSORFLOW || r->framework == OD_FW_JAX) {
             h[n++] = OD_ADV_TF_ASYNC;

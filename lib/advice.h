@@ -15,6 +15,7 @@ typedef enum {
     OD_ADV_EXPANDABLE,        /* PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True */
     OD_ADV_EXPANDABLE_HIP,    /* the same for ROCm */
     OD_ADV_SPLIT_GC,          /* garbage_collection_threshold + max_split_size_mb */
+    OD_ADV_SPLIT_GC_HIP,      /* the same for ROCm */
     OD_ADV_MAX_SPLIT,         /* max_split_size_mb alone (torch 1.10-1.11 have no GC) */
     OD_ADV_SHAPES_FIXED,      /* long-lived tensors first, fixed shapes */
     OD_ADV_TF_ASYNC,          /* TF_GPU_ALLOCATOR=cuda_malloc_async */
@@ -72,6 +73,19 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max);
  * may be missing. */
 int od_advice_for_version(const char *action, const char *effect, const char *detail, const od_torch_range *r,
                           char *buf, size_t size, int *lacks);
+
+/* One hint for a triage report, as its user can follow it. */
+typedef struct {
+    od_advice id;             /* its od_advice_get text gives the effect and command */
+    char action[320];         /* the action, or "upgrade to torch >= V, then <action>" */
+    int upgrade;              /* the releases the message dates it to all lack a feature it names */
+} od_hint;
+
+/* od_advice_for_report's remedies through od_advice_for_version with the report's own
+ * torch releases (od_oom_report.torch_range; unknown when the wording does not date it):
+ * those the user's torch can follow first, then the upgrades, each group in its order.
+ * Up to max into out; returns how many. */
+size_t od_advice_hints(const od_oom_report *r, od_hint *out, size_t max);
 
 /* What the report means, in one sentence, where the message itself misleads (the driver's
  * "CUDA error: out of memory", a library's status, vLLM's cache-block error, the message's

@@ -1678,15 +1678,13 @@ static void torch_version(rx *x, const od_diag_options *opts)
     }
     for (size_t i = 0; i < x->n; i++) {
         const od_diag_input *in = &x->ins[i];
-        if (in->kind != OD_INPUT_LOG || !in->text || !in->triage)
+        if (in->kind != OD_INPUT_LOG || !in->triage)
             continue;
         for (size_t k = 0; k < in->triage->n_reports; k++) {
             const od_oom_report *r = &in->triage->reports[k];
-            if ((r->framework != OD_FW_PYTORCH_CUDA && r->framework != OD_FW_PYTORCH_ROCM) || r->offset >= in->text_len)
+            if (!r->have_torch_range)
                 continue;
-            od_torch_range rg;
-            if (!od_torch_infer_message(in->text + r->offset, in->text_len - r->offset, &rg))
-                continue;
+            od_torch_range rg = r->torch_range;
             char lo[32], hi[32];
             x->ver = rg;
             x->have_ver = 1;

@@ -61,9 +61,6 @@ typedef struct {
                                      snapshots ran (od_estimate_compute), or NULL */
     const od_profile *profile;    /* OD_INPUT_PROFILE; also an OD_INPUT_LOG that is a BFC
                                      allocator log (its chunk and Stats figures), or NULL */
-    const char *text;             /* OD_INPUT_LOG: the text triage read (the wording tells
-                                     the torch version), or NULL */
-    size_t text_len;
 } od_diag_input;
 
 #define OD_NO_INPUT ((size_t)-1)

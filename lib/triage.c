@@ -2455,10 +2455,14 @@ static od_status scan_text(char *buf, size_t len, const input_flags *fl, const c
             char joined[2048];
             const char *jend = join_message(a, le, end, joined, sizeof joined);
             const char *msg = jend ? joined : a, *msg_end = jend ? jend : le;
-            if (fw == OD_FW_PYTORCH_MPS)
+            if (fw == OD_FW_PYTORCH_MPS) {
                 parse_mps(r, msg, msg_end);
-            else
+            } else {
                 parse_torch(&s, r, msg, msg_end);
+                /* the message and what follows it (the exception's name may): enough to date it */
+                size_t span = (size_t)(end - line) < 16384 ? (size_t)(end - line) : 16384;
+                r->have_torch_range = od_torch_infer_message(line, span, &r->torch_range);
+            }
             od_triage_classify(r);
             if (t->n_reports > 1 && same_report(r, &t->reports[t->n_reports - 2])) {
                 free(r->other);

@@ -17,6 +17,7 @@
 #define OD_TRIAGE_H
 
 #include "od.h"
+#include "torchver.h"
 
 typedef enum {
     OD_FW_PYTORCH_CUDA,
@@ -106,6 +107,8 @@ typedef struct {
     int self_from_other;    /* a "Process N has X" line was this process (containers) */
     int spill;              /* allocated above capacity: Windows/WSL shared system memory */
     int msg_hint_expandable;/* the message itself suggests expandable_segments */
+    int have_torch_range;   /* PyTorch CUDA/HIP: the message's wording dates it ... */
+    od_torch_range torch_range; /* ... to these releases (od_torch_infer_message) */
     int garbage_figure;     /* a figure of 17179869184.00 GiB (2^64 bytes) was printed and ignored:
                                NVML/CUDA's garbage on Windows/WSL, or "no limit" */
     uint64_t max_model_len, kv_cache_tokens; /* vLLM: the model's max seq len, the KV cache's

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         od_iterations_free(it);
         od_trace_free(t);
     }
-    od_diag_input di = {"fuzz", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, snap, NULL, NULL, NULL, 0};
+    od_diag_input di = {"fuzz", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, snap, NULL, NULL};
     od_diagnosis *d = NULL;
     if (od_diagnose(&di, 1, &d, &err) == OD_OK) {
         if (d->verdict >= OD_VERDICT_COUNT)

@@ -19,7 +19,10 @@ static int same_reports(const od_oom_report *a, const od_oom_report *b)
            a->free_bytes == b->free_bytes && a->allowed_bytes == b->allowed_bytes &&
            a->allocated_bytes == b->allocated_bytes && a->reserved_unallocated_bytes == b->reserved_unallocated_bytes &&
            a->process_bytes == b->process_bytes && a->n_other == b->n_other && a->occurrences == b->occurrences &&
-           a->verdict == b->verdict && a->smi_processes == b->smi_processes;
+           a->verdict == b->verdict && a->smi_processes == b->smi_processes &&
+           a->have_torch_range == b->have_torch_range &&
+           od_torch_version_cmp(a->torch_range.lower, b->torch_range.lower) == 0 &&
+           od_torch_version_cmp(a->torch_range.upper, b->torch_range.upper) == 0;
 }
 
 /* The stream's result equals the whole-text scan's. */

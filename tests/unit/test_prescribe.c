@@ -42,13 +42,13 @@ static void free_message(message *m)
 
 static od_diag_input log_input(const char *name, const message *m)
 {
-    od_diag_input in = {name, OD_INPUT_LOG, m->tri, NULL, NULL, NULL, NULL, NULL, m->text, m->len};
+    od_diag_input in = {name, OD_INPUT_LOG, m->tri, NULL, NULL, NULL, NULL, NULL};
     return in;
 }
 
 static od_diag_input snap_input(const char *name, const od_snapshot *s)
 {
-    od_diag_input in = {name, OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL, NULL, NULL, 0};
+    od_diag_input in = {name, OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL, NULL};
     return in;
 }
 

@@ -12,6 +12,7 @@
 
 #include "advice.h"
 #include "torchver.h"
+#include "triage.h"
 
 static od_torch_version V(unsigned major, unsigned minor)
 {
@@ -247,6 +248,46 @@ static void advice_follows_the_version(void **state)
     /* advice that names no setting */
     t = od_advice_get(OD_ADV_SHRINK_STEP);
     assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, &old, buf, sizeof buf, &lacks), -1);
+}
+
+/* triage's hints for the real 1.0-1.3 message: its report carries the wording's releases,
+ * what works on them comes first, and the settings they lack become upgrades */
+static void triage_hints_follow_the_message(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = slurp("tests/data/messages/torch_cached_fragmentation.txt", &len);
+    od_triage *t = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(text, len, &t, &err), OD_OK);
+    assert_int_equal(t->n_reports, 1);
+    const od_oom_report *r = &t->reports[0];
+    assert_true(r->have_torch_range);
+    assert_range(&r->torch_range, 1, 0, 1, 3);
+    od_hint h[8];
+    size_t n = od_advice_hints(r, h, 8);
+    assert_int_equal(n, 3);
+    assert_int_equal(h[0].id, OD_ADV_SHAPES_FIXED);
+    assert_int_equal(h[0].upgrade, 0);
+    assert_int_equal(h[1].id, OD_ADV_EXPANDABLE);
+    assert_int_equal(h[1].upgrade, 1);
+    assert_string_equal(h[1].action, "upgrade to torch >= 2.1.0, then set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
+    assert_int_equal(h[2].id, OD_ADV_SPLIT_GC);
+    assert_int_equal(h[2].upgrade, 1);
+    od_triage_free(t);
+    free(text);
+    /* 1.10-1.12: garbage_collection_threshold (1.12) may be there: it leads, saying so */
+    text = slurp("tests/data/messages/torch110_fragmentation.txt", &len);
+    assert_int_equal(od_triage_parse(text, len, &t, &err), OD_OK);
+    n = od_advice_hints(&t->reports[0], h, 8);
+    assert_true(n >= 2);
+    assert_int_equal(h[0].id, OD_ADV_SPLIT_GC);
+    assert_string_equal(h[0].action,
+                        "set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512 (needs torch >= 1.12.0)");
+    assert_int_equal(h[n - 1].id, OD_ADV_EXPANDABLE);
+    assert_int_equal(h[n - 1].upgrade, 1);
+    od_triage_free(t);
+    free(text);
 }
 
 static void torch21_capacity(void **state)
@@ -496,6 +537,7 @@ int main(void)
         cmocka_unit_test(torch1x_capacity),
         cmocka_unit_test(torch110_fragmentation),
         cmocka_unit_test(advice_follows_the_version),
+        cmocka_unit_test(triage_hints_follow_the_message),
         cmocka_unit_test(torch21_capacity),
         cmocka_unit_test(torch22_other_process),
         cmocka_unit_test(hip_fragmentation),

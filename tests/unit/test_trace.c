@@ -36,7 +36,7 @@ static od_trace *open0(const od_snapshot *s)
 
 static od_diagnosis *diagnose_one(const char *name, od_snapshot *s)
 {
-    od_diag_input in = {name, OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL, NULL, NULL, 0};
+    od_diag_input in = {name, OD_INPUT_SNAPSHOT, NULL, NULL, NULL, s, NULL, NULL};
     od_diagnosis *d = NULL;
     od_error err;
     assert_int_equal(od_diagnose(&in, 1, &d, &err), OD_OK);
@@ -366,8 +366,8 @@ static void highest_of_several(void **state)
     od_snapshot *a = load_snapshot(SNAP "snap_train_default.pickle");
     od_snapshot *b = load_snapshot(SNAP "frag_default.pickle");
     for (int order = 0; order < 2; order++) {
-        od_diag_input in[2] = {{"a", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, order ? b : a, NULL, NULL, NULL, 0},
-                               {"b", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, order ? a : b, NULL, NULL, NULL, 0}};
+        od_diag_input in[2] = {{"a", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, order ? b : a, NULL, NULL},
+                               {"b", OD_INPUT_SNAPSHOT, NULL, NULL, NULL, order ? a : b, NULL, NULL}};
         od_diagnosis *d = NULL;
         od_error err;
         assert_int_equal(od_diagnose(in, 2, &d, &err), OD_OK);

@@ -44,7 +44,9 @@ static void same_report(const char *what, const od_oom_report *a, const od_oom_r
                a->have_headroom == b->have_headroom && a->headroom_bytes == b->headroom_bytes &&
                a->available_bytes == b->available_bytes && a->missing_bytes == b->missing_bytes &&
                a->others_bytes == b->others_bytes && a->near_full == b->near_full && a->size_bug == b->size_bug &&
-               a->size_corrupt == b->size_corrupt;
+               a->size_corrupt == b->size_corrupt && a->have_torch_range == b->have_torch_range &&
+               od_torch_version_cmp(a->torch_range.lower, b->torch_range.lower) == 0 &&
+               od_torch_version_cmp(a->torch_range.upper, b->torch_range.upper) == 0;
     for (size_t i = 0; same && i < a->n_other; i++)
         same = a->other[i].pid == b->other[i].pid && a->other[i].bytes == b->other[i].bytes;
     if (!same)
