@@ -304,17 +304,6 @@ int od_cli_text_read(od_cli_text *t, od_file_kind head_kind, od_cli_textin *r)
         rc = od_cli_report_error(t->path, &err);
         goto out;
     }
-    if (!p.keep) {
-        /* A log's text for the diagnosis, which reads each OOM message's wording at its
-         * offset: the lines triage kept, at their places, in memory that costs only
-         * where they are (the rest is never touched). NULL when even that cannot be had. */
-        uint64_t total = od_triage_stream_bytes(p.ts);
-        if (total < SIZE_MAX && (p.text = calloc(1, (size_t)total + 1)) != NULL) {
-            od_triage_stream_copy_kept(p.ts, p.text, total);
-            p.len = (size_t)total;
-            p.keep = 1;
-        }
-    }
     if (od_triage_stream_finish(p.ts, &r->triage, &err) != OD_OK) {
         rc = od_cli_report_error(t->path, &err);
         goto out;

@@ -55,9 +55,7 @@ typedef struct {
     od_series *series;   /* OD_FILE_SERIES */
     od_triage *triage;   /* OD_FILE_LOG, OD_FILE_BFC_LOG */
     char *text;          /* NUL-terminated, len bytes: the whole text when it opens with '{'
-                            and is at most OD_CLI_KEEP_TEXT bytes; else the lines triage kept
-                            at their offsets, zeros between (pages never touched cost
-                            nothing); NULL when neither */
+                            and is at most OD_CLI_KEEP_TEXT bytes (a config); else NULL */
     size_t len;
 } od_cli_textin;
 

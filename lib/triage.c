@@ -2915,8 +2915,7 @@ static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_
     if (has_comma && (found & M_SMI_CSV))
         ts->in_smi_csv = 1;
 
-    /* lines are kept as they were read (normalized for the scan at the end), so that the
-     * caller can have them back at their places (od_triage_stream_copy_kept) */
+    /* lines are kept as they were read (normalized for the scan at the end) */
     int ok;
     if (anchor) {
         ok = flush_ring(ts) && keep_line(ts, line, n, off, lineno, newline);
@@ -3016,23 +3015,7 @@ od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_erro
     return OD_OK;
 }
 
-void od_triage_stream_copy_kept(const od_triage_stream *ts, char *buf, uint64_t len)
-{
-    assert(!ts->scanned);
-    for (size_t i = 0; i < ts->n_segs; i++) {
-        const segment *g = &ts->segs[i];
-        /* a run ends where the next one's separating line break starts */
-        uint64_t end = i + 1 < ts->n_segs ? ts->segs[i + 1].comp_off - 1 : ts->kept_len;
-        uint64_t n = end - g->comp_off;
-        if (g->orig_off < len)
-            memcpy(buf + g->orig_off, ts->kept + g->comp_off, (size_t)(n < len - g->orig_off ? n : len - g->orig_off));
-    }
-}
 
-uint64_t od_triage_stream_bytes(const od_triage_stream *ts)
-{
-    return ts->lines.offset;
-}
 
 void od_triage_stream_free(od_triage_stream *ts)
 {

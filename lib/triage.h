@@ -217,13 +217,6 @@ od_status od_triage_stream_feed(od_triage_stream *ts, const void *data, size_t n
  * of the whole text gives it. */
 od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_error *err);
 void od_triage_stream_free(od_triage_stream *ts);
-/* Before od_triage_stream_finish: write the lines kept so far, byte for byte as they were
- * read, at their offsets into buf[0..len) (the input as far as it was read); the bytes
- * of the lines left out are not touched. For a caller that needs the OOM messages' text
- * at their places (the diagnosis reads their wording) without holding the log. */
-void od_triage_stream_copy_kept(const od_triage_stream *ts, char *buf, uint64_t len);
-/* Bytes fed so far. */
-uint64_t od_triage_stream_bytes(const od_triage_stream *ts);
 
 /* Decide the verdict of r from its figures (od_triage_parse already does this; exposed
  * for tests and callers that build reports by hand). */

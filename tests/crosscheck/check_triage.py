@@ -23,10 +23,10 @@ def fail(msg):
     print("FAIL check_triage:", msg)
 
 
-def triage(path=None, text=None):
+def triage(path=None, text=None, rc=0):
     args = [OOMDOC, "triage", "--json", path or "-"]
     p = subprocess.run(args, input=text, capture_output=True, text=True, cwd=ROOT)
-    if p.returncode != 0:
+    if p.returncode != rc:
         fail("%s: exit %d: %s" % (path or "<stdin>", p.returncode, p.stderr.strip()))
         return None
     return json.loads(p.stdout)
@@ -148,6 +148,14 @@ if len(rows) < 48:
 for name, conclude in rows:
     allowed = {v for v in VERDICTS if re.search(r"\b%s\b" % v, conclude)}
     fw = re.search(r"framework (\S+)", conclude)
+    if "nothing recognized" in conclude:
+        # exit 1 (no report), and nothing read: no report, table, stats or smi rows
+        doc = triage(os.path.join("tests/data/messages", name), rc=1)
+        if doc and (doc["reports"] or doc["memory_summaries"] or doc["memory_stats"] or doc["nvidia_smi"]["gpus"]):
+            fail("%s: read as something" % name)
+        elif doc:
+            print("ok %-28s nothing recognized" % name)
+        continue
     doc = triage(os.path.join("tests/data/messages", name))
     if not doc:
         continue
