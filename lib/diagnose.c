@@ -13,6 +13,7 @@
 #include "timeline.h"
 #include "torchver.h"
 #include "units.h"
+#include "mem.h"
 
 #define MAX_EVIDENCE 48
 #define MAX_REMEDIES 8
@@ -327,7 +328,7 @@ static void find_spike(od_snapshot_findings *f)
         if (it->items[k].peak_bytes > it->items[top].peak_bytes)
             top = k;
     }
-    qsort(v, n, sizeof *v, cmp_u64v);
+    od_sort(v, n, sizeof *v, cmp_u64v);
     uint64_t med = v[n / 2];
     free(v);
     uint64_t x = it->items[top].peak_bytes;

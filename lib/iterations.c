@@ -110,7 +110,7 @@ static int survivors(const od_trace *t, od_iterations *it)
         nr[i] = (named_rec){names[2 * i], names[2 * i + 1], recs[i].window, recs[i].bytes, recs[i].free_index,
                             recs[i].release_index};
     }
-    qsort(nr, n_recs, sizeof *nr, cmp_named);
+    od_sort(nr, n_recs, sizeof *nr, cmp_named);
     size_t n_sites = 0;
     for (size_t i = 0; i < n_recs; i++)
         if (i == 0 || strcmp(nr[i].site, nr[i - 1].site) != 0)
@@ -135,7 +135,7 @@ static int survivors(const od_trace *t, od_iterations *it)
         }
         for (size_t k = 0; k < it->judged; k++)
             sv->iterations += per[k] > 0;
-        qsort(per, it->judged, sizeof *per, cmp_u64);
+        od_sort(per, it->judged, sizeof *per, cmp_u64);
         size_t m = it->judged;
         sv->bytes_per_iteration = m % 2 ? per[m / 2] : (per[m / 2 - 1] + per[m / 2]) / 2;
         uint32_t released_stack =
@@ -158,7 +158,7 @@ static int survivors(const od_trace *t, od_iterations *it)
             it->held_bytes_per_iteration += sv->bytes_per_iteration;
         i = j;
     }
-    qsort(it->survivors, it->n_survivors, sizeof *it->survivors, cmp_survivor);
+    od_sort(it->survivors, it->n_survivors, sizeof *it->survivors, cmp_survivor);
     ok = 1;
 out:
     for (size_t i = 0; names && i < 2 * n_recs; i++)

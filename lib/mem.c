@@ -45,3 +45,9 @@ int od_grow(void **p, size_t *cap, size_t need, size_t elem)
     *cap = nc;
     return 1;
 }
+
+void od_sort(void *base, size_t n, size_t elem, int (*cmp)(const void *, const void *))
+{
+    if (n > 1)
+        qsort(base, n, elem, cmp);
+}

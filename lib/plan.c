@@ -1,5 +1,6 @@
 /* plan.c - max-batch search and ranked mitigations on top of the estimate. */
 #include "plan.h"
+#include "mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,7 +436,7 @@ static void keep_fitting(od_plan *p)
             p->mitigations[k++] = p->mitigations[i];
     p->n_mitigations = k;
     /* the stacked change costs the sum of its parts: its place is by that cost */
-    qsort(p->mitigations, p->n_mitigations, sizeof p->mitigations[0], by_overhead);
+    od_sort(p->mitigations, p->n_mitigations, sizeof p->mitigations[0], by_overhead);
 }
 
 od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu *gpu,
@@ -455,7 +456,7 @@ od_status od_plan_compute(const od_model *m, const od_workload *w, const od_gpu 
         train_mitigations(&a, w);
     else
         infer_mitigations(&a, w);
-    qsort(out->mitigations, out->n_mitigations, sizeof out->mitigations[0], by_overhead);
+    od_sort(out->mitigations, out->n_mitigations, sizeof out->mitigations[0], by_overhead);
     combined(&a, w);
     keep_fitting(out);
     return OD_OK;

@@ -1,5 +1,6 @@
 /* pools.c - memory per allocator pool and per stream (see pools.h). */
 #include "pools.h"
+#include "mem.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static od_status fill_device(const od_snapshot *snap, const od_segment **segs, s
     if (!d->pools || !d->streams)
         return OD_ERR_NOMEM;
 
-    qsort(segs, n, sizeof *segs, by_pool);
+    od_sort(segs, n, sizeof *segs, by_pool);
     for (size_t i = 0; i < n; i++) {
         const od_segment *s = segs[i];
         od_pool_usage *p = d->n_pools ? &d->pools[d->n_pools - 1] : NULL;
@@ -92,7 +93,7 @@ static od_status fill_device(const od_snapshot *snap, const od_segment **segs, s
         block_bytes(snap, s, OD_BLOCK_ACTIVE_ALLOCATED, &p->allocated_bytes, overflow);
     }
 
-    qsort(segs, n, sizeof *segs, by_stream);
+    od_sort(segs, n, sizeof *segs, by_stream);
     for (size_t i = 0; i < n; i++) {
         const od_segment *s = segs[i];
         od_stream_usage *t = d->n_streams ? &d->streams[d->n_streams - 1] : NULL;

@@ -175,7 +175,7 @@ static int accum_to_ranking(const accum *a, const char *const *names, const char
             return 0;
     }
     if (out->n)
-        qsort(out->v, out->n, sizeof *out->v, cmp_rank);
+        od_sort(out->v, out->n, sizeof *out->v, cmp_rank);
     return 1;
 }
 
@@ -510,8 +510,8 @@ static int cmp_mem_time(const void *a, const void *b)
 static int attribute(trace_state *t, const uint8_t *user)
 {
     if (t->n_ops)
-        qsort(t->ops, t->n_ops, sizeof *t->ops, cmp_ops);
-    qsort(t->mem, t->n_mem, sizeof *t->mem, cmp_mem_tid);
+        od_sort(t->ops, t->n_ops, sizeof *t->ops, cmp_ops);
+    od_sort(t->mem, t->n_mem, sizeof *t->mem, cmp_mem_tid);
     size_t cap = 64;
     const op_rec **opst = malloc(cap * sizeof *opst), **pyst = malloc(cap * sizeof *pyst);
     if (!opst || !pyst) {
@@ -630,7 +630,7 @@ static int phases(od_profile *p, const trace_state *t, int64_t t0, int64_t t1)
         free(runs);
         return 1;
     }
-    qsort(runs, n, sizeof *runs, cmp_run);
+    od_sort(runs, n, sizeof *runs, cmp_run);
     /* Merge consecutive runs of the same phase (backward ops back to back, nested steps). */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
@@ -759,7 +759,7 @@ static od_status trace_finish(od_profile *p, trace_state *t, od_error *err)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
 
     /* Timeline in time order. */
-    qsort(t->mem, t->n_mem, sizeof *t->mem, cmp_mem_time);
+    od_sort(t->mem, t->n_mem, sizeof *t->mem, cmp_mem_time);
     size_t n = t->n_mem;
     p->n_points = n;
     p->time_us = malloc(n * sizeof *p->time_us);
@@ -1249,7 +1249,7 @@ static od_status load_table(const char *text, size_t len, od_profile *p, od_erro
         return od_fail_at(err, OD_ERR_FORMAT, pos,
                           "not a key_averages() table (expected dashed rules around a header with Name and Self CUDA Mem)");
     if (p->ops_self.n)
-        qsort(p->ops_self.v, p->ops_self.n, sizeof *p->ops_self.v, cmp_rank);
+        od_sort(p->ops_self.v, p->ops_self.n, sizeof *p->ops_self.v, cmp_rank);
     p->kind = OD_PROFILE_TORCH_TABLE;
     p->table_rounded = 1;
     return OD_OK;
@@ -1477,7 +1477,7 @@ static od_status load_pprof(const char *data, size_t len, od_profile *p, od_erro
     od_profile_ranking *rs[3] = {&p->by_kind, &p->by_device, &p->by_source};
     for (int t = 0; t < 3; t++)
         if (rs[t]->n)
-            qsort(rs[t]->v, rs[t]->n, sizeof *rs[t]->v, cmp_rank);
+            od_sort(rs[t]->v, rs[t]->n, sizeof *rs[t]->v, cmp_rank);
     p->kind = OD_PROFILE_JAX_PPROF;
     return OD_OK;
 }

@@ -793,7 +793,7 @@ static od_status rebuild_start(const od_snapshot *snap, int64_t dev, const pool_
         PUSH_OR_GOTO_OUT(segs, nseg, capseg, sg);
     }
     if (*complete) goto out;
-    qsort(segs, nseg, sizeof *segs, seed_cmp);
+    od_sort(segs, nseg, sizeof *segs, seed_cmp);
     for (size_t s = 0; s < nseg; s++) {
         if (s && segs[s].addr < segs[s - 1].addr + segs[s - 1].size) continue;
         if (od_allocsim_seed_segment(sim, segs[s].addr, segs[s].size, segs[s].stream, segs[s].pool, segs[s].small) == OD_OK)

@@ -13,6 +13,7 @@
 #include "summary.h"
 #include "timeline.h"
 #include "units.h"
+#include "mem.h"
 
 /* Plot geometry, in SVG user units (the SVG scales to the page width). */
 #define W 960.0
@@ -998,10 +999,10 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
     pick.at_peak = at_peak;
     size_t n_sel = nl;
     if (nl > EMBED_LIVES) {
-        qsort(sel, nl, sizeof *sel, cmp_pick);
+        od_sort(sel, nl, sizeof *sel, cmp_pick);
         n_sel = EMBED_LIVES;
     }
-    qsort(sel, n_sel, sizeof *sel, cmp_order);
+    od_sort(sel, n_sel, sizeof *sel, cmp_order);
     memset(stack_map, 0xff, ns * sizeof *stack_map);
     memset(frame_map, 0xff, nf * sizeof *frame_map);
     size_t n_stacks = 0, n_frames = 0;
@@ -1185,7 +1186,7 @@ static od_status timeline_plot(ctx *c, const od_device_summary *d, const od_time
             continue; /* out of memory: keep the peak ranking */
         for (size_t i = 0; i < t->n_points; i++)
             col[i] = t->group_bytes[i * ng + g];
-        qsort(col, t->n_points, sizeof *col, cmp_u64);
+        od_sort(col, t->n_points, sizeof *col, cmp_u64);
         lows[g] = col[t->n_points / 2];
     }
     free(col);
@@ -1643,7 +1644,7 @@ static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_bloc
     for (size_t i = 0; i < k; i++)
         at[m++] = k > 1 ? (size_t)((double)i * (double)(n - 1) / (double)(k - 1)) : n - 1;
     at[m++] = t->peak_index;
-    qsort(at, m, sizeof *at, cmp_size);
+    od_sort(at, m, sizeof *at, cmp_size);
     size_t u = 0;
     for (size_t i = 0; i < m; i++)
         if (!u || at[i] != at[u - 1])
@@ -1665,7 +1666,7 @@ static od_status state_data(ctx *c, const od_device_summary *d, size_t peak_bloc
         if (x.action == OD_ACT_SEGMENT_ALLOC || x.action == OD_ACT_SEGMENT_MAP)
             ev[n_ev++] = (seg_event){x.addr, x.stream};
     }
-    qsort(ev, n_ev, sizeof *ev, cmp_seg_event);
+    od_sort(ev, n_ev, sizeof *ev, cmp_seg_event);
     fprintf(f, "<script type=\"application/json\" class=\"od-state\" data-for=\"%s\">\n{\"entries\":%zu,\"peak\":%zu,"
                "\"from_replay\":%d,\"samples\":[", map_id, n, t->peak_index, t->blocks_from_replay);
     for (size_t i = 0; i < u && st == OD_OK; i++) {

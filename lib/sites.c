@@ -1,5 +1,6 @@
 /* sites.c - classifying stack frames into user code, libraries and torch. */
 #include "sites.h"
+#include "mem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,7 +123,7 @@ size_t od_named_bytes_top(od_named_bytes *rows, size_t n, size_t k)
 {
     if (!n)
         return 0;
-    qsort(rows, n, sizeof *rows, cmp_named_name);
+    od_sort(rows, n, sizeof *rows, cmp_named_name);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         if (m && strcmp(rows[m - 1].name, rows[i].name) == 0)
@@ -130,7 +131,7 @@ size_t od_named_bytes_top(od_named_bytes *rows, size_t n, size_t k)
         else
             rows[m++] = rows[i];
     }
-    qsort(rows, m, sizeof *rows, cmp_named_bytes);
+    od_sort(rows, m, sizeof *rows, cmp_named_bytes);
     while (m && !rows[m - 1].bytes)
         m--;
     return m < k ? m : k;

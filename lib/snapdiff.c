@@ -1,5 +1,6 @@
 /* snapdiff.c - two snapshots compared, figure by figure and site by site. */
 #include "snapdiff.h"
+#include "mem.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,7 +56,7 @@ static int merge(const od_site_list *b, const od_site_list *a, od_site_change **
         all[i] = (tagged){&b->items[i], 0};
     for (size_t i = 0; i < a->n; i++)
         all[b->n + i] = (tagged){&a->items[i], 1};
-    qsort(all, n, sizeof *all, cmp_tagged);
+    od_sort(all, n, sizeof *all, cmp_tagged);
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;
@@ -86,7 +87,7 @@ static int merge(const od_site_list *b, const od_site_list *a, od_site_change **
         i = j;
     }
     free(all);
-    qsort(res, k, sizeof *res, cmp_change);
+    od_sort(res, k, sizeof *res, cmp_change);
     *out = res;
     *n_out = k;
     return 1;

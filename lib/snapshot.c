@@ -745,11 +745,11 @@ static od_status take_segments(loader *L, const od_ptree *t, od_pv list, od_erro
         for (size_t k = 0; k < seg.n_blocks; k++)
             s->blocks[s->n_blocks++] = L->blocks[L->seg_blocks[seg.first_block + k]];
         seg.first_block = first;
-        qsort(s->blocks + first, seg.n_blocks, sizeof *s->blocks, cmp_block);
+        od_sort(s->blocks + first, seg.n_blocks, sizeof *s->blocks, cmp_block);
         s->segments[s->n_segments++] = seg;
     }
     /* Sort segments by (device, address), carrying their block ranges along. */
-    qsort(s->segments, s->n_segments, sizeof *s->segments, cmp_seg);
+    od_sort(s->segments, s->n_segments, sizeof *s->segments, cmp_seg);
     od_block *sorted = malloc((nb ? nb : 1) * sizeof *sorted);
     if (!sorted)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");

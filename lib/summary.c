@@ -128,7 +128,7 @@ static int group_sites(const site_names *nm, const tally *t, od_site_list *out)
     for (size_t i = 0; i < nm->n; i++)
         if (t[i].count)
             rows[n++] = (row){nm->site[i], nm->where[i], t[i]};
-    qsort(rows, n, sizeof *rows, cmp_row_site);
+    od_sort(rows, n, sizeof *rows, cmp_row_site);
     /* One group per site; its "where" is the one holding the most bytes within it. */
     size_t k = 0;
     for (size_t i = 0; i < n;) {
@@ -163,7 +163,7 @@ static int group_sites(const site_names *nm, const tally *t, od_site_list *out)
     }
     out->n = k;
     free(rows);
-    qsort(out->items, out->n, sizeof *out->items, cmp_total);
+    od_sort(out->items, out->n, sizeof *out->items, cmp_total);
     return 1;
 }
 
@@ -205,7 +205,7 @@ static int stranded_expandable(const od_snapshot *s, const od_segment *seg, acc 
         busy[nb++] = off / page;
         busy[nb++] = (off + b[i].size - 1) / page;
     }
-    qsort(busy, nb, sizeof *busy, cmp_u64);
+    od_sort(busy, nb, sizeof *busy, cmp_u64);
     for (size_t i = 0; i < seg->n_blocks; i++) {
         if (b[i].state != OD_BLOCK_INACTIVE || b[i].size == 0)
             continue;

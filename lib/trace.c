@@ -119,7 +119,7 @@ static int from_annotations(od_trace *t, uint64_t **times, size_t *n_times)
     for (size_t k = 0; k < s->n_annotations && n < best_n; k++)
         if (annotation_matches(&s->annotations[k], best, t->device, lo, hi))
             b[n++] = s->annotations[k].time_us;
-    qsort(b, n, sizeof *b, cmp_u64);
+    od_sort(b, n, sizeof *b, cmp_u64);
     snprintf(t->boundary_marker, sizeof t->boundary_marker, "%s", best);
     *times = b;
     *n_times = n;

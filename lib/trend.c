@@ -614,7 +614,7 @@ static int sort_rows(od_series_parser *p)
         k[i].x = p->x[i];
         k[i].order = i;
     }
-    qsort(k, p->n, sizeof *k, cmp_key);
+    od_sort(k, p->n, sizeof *k, cmp_key);
     for (int m = -1; m < OD_METRIC_COUNT; m++) {
         double *a = m < 0 ? p->x : p->y[m];
         if (!a)

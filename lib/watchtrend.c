@@ -1,5 +1,6 @@
 /* watchtrend.c - bounded live series and a robust trend for `watch`. */
 #include "watchtrend.h"
+#include "mem.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -78,7 +79,7 @@ static int cmp_double(const void *a, const void *b)
 
 static double median(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    od_sort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
