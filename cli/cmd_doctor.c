@@ -124,19 +124,18 @@ static int load_input(input *in)
     od_cli_text *t = od_cli_text_open(in->path, &rc);
     if (!t)
         return rc;
-    /* The first bytes tell a snapshot and a profiler record (traces can be hundreds of MB:
-     * streamed from the file, read here only from a pipe). BFC allocator logs are OOM logs
-     * first (triage below), their figures read as a profile too. */
+    /* The first bytes tell a snapshot and a profiler record. A snapshot (traces can be
+     * hundreds of MB) is streamed, from a pipe too; a profiler record from the file, read
+     * here only from a pipe. BFC allocator logs are OOM logs first (triage below), their
+     * figures read as a profile too. */
     od_file_kind k = od_cli_text_kind(t);
-    int streamed = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP || od_file_kind_profile(k) >= 0;
-    if ((k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP) && !od_cli_text_reopenable(t)) {
-        /* a pipe: streamed on from the head, never read whole */
+    if (k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP) {
         in->kind = OD_INPUT_SNAPSHOT;
         in->snap = od_cli_text_load_snapshot(t, &rc);
         od_cli_text_close(t);
         return in->snap ? 0 : rc;
     }
-    if (streamed && (k != OD_FILE_BFC_LOG || !od_cli_text_reopenable(t))) {
+    if (od_file_kind_profile(k) >= 0 && (k != OD_FILE_BFC_LOG || !od_cli_text_reopenable(t))) {
         char *text = NULL;
         size_t len = 0;
         if (!od_cli_text_reopenable(t) && !(text = od_cli_text_slurp(t, &len, &rc))) {
@@ -145,9 +144,7 @@ static int load_input(input *in)
         }
         od_cli_text_close(t);
         in->kind = diag_kind(k);
-        if (in->kind == OD_INPUT_SNAPSHOT) {
-            in->snap = od_cli_load_snapshot(in->path, &rc); /* a pipe's went on from its head above */
-        } else if (k != OD_FILE_BFC_LOG) {
+        if (k != OD_FILE_BFC_LOG) {
             rc = load_profile(in, text, len);
         } else if ((rc = load_profile(in, text, len)) == 0) {
             /* a BFC log from a pipe, read whole: triage it from memory */

@@ -97,12 +97,12 @@ static int load(const char *path, loaded *l, od_report_item *item)
     if (!t)
         return code;
     /* The first bytes tell a snapshot and a profiler record: traces can be hundreds of MB,
-     * so a file is streamed (a pipe is read here). A BFC allocator log is an OOM log first
-     * (below); its figures ride along. */
+     * so a snapshot is streamed (from a pipe too) and a profiler record from the file (a
+     * pipe's is read here). A BFC allocator log is an OOM log first (below); its figures
+     * ride along. */
     od_file_kind k = od_cli_text_kind(t);
     int snapshot = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP;
-    if (snapshot && !od_cli_text_reopenable(t)) {
-        /* a pipe: streamed on from the head, never read whole */
+    if (snapshot) { /* streamed, from a pipe too */
         l->snap = od_cli_text_load_snapshot(t, &code);
         od_cli_text_close(t);
         if (!l->snap)
@@ -111,7 +111,7 @@ static int load(const char *path, loaded *l, od_report_item *item)
         item->snapshot = l->snap;
         return 0;
     }
-    if (snapshot || od_file_kind_profile(k) >= 0) {
+    if (od_file_kind_profile(k) >= 0) {
         int reopen = od_cli_text_reopenable(t);
         if (!reopen && !(l->text = od_cli_text_slurp(t, &l->len, &code))) {
             od_cli_text_close(t);
@@ -133,13 +133,6 @@ static int load(const char *path, loaded *l, od_report_item *item)
             goto triaged;
         }
         od_cli_text_close(t);
-        if (snapshot) {
-            if (!(l->snap = od_cli_load_snapshot(path, &code)))
-                return code;
-            item->kind = OD_REPORT_SNAPSHOT;
-            item->snapshot = l->snap;
-            return 0;
-        }
         if (!(l->profile = od_cli_load_profile(path, l->text, l->len, &code)))
             return code;
         item->profile = l->profile;

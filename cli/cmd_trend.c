@@ -183,6 +183,7 @@ static int series_of_snapshot(const char *path, od_snapshot *snap, int metric, o
     if (!s || !s->x || !s->y[OD_METRIC_ALLOCATED]) {
         od_series_free(s);
         od_iterations_free(its);
+        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(path));
         return OD_EXIT_INTERNAL;
     }
     for (size_t i = 0; i < its->n; i++) {
@@ -255,9 +256,7 @@ int od_cmd_trend(int argc, char **argv)
      * decide it; only a snapshot and profiler records are read otherwise than as a series. */
     od_file_kind kind = od_cli_text_kind(tx);
     if (kind == OD_FILE_SNAPSHOT || kind == OD_FILE_SNAPSHOT_GZIP) {
-        /* streamed from the file when it can be opened again, else on from the head */
-        od_snapshot *snap = od_cli_text_reopenable(tx) ? od_cli_load_snapshot(path, &rc)
-                                                      : od_cli_text_load_snapshot(tx, &rc);
+        od_snapshot *snap = od_cli_text_load_snapshot(tx, &rc); /* streamed, from a pipe too */
         od_cli_text_close(tx);
         tx = NULL;
         if (!snap)

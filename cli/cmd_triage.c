@@ -107,7 +107,7 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     size_t nh = od_advice_hints(r, h, 8);
     for (size_t k = 0; k < nh; k++) {
         const od_advice_text *t = od_advice_get(h[k].id);
-        printf("  %s %s (%s)\n", k == 0 ? "try:" : "    ", h[k].action, t->effect);
+        printf("  %s %s%s (%s)\n", k == 0 ? "try:" : "    ", h[k].alternative ? "or " : "", h[k].action, t->effect);
         if (t->command)
             printf("       $ %s\n", t->command);
     }

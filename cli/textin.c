@@ -17,6 +17,7 @@
 #include "../lib/mem.h"
 #include "../lib/units.h"
 #include "output.h"
+#include "snapin.h"
 
 struct od_cli_text {
     const char *path;
@@ -144,6 +145,8 @@ od_snapshot *od_cli_text_load_snapshot(od_cli_text *t, int *exit_code)
 {
     assert(!t->fed);
     t->fed = 1;
+    if (t->regular) /* from the start, with the file's own progress */
+        return od_cli_load_snapshot(t->path, exit_code);
     od_input *in = NULL;
     od_snapshot *snap = NULL;
     od_error err;
@@ -415,7 +418,7 @@ json_t *od_cli_oom_json(const od_oom_report *r)
         char lo[32], hi[32];
         const od_torch_range *g = &r->torch_range;
         json_object_set_new(o, "torch_versions",
-                            json_pack("{s:o,s:o,s:s}", "from",
+                            json_pack("{s:o,s:o,s:s,s:o}", "from",
                                       od_torch_version_known(g->lower)
                                           ? json_string(od_torch_version_format(g->lower, lo, sizeof lo))
                                           : json_null(),
@@ -423,7 +426,8 @@ json_t *od_cli_oom_json(const od_oom_report *r)
                                       od_torch_version_known(g->upper)
                                           ? json_string(od_torch_version_format(g->upper, hi, sizeof hi))
                                           : json_null(),
-                                      "why", g->why));
+                                      "why", g->why, "refined",
+                                      g->refined ? json_string(g->refined) : json_null()));
     } else {
         json_object_set_new(o, "torch_versions", json_null());
     }
@@ -432,9 +436,9 @@ json_t *od_cli_oom_json(const od_oom_report *r)
     json_t *ha = json_array();
     for (size_t i = 0; i < nh; i++) {
         const od_advice_text *t = od_advice_get(h[i].id);
-        json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b}", "action", h[i].action, "effect", t->effect,
+        json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b,s:b}", "action", h[i].action, "effect", t->effect,
                                             "command", t->command ? json_string(t->command) : json_null(),
-                                            "needs_upgrade", h[i].upgrade));
+                                            "needs_upgrade", h[i].upgrade, "alternative", h[i].alternative));
     }
     json_object_set_new(o, "hints", ha);
     return o;

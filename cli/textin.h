@@ -38,9 +38,9 @@ int od_cli_text_each(od_cli_text *t, od_cli_chunk_fn fn, void *ctx);
  * excludes the NUL): for snapshots and profiler records given on stdin. NULL with the
  * error printed and *exit_code set. */
 char *od_cli_text_slurp(od_cli_text *t, size_t *len, int *exit_code);
-/* Load the snapshot t holds (its head told a snapshot), streamed from where the head was
- * taken: for a pipe, which cannot be opened again, in memory bounded like a named file's.
- * NULL with the error printed and *exit_code set. */
+/* Load the snapshot t holds (its head told a snapshot), streamed: a regular file is read
+ * again by name, a pipe (which cannot be) on from where the head was taken, in memory
+ * bounded either way. NULL with the error printed and *exit_code set. */
 od_snapshot *od_cli_text_load_snapshot(od_cli_text *t, int *exit_code);
 void od_cli_text_close(od_cli_text *t);
 

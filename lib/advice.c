@@ -1,6 +1,7 @@
 /* advice.c - advice sentences, one wording each, for triage and doctor. */
 #include "advice.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,16 +12,20 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_EXPANDABLE_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
                                "segments grow in place instead of stranding free blocks between fixed-size segments",
                                "oomdoc replay <snapshot.pickle> --set expandable_segments:True"},
-    [OD_ADV_SPLIT_GC] = {"or set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
+    [OD_ADV_SPLIT_GC] = {"set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
                          "large cached blocks are not split for small requests and are reclaimed earlier",
-                         "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512"},
-    [OD_ADV_SPLIT_GC_HIP] = {"or set PYTORCH_HIP_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
+                         "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512", 1},
+    [OD_ADV_SPLIT_GC_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
                              "large cached blocks are not split for small requests and are reclaimed earlier",
-                             "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512"},
+                             "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512", 1},
     [OD_ADV_MAX_SPLIT] = {"set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512",
                           "cached blocks of 512 MiB or more stay whole for large requests instead of being split "
                           "for small ones",
-                          "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512"},
+                          "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512", 1},
+    [OD_ADV_MAX_SPLIT_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=max_split_size_mb:512",
+                              "cached blocks of 512 MiB or more stay whole for large requests instead of being split "
+                              "for small ones",
+                              "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512", 1},
     [OD_ADV_SHAPES_FIXED] = {"allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes); "
                              "call torch.cuda.empty_cache() only between phases",
                              "freed blocks fit the next requests exactly", NULL},
@@ -29,18 +34,18 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_MPS_WATERMARK] = {"raise PYTORCH_MPS_HIGH_WATERMARK_RATIO (e.g. 1.7; 0.0 removes the cap, at the risk of "
                               "system instability)",
                               "the pool may grow past the watermark that stopped it", NULL},
-    [OD_ADV_MPS_SHRINK] = {"or reduce the batch size, or free other allocations held by the process",
-                           "the step fits under the watermark", NULL},
+    [OD_ADV_MPS_SHRINK] = {"reduce the batch size, or free other allocations held by the process",
+                           "the step fits under the watermark", NULL, 1},
     [OD_ADV_RAISE_FRACTION] = {"raise or remove torch.cuda.set_per_process_memory_fraction(...): the device itself had "
                                "room",
                                "the cap stops binding", "oomdoc plan --config <config.json>"},
-    [OD_ADV_SHRINK_TO_CAP] = {"or shrink the step to fit the cap (micro-batch with gradient accumulation, activation "
+    [OD_ADV_SHRINK_TO_CAP] = {"shrink the step to fit the cap (micro-batch with gradient accumulation, activation "
                               "checkpointing)",
-                              "the step's peak drops below the cap", "oomdoc plan --config <config.json>"},
+                              "the step's peak drops below the cap", "oomdoc plan --config <config.json>", 1},
     [OD_ADV_STOP_OTHERS] = {"stop or move the other processes holding memory on this GPU",
                             "their memory becomes available to this job", "oomdoc gpus"},
-    [OD_ADV_OTHER_GPU] = {"or run on an idle GPU (CUDA_VISIBLE_DEVICES=N)", "the whole device is available",
-                          "oomdoc gpus"},
+    [OD_ADV_OTHER_GPU] = {"run on an idle GPU (CUDA_VISIBLE_DEVICES=N)", "the whole device is available",
+                          "oomdoc gpus", 1},
     [OD_ADV_EXCLUSIVE] = {"make GPUs exclusive to one job (nvidia-smi -c EXCLUSIVE_PROCESS, or the scheduler's GPU "
                           "isolation)",
                           "no other process can take memory from a running job", NULL},
@@ -124,18 +129,26 @@ int od_advice_for_version(const char *action, const char *effect, const char *de
     if (f >= 0 && *lacks) {
         char v[32];
         od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
-        int or_ = strncmp(action, "or ", 3) == 0;
-        snprintf(buf, size, "%supgrade to torch >= %s, then %s", or_ ? "or " : "", v, action + (or_ ? 3 : 0));
+        snprintf(buf, size, "upgrade to torch >= %s, then %s", v, action);
     } else {
         snprintf(buf, size, "%s", action);
     }
     return f;
 }
 
+size_t od_advice_fragmentation(const od_oom_report *r, od_advice out[2])
+{
+    int hip = r->framework == OD_FW_PYTORCH_ROCM;
+    int gc = !r->have_torch_range || od_torch_range_has(&r->torch_range, OD_TORCH_GARBAGE_COLLECTION_THRESHOLD) == 1;
+    out[0] = hip ? OD_ADV_EXPANDABLE_HIP : OD_ADV_EXPANDABLE;
+    out[1] = gc ? (hip ? OD_ADV_SPLIT_GC_HIP : OD_ADV_SPLIT_GC) : (hip ? OD_ADV_MAX_SPLIT_HIP : OD_ADV_MAX_SPLIT);
+    return 2;
+}
+
 size_t od_advice_hints(const od_oom_report *r, od_hint *out, size_t max)
 {
     od_advice h[10];
-    size_t n = od_advice_for_report(r, h, sizeof h / sizeof h[0]), k = 0;
+    size_t n = od_advice_for_report(r, h, sizeof h / sizeof h[0]), k = 0, prev = SIZE_MAX;
     const od_torch_range *rg = r->have_torch_range ? &r->torch_range : NULL;
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n && k < max; i++) {
@@ -150,11 +163,11 @@ size_t od_advice_hints(const od_oom_report *r, od_hint *out, size_t max)
                 char v[32];
                 size_t l = strlen(hint.action);
                 od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
-                snprintf(hint.action + l, sizeof hint.action - l, " (needs torch >= %s)", v);
+                snprintf(hint.action + l, sizeof hint.action - l, ", which needs torch >= %s", v);
             }
-            /* an alternative ("or ...") whose first choice went to the upgrades leads */
-            if (k == 0 && !strncmp(hint.action, "or ", 3))
-                memmove(hint.action, hint.action + 3, strlen(hint.action + 3) + 1);
+            /* "or ..." only right after the remedy it is the alternative to */
+            hint.alternative = t->alternative && k > 0 && i > 0 && prev == i - 1;
+            prev = i;
             out[k++] = hint;
         }
     return k;
@@ -208,8 +221,7 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
     switch (r->verdict) {
     case OD_OOM_FRAGMENTATION:
         if (torch) {
-            h[n++] = r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_EXPANDABLE_HIP : OD_ADV_EXPANDABLE;
-            h[n++] = r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_SPLIT_GC_HIP : OD_ADV_SPLIT_GC;
+            n += od_advice_fragmentation(r, h + n);
             h[n++] = OD_ADV_SHAPES_FIXED;
         } else if (r->framework == OD_FW_TENSORFLOW || r->framework == OD_FW_JAX) {
             h[n++] = OD_ADV_TF_ASYNC;

@@ -17,6 +17,7 @@ typedef enum {
     OD_ADV_SPLIT_GC,          /* garbage_collection_threshold + max_split_size_mb */
     OD_ADV_SPLIT_GC_HIP,      /* the same for ROCm */
     OD_ADV_MAX_SPLIT,         /* max_split_size_mb alone (torch 1.10-1.11 have no GC) */
+    OD_ADV_MAX_SPLIT_HIP,     /* the same for ROCm */
     OD_ADV_SHAPES_FIXED,      /* long-lived tensors first, fixed shapes */
     OD_ADV_TF_ASYNC,          /* TF_GPU_ALLOCATOR=cuda_malloc_async */
     OD_ADV_MPS_WATERMARK,     /* PYTORCH_MPS_HIGH_WATERMARK_RATIO */
@@ -55,6 +56,8 @@ typedef struct {
     const char *effect;       /* what it changes */
     const char *command;      /* an oomdoc command that shows or sizes it (runnable once its
                                  <file> placeholders are given), or NULL */
+    int alternative;          /* offered instead of the remedy before it in a report's list
+                                 (a list shows it "or ..." right after that one) */
 } od_advice_text;
 
 /* The text of one remedy. */
@@ -67,7 +70,7 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max);
 /* The action as a user of the releases r allows (NULL: unknown) can follow it, into
  * buf[0..size): the action itself when no feature that it, its effect or its detail
  * (either may be NULL) name may be missing; "upgrade to torch >= V, then <action>" when
- * no allowed release has one (a leading "or " stays in front). Returns the feature that
+ * no allowed release has one. Returns the feature that
  * decided: one no allowed release has (*lacks 1), or one some may lack (*lacks 0; the
  * action is unchanged and the caller may say "needs torch >= V"); -1 when nothing named
  * may be missing. */
@@ -77,9 +80,18 @@ int od_advice_for_version(const char *action, const char *effect, const char *de
 /* One hint for a triage report, as its user can follow it. */
 typedef struct {
     od_advice id;             /* its od_advice_get text gives the effect and command */
-    char action[320];         /* the action, or "upgrade to torch >= V, then <action>" */
+    char action[320];         /* the action, or "upgrade to torch >= V, then <action>", with
+                                 ", which needs torch >= V" when the releases straddle V */
     int upgrade;              /* the releases the message dates it to all lack a feature it names */
+    int alternative;          /* it follows the remedy it is an alternative to: "or ..." */
 } od_hint;
+
+/* The allocator settings against fragmentation, for the report's framework and the
+ * releases its wording allows (unknown: the newest): expandable_segments, then
+ * garbage_collection_threshold with max_split_size_mb where every allowed release has the
+ * threshold (1.12+), else max_split_size_mb alone (1.10+, the message's own hint). Both
+ * commands offer these two, in this order. Writes out[0..2); returns 2. */
+size_t od_advice_fragmentation(const od_oom_report *r, od_advice out[2]);
 
 /* od_advice_for_report's remedies through od_advice_for_version with the report's own
  * torch releases (od_oom_report.torch_range; unknown when the wording does not date it):

@@ -111,17 +111,18 @@ od_category od_categorize_stack(const od_snapshot *s, uint32_t stack)
  * by the first matmul on that handle and never freed. Their size is
  * CUBLAS_WORKSPACE_CONFIG's: PyTorch's default is ":4096:8" (32 MiB) on Hopper and later
  * and ":4096:2:16:8" (2 x 4 MiB + 8 x 16 KiB) before (aten/src/ATen/cuda/CublasHandlePool.cpp,
- * getChosenWorkspaceSize); the H200 fixtures show two 32 MiB ones, the main thread's (with
- * the first matmul's frames) and the autograd engine's (none). */
+ * getChosenWorkspaceSize), and 128 MiB on ROCm's gfx94x (MI300X); the H200 fixtures show
+ * two 32 MiB ones, the main thread's (with the first matmul's frames) and the autograd
+ * engine's (none). */
 static int workspace_size(uint64_t requested)
 {
-    return requested == (32ull << 20) || requested == (8ull << 20) + (128ull << 10);
+    return requested == (32ull << 20) || requested == (8ull << 20) + (128ull << 10) || requested == (128ull << 20);
 }
 
 /* Whether a stack's innermost frames can be the first matmul, as when cuBLAS's first call
- * on a handle allocates its workspace: a matmul or linear by name, or a module's forward
- * (an `@` is a Python line there, as in Llama's rotary embedding, snap_infer_llama's
- * first matmul). */
+ * on a handle allocates its workspace: 2 for a matmul or linear by name (or no frames), 1
+ * for a module's forward (an `@` is a Python line there, as in Llama's rotary embedding,
+ * snap_infer_llama's first matmul), 0 otherwise. */
 static int matmul_frames(const od_snapshot *s, uint32_t stack)
 {
     uint32_t n;
@@ -131,11 +132,11 @@ static int matmul_frames(const od_snapshot *s, uint32_t stack)
         const char *fn = f->filename ? f->filename : "";
         if (strstr(fn, "pytorch_utils") || strstr(fn, "/torch/nn/modules/linear") ||
             (f->name && (strstr(f->name, "matmul") || strstr(f->name, "linear") || strstr(f->name, "addmm"))))
-            return 1;
-        if (i == 0 && f->name && !strcmp(f->name, "forward"))
-            return 1;
+            return 2;
     }
-    return n == 0;
+    if (n && s->frames[fr[0]].name && !strcmp(s->frames[fr[0]].name, "forward"))
+        return 1;
+    return n == 0 ? 2 : 0;
 }
 
 const char *od_category_basis(od_category c)
@@ -233,16 +234,20 @@ static size_t next_boundary(const od_trace *t, size_t i)
     return lo < t->n_boundaries ? t->boundaries[lo] : SIZE_MAX;
 }
 
+/* *forward_ws counts the workspaces taken from a module forward's frames alone: only the
+ * first such block is one (a thread's first matmul comes once; a 32 MiB tensor a forward
+ * keeps each step is not a workspace). */
 static od_category lifetime_category(const od_trace *t, const od_lifetime *l, od_category by_frames,
-                                     size_t weights_until)
+                                     size_t weights_until, int *forward_ws)
 {
     od_life_origin o = od_life_of(t, l);
-    /* a block live before a wrapped trace began counts only with its frames to show it */
     if (l->free_index == OD_TRACE_NEVER && workspace_size(o.requested_bytes) && by_frames != OD_CAT_PARAMETERS &&
-        by_frames != OD_CAT_OPTIMIZER_STATES && by_frames != OD_CAT_KV_CACHE &&
-        (l->alloc_index != OD_TRACE_BEFORE ? o.stack == 0 || matmul_frames(t->snap, o.stack)
-                                           : o.stack != 0 && matmul_frames(t->snap, o.stack)))
-        return OD_CAT_WORKSPACE;
+        by_frames != OD_CAT_OPTIMIZER_STATES && by_frames != OD_CAT_KV_CACHE) {
+        /* a block live before a wrapped trace began counts only with its frames to show it */
+        int m = o.stack == 0 ? (l->alloc_index != OD_TRACE_BEFORE ? 2 : 0) : matmul_frames(t->snap, o.stack);
+        if (m == 2 || (m == 1 && (*forward_ws)++ == 0))
+            return OD_CAT_WORKSPACE;
+    }
     if (weights_until != SIZE_MAX && l->alloc_index == OD_TRACE_BEFORE &&
         (by_frames == OD_CAT_GRADIENTS || by_frames == OD_CAT_UNKNOWN) &&
         (l->free_index == OD_TRACE_NEVER || l->free_index >= weights_until))
@@ -293,13 +298,14 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
     }
     /* Live at the peak (or, without a trace, at the end). */
     char buf[512];
+    int forward_ws = 0;
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
         if (at == (size_t)UINT32_MAX - 1 ? l->free_index != OD_TRACE_NEVER : !od_trace_live_after(l, at))
             continue;
         od_life_origin o = od_life_of(t, l);
         uint32_t st = o.stack; /* in range: the loader asserts it */
-        od_category cat = lifetime_category(t, l, FRAME_CAT(st), weights_until);
+        od_category cat = lifetime_category(t, l, FRAME_CAT(st), weights_until, &forward_ws);
         if (cat == OD_CAT_GRADIENTS && l->alloc_index == OD_TRACE_BEFORE)
             cat = OD_CAT_UNKNOWN; /* no frames and no lifetime to judge */
         if (cat == OD_CAT_GRADIENTS) {

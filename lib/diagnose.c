@@ -1216,20 +1216,25 @@ const char *od_check_method_name(od_check_method m)
  * single quotes (a quote inside as '\''). Returns buf. */
 static const char *shell_arg(const char *name, const char *placeholder, char *buf, size_t size)
 {
-    if (!name || !*name || !strcmp(name, "<stdin>") || !strcmp(name, "-") || name[0] == '<') {
+    size_t len = name ? strlen(name) : 0;
+    /* a name too long for buf would print a command naming another file */
+    if (!len || !strcmp(name, "<stdin>") || !strcmp(name, "-") || name[0] == '<' || len + 3 > size) {
         snprintf(buf, size, "%s", placeholder);
         return buf;
     }
-    if (strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:+-=,@%") == strlen(name)) {
-        snprintf(buf, size, "%s", name);
+    /* a leading '-' would be read as an option: ./-name is the same file */
+    const char *dot = name[0] == '-' ? "./" : "";
+    if (strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:+-=,@%") == len) {
+        if (len + strlen(dot) + 1 > size)
+            snprintf(buf, size, "%s", placeholder);
+        else
+            snprintf(buf, size, "%s%s", dot, name);
         return buf;
     }
     size_t n = 0;
-    if (size < 3) {
-        snprintf(buf, size, "%s", placeholder);
-        return buf;
-    }
     buf[n++] = '\'';
+    for (const char *p = dot; *p; p++)
+        buf[n++] = *p;
     for (const char *p = name; *p; p++) {
         const char *piece = *p == '\'' ? "'\\''" : NULL;
         size_t k = piece ? 4 : 1;
@@ -1830,7 +1835,7 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         advise_as(x, 1, 2, 1, OD_ADV_LEAK_USUAL, NULL,
                   check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: the usual causes; the site above is the measured one"));
         if (x->sf) {
-            snprintf(cmd, sizeof cmd, "oomdoc doctor %.199s --fail-on leak", x->snap_arg);
+            snprintf(cmd, sizeof cmd, "oomdoc doctor %.199s --fail-on leak", x->snap_arg); /* (fits: 199 at most) */
             advise_as(x, 0, 5, 0, OD_ADV_CI_SNAPSHOT, cmd, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a practice"));
             snprintf(d->verify, sizeof d->verify, "after the fix, record a new snapshot and expect live memory flat "
                      "across iterations");
@@ -1860,16 +1865,20 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
             int torch = !r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM;
             if (torch && d->verdict == OD_VERDICT_FRAGMENTATION && r) {
                 char c2[32];
-                advise_as(x, 1, 1, 1, r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_EXPANDABLE_HIP : OD_ADV_EXPANDABLE,
-                          NULL,
+                od_advice set[2];
+                od_advice_fragmentation(r, set);
+                advise_as(x, 1, 1, 1, set[0], NULL,
                           check_of(OD_CHECK_ARITHMETIC, -1, 0, r->reserved_unallocated_bytes,
                                    "the message: %s reserved but unallocated + %s headroom hold the %s request, in pieces; "
                                    "replay a snapshot to see whether growing segments serve it",
                                    iec(r->reserved_unallocated_bytes, a, sizeof a), iec(r->headroom_bytes, b, sizeof b),
                                    iec(r->requested_bytes, c2, sizeof c2)));
-                advise_as(x, 1, 1, 2, OD_ADV_MAX_SPLIT, NULL,
+                advise_as(x, 1, 1, 2, set[1], NULL,
                           check_of(OD_CHECK_NONE, -1, 0, 0,
-                                   "unchecked without a snapshot: the message's own hint for fragmentation"));
+                                   set[1] == OD_ADV_MAX_SPLIT || set[1] == OD_ADV_MAX_SPLIT_HIP
+                                       ? "unchecked without a snapshot: the message's own hint for fragmentation"
+                                       : "unchecked without a snapshot: large blocks kept whole, cached ones "
+                                         "reclaimed before the cache fills"));
             }
         }
         if (device_had_room && x->cap)

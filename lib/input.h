@@ -20,7 +20,8 @@ od_status od_input_open_memory(const void *data, size_t size, od_input **out, od
 /* A stream whose first bytes a caller already took (to tell its kind): yields a[0..na),
  * then b[0..nb), then the rest of `rest`. a and b may be bytes rest lent by
  * od_input_borrow (valid until rest's next borrow, which comes only after them); rest
- * stays the caller's, closed after this input. Errors, gzip and progress are rest's. */
+ * stays the caller's, closed after this input. Errors and gzip are rest's; so is progress:
+ * set it on rest (this input reports none of its own). */
 od_status od_input_open_resumed(const void *a, size_t na, const void *b, size_t nb, od_input *rest,
                                 od_input **out, od_error *err);
 void od_input_close(od_input *in);

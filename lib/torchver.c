@@ -361,9 +361,20 @@ static int message_complete(const char *p, const char *e, const char *next, cons
     if (has(p, e, "ALLOC_CONF") || has(p, e, "Memory Management"))
         return 1;
     if (has(p, e, "reserved in total by PyTorch)") || has(p, e, "but unallocated") || has(p, e, " cached)")) {
+        /* "...PyTorch) If reserved memory is >> allocated memory try setting
+         * max_split_size_mb to avoid fragmentation.": a hint begun after the figures
+         * (even one word of it) ends with its setting, and one may begin on the next line */
+        const char *f = find(p, e, "reserved in total by PyTorch)");
+        if (f) {
+            const char *h = f + strlen("reserved in total by PyTorch)");
+            while (h < e && (*h == ' ' || *h == '\t'))
+                h++;
+            if (h < e)
+                return has(h, e, "max_split_size_mb") || has(h, e, "fragmentation");
+        }
         while (next < end && (*next == ' ' || *next == '\t'))
             next++;
-        return !((size_t)(end - next) >= 11 && memcmp(next, "If reserved", 11) == 0);
+        return !((size_t)(end - next) >= 2 && memcmp(next, "If", 2) == 0);
     }
     return 0;
 }

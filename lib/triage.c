@@ -2296,6 +2296,24 @@ static const char *join_message(const char *a, const char *le, const char *end, 
     return buf + n;
 }
 
+/* The releases whose wording the PyTorch message at a (on the line that starts at line)
+ * is in: read by od_torch_infer_message from this line on, with the bytes unwrap() left
+ * where it rejoined a wrapped line taken out, so that it reads the text as it was logged,
+ * rejoined. Only a message torchver dates by its own opening phrase on this line is
+ * dated (a driver error's "CUDA error: out of memory" is not, nor borrows the next
+ * message's date). */
+static void date_message(od_oom_report *r, const char *a, const char *line, const char *end)
+{
+    if (!starts(a, end, "CUDA out of memory") && !starts(a, end, "HIP out of memory"))
+        return;
+    char text[16384];
+    size_t n = 0;
+    for (const char *p = line; p < end && n < sizeof text; p++)
+        if (!is_wrap_mark(*p))
+            text[n++] = *p;
+    r->have_torch_range = od_torch_infer_message(text, n, &r->torch_range);
+}
+
 /* Is the stranded (non-releasable, inactive split) memory most of the cache held but not
  * allocated? Then the OOMs counted beside it were fragmentation. */
 static int stranded_like(uint64_t stranded, uint64_t reserved_unalloc)
@@ -2459,9 +2477,7 @@ static od_status scan_text(char *buf, size_t len, const input_flags *fl, const c
                 parse_mps(r, msg, msg_end);
             } else {
                 parse_torch(&s, r, msg, msg_end);
-                /* the message and what follows it (the exception's name may): enough to date it */
-                size_t span = (size_t)(end - line) < 16384 ? (size_t)(end - line) : 16384;
-                r->have_torch_range = od_torch_infer_message(line, span, &r->torch_range);
+                date_message(r, a, line, end);
             }
             od_triage_classify(r);
             if (t->n_reports > 1 && same_report(r, &t->reports[t->n_reports - 2])) {

@@ -122,8 +122,6 @@ static void test_oom_run_has_no_iterations(void **state)
     od_snapshot_free(s);
 }
 
-/* GPT-2 6 layers has n_params parameters in fp32 (the .json); AdamW keeps two fp32 states
- * per parameter. Blocks round requests to 512 B, hence the small tolerance. */
 /* The cuBLAS workspace: torch allocates one of 32 MiB on an H200 at the first matmul of
  * each thread and keeps it. In both Llama runs that matmul is the rotary embedding's `@`
  * (modeling_llama.py:122, a module's forward, no matmul frame): in snap_train_oom inside
@@ -145,8 +143,23 @@ static void test_categories_workspace(void **state)
         od_trace_free(t);
         od_snapshot_free(s);
     }
+    /* a forward that keeps a 32 MiB tensor every step: only its first matmul's block is
+     * the workspace; the five kept ones stay activations */
+    od_snapshot *s = load_snapshot("tests/data/synthetic/forward_keeps_32mib.pickle");
+    od_trace *t = trace0(s);
+    od_categories *c = NULL;
+    od_error err;
+    assert_int_equal(od_categorize(t, SIZE_MAX, &c, &err), OD_OK);
+    assert_int_equal(c->bytes[OD_CAT_WORKSPACE], 33554432);
+    assert_int_equal(c->count[OD_CAT_WORKSPACE], 1);
+    assert_true(c->bytes[OD_CAT_ACTIVATIONS] >= 5 * 33554432ull);
+    od_categories_free(c);
+    od_trace_free(t);
+    od_snapshot_free(s);
 }
 
+/* GPT-2 6 layers has n_params parameters in fp32 (the .json); AdamW keeps two fp32 states
+ * per parameter. Blocks round requests to 512 B, hence the small tolerance. */
 static void test_categories_model_state(void **state)
 {
     (void)state;

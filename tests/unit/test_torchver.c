@@ -231,13 +231,13 @@ static void advice_follows_the_version(void **state)
     t = od_advice_get(OD_ADV_MAX_SPLIT);
     assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, &r, buf, sizeof buf, &lacks), -1);
     assert_string_equal(buf, t->action);
-    /* 1.0-1.3 lacks both; the newer one is named, and "or" stays in front */
+    /* 1.0-1.3 lacks both; the newer one is named */
     od_torch_range old = {V(1, 0), V(1, 3), "test", NULL};
     t = od_advice_get(OD_ADV_SPLIT_GC);
     assert_int_equal(od_advice_for_version(t->action, t->effect, NULL, &old, buf, sizeof buf, &lacks),
                      OD_TORCH_GARBAGE_COLLECTION_THRESHOLD);
     assert_int_equal(lacks, 1);
-    assert_string_equal(buf, "or upgrade to torch >= 1.12.0, then set "
+    assert_string_equal(buf, "upgrade to torch >= 1.12.0, then set "
                              "PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512");
     /* the version unknown: the feature is named, nothing is rewritten */
     t = od_advice_get(OD_ADV_EXPANDABLE);
@@ -251,7 +251,9 @@ static void advice_follows_the_version(void **state)
 }
 
 /* triage's hints for the real 1.0-1.3 message: its report carries the wording's releases,
- * what works on them comes first, and the settings they lack become upgrades */
+ * what works on them comes first, and the settings they lack become upgrades; the
+ * fragmentation settings are those doctor offers (od_advice_fragmentation): without the
+ * GC threshold in every allowed release, max_split_size_mb alone */
 static void triage_hints_follow_the_message(void **state)
 {
     (void)state;
@@ -272,21 +274,81 @@ static void triage_hints_follow_the_message(void **state)
     assert_int_equal(h[1].id, OD_ADV_EXPANDABLE);
     assert_int_equal(h[1].upgrade, 1);
     assert_string_equal(h[1].action, "upgrade to torch >= 2.1.0, then set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True");
-    assert_int_equal(h[2].id, OD_ADV_SPLIT_GC);
+    assert_int_equal(h[2].id, OD_ADV_MAX_SPLIT);
     assert_int_equal(h[2].upgrade, 1);
+    assert_int_equal(h[2].alternative, 1); /* right after expandable_segments: "or ..." */
+    assert_string_equal(h[2].action, "upgrade to torch >= 1.10.0, then set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512");
     od_triage_free(t);
     free(text);
-    /* 1.10-1.12: garbage_collection_threshold (1.12) may be there: it leads, saying so */
+    /* 1.10-1.12: max_split_size_mb leads (the GC threshold may be missing); it is no
+     * alternative to what was moved after it */
     text = slurp("tests/data/messages/torch110_fragmentation.txt", &len);
     assert_int_equal(od_triage_parse(text, len, &t, &err), OD_OK);
     n = od_advice_hints(&t->reports[0], h, 8);
-    assert_true(n >= 2);
-    assert_int_equal(h[0].id, OD_ADV_SPLIT_GC);
-    assert_string_equal(h[0].action,
-                        "set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512 (needs torch >= 1.12.0)");
-    assert_int_equal(h[n - 1].id, OD_ADV_EXPANDABLE);
-    assert_int_equal(h[n - 1].upgrade, 1);
+    assert_int_equal(n, 3);
+    assert_int_equal(h[0].id, OD_ADV_MAX_SPLIT);
+    assert_int_equal(h[0].alternative, 0);
+    assert_string_equal(h[0].action, "set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512");
+    assert_int_equal(h[2].id, OD_ADV_EXPANDABLE);
+    assert_int_equal(h[2].upgrade, 1);
     od_triage_free(t);
+    free(text);
+}
+
+/* The same message wrapped as loggers and terminals wrap it, at word boundaries and at a
+ * fixed width through words, at every width from 40 to 120 in steps of 5: triage's scan,
+ * which rejoins the lines before it dates the message, reads it as the 1.10-1.12 wording
+ * (its max_split_size_mb hint, on a line of its own or split) every time, and torchver
+ * alone does for the word-wrapped text. */
+static void wrapped_messages_keep_their_date(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = slurp("tests/data/messages/torch110_fragmentation.txt", &len);
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
+        len--;
+    char *w = malloc(2 * len + 2);
+    assert_non_null(w);
+    for (int words = 0; words < 2; words++)
+        for (size_t width = 40; width <= 120; width += 5) {
+            size_t n = 0, col = 0;
+            for (size_t i = 0; i < len; i++) {
+                if (text[i] == '\n')
+                    continue;
+                if (words && text[i] == ' ' && col >= width - 12) { /* break at a space near the end */
+                    w[n++] = '\n';
+                    col = 0;
+                    continue;
+                }
+                if (!words && col == width) {
+                    w[n++] = '\n';
+                    col = 0;
+                }
+                w[n++] = text[i];
+                col++;
+            }
+            w[n] = 0;
+            od_torch_range r;
+            int dated = od_torch_infer_message(w, n, &r);
+            /* torchver alone joins lines with a space: a word cut by a fixed width stays
+             * cut, so only word-wrapped text is its to date whole */
+            if (words && !dated)
+                fail_msg("width %zu (words): not dated", width);
+            if (words && (od_torch_version_cmp(r.lower, V(1, 10)) != 0 || od_torch_version_cmp(r.upper, V(1, 12)) != 0))
+                fail_msg("width %zu (words): %u.%u to %u.%u", width, r.lower.major, r.lower.minor, r.upper.major,
+                         r.upper.minor);
+            od_triage *t = NULL;
+            od_error err;
+            assert_int_equal(od_triage_parse(w, n, &t, &err), OD_OK);
+            assert_int_equal(t->n_reports, 1);
+            assert_true(t->reports[0].have_torch_range);
+            const od_torch_range *g = &t->reports[0].torch_range;
+            if (od_torch_version_cmp(g->lower, V(1, 10)) != 0 || od_torch_version_cmp(g->upper, V(1, 12)) != 0)
+                fail_msg("triage, width %zu (%s): %u.%u to %u.%u", width, words ? "words" : "fixed", g->lower.major,
+                         g->lower.minor, g->upper.major, g->upper.minor);
+            od_triage_free(t);
+        }
+    free(w);
     free(text);
 }
 
@@ -538,6 +600,7 @@ int main(void)
         cmocka_unit_test(torch110_fragmentation),
         cmocka_unit_test(advice_follows_the_version),
         cmocka_unit_test(triage_hints_follow_the_message),
+        cmocka_unit_test(wrapped_messages_keep_their_date),
         cmocka_unit_test(torch21_capacity),
         cmocka_unit_test(torch22_other_process),
         cmocka_unit_test(hip_fragmentation),

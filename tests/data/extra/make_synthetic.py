@@ -678,6 +678,29 @@ def generate_kv():
     return a
 
 
+# forward_keeps_32mib.pickle: a model whose first matmul is a Python `@` in its forward
+# (as Llama's rotary embedding is), so the cuBLAS workspace (32 MiB, never freed) carries
+# only model.py's forward frame; and the same forward keeps one more 32 MiB tensor every
+# step in a list (a leak of exactly the workspace's size, made at another line). Only the
+# first is the workspace; the five kept tensors are activations.
+MODEL = "/home/user/project/model.py"
+
+
+def forward_keeps_32mib():
+    a = Allocator()
+    init = torch_frame("nn/modules/linear.py", 106, "__init__")
+    fwd = [{"name": "forward", "filename": MODEL, "line": 30}] + user(("train", 41), ("main", 75))
+    keep = [{"name": "forward", "filename": MODEL, "line": 33}] + user(("train", 41), ("main", 75))
+    a.malloc(16 * MiB, 0, [init] + user(("build_model", 20), ("main", 70)))
+    a.malloc(32 * MiB, 0, fwd)          # the workspace, at the first matmul
+    for _ in range(5):
+        a.tick(1000)
+        h = a.malloc(4 * MiB, 0, fwd)
+        a.malloc(32 * MiB, 0, keep)     # kept: self.cache.append(x)
+        a.free(h, fwd)
+    return a
+
+
 def main():
     write("five_entry.pickle", five_entry())
     write("multistream_accumulate.pickle", multistream_accumulate())
@@ -685,6 +708,7 @@ def main():
     write("graph_pool.pickle", graph_pool())
     write("spike.pickle", spike())
     write("generate_kv.pickle", generate_kv())
+    write("forward_keeps_32mib.pickle", forward_keeps_32mib())
 
 
 if __name__ == "__main__":
