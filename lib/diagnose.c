@@ -1894,10 +1894,13 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         }
         if (d->verdict == OD_VERDICT_FRAGMENTATION)
             advise_as(x, 0, 5, 0, OD_ADV_SHAPES_FIXED, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: depends on the program"));
-        if (!x->o || !x->o->model)
+        if ((!x->o || !x->o->model) && x->cap)
             advise(x, 0, 5, 1, "size the cap from a plan of the whole step", "the cap matches what the job needs",
                    "oomdoc plan --config <config.json>",
                    check_of(OD_CHECK_NONE, -1, 0, 0, "run it with the job's batch and sequence length"));
+        else if (!x->o || !x->o->model) /* no cap to size: what fits, before the next launch */
+            advise_as(x, 0, 5, 1, OD_ADV_PLAN_FIRST, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "run it with the job's batch and sequence length"));
         if (x->sf) {
             snprintf(d->verify, sizeof d->verify, "after the change, record a new snapshot and expect no OOM");
             snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <new.pickle>");
