@@ -92,12 +92,13 @@ int od_cmd_gpus(int argc, char **argv)
     int json = 0, c;
     const char *lib = NULL;
     optind = 1;
+    opterr = 0; /* the refusal is ours, in one line */
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
         case 'L': lib = optarg; break;
         case 'h': usage(); return OD_EXIT_OK;
-        default: return od_cli_usage_error("gpus", "unknown option");
+        default: return od_cli_unknown_option("gpus", "h", argv);
         }
     }
     if (optind < argc)

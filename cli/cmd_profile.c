@@ -339,7 +339,7 @@ int od_cmd_profile(int argc, char **argv)
             usage();
             return OD_EXIT_OK;
         default:
-            return od_cli_usage_error("profile", "unknown option %s", argv[optind - 1]);
+            return od_cli_unknown_option("profile", "h", argv);
         }
     }
     if (optind >= argc)

@@ -838,6 +838,7 @@ int od_cmd_watch(int argc, char **argv)
     const char *out_path = NULL, *prom = NULL, *lib = NULL;
     int json = 0, pid_opt = 0, all_devices = 0, c;
     optind = 1;
+    opterr = 0; /* the refusal is ours, in one line */
     /* '+': options end at the command (or at "--"), whose own options are its business. */
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
@@ -881,7 +882,7 @@ int od_cmd_watch(int argc, char **argv)
         case 'j': json = 1; break;
         case 'L': lib = optarg; break;
         case 'h': usage(); return OD_EXIT_OK;
-        default: return od_cli_usage_error("watch", "unknown option");
+        default: return od_cli_unknown_option("watch", "+h", argv);
         }
     }
     char **cmd = optind < argc ? argv + optind : NULL;

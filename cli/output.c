@@ -410,3 +410,15 @@ int od_cli_safe_publish(od_safe_file *sf)
     memset(sf, 0, sizeof *sf); /* the FILE is the caller's now */
     return 0;
 }
+
+int od_cli_unknown_option(const char *cmd, const char *shortopts, char *const argv[])
+{
+    const char *a = argv[optind - 1];
+    int is_long = a[0] == '-' && a[1] == '-';
+    if (optopt && (is_long || (optopt != ':' && strchr(shortopts, optopt))))
+        return od_cli_usage_error(cmd, "%s needs a value", a);
+    if (optopt)
+        return od_cli_usage_error(cmd, "unknown option '-%c'", optopt);
+    size_t n = strcspn(a, "=");
+    return od_cli_usage_error(cmd, "unknown option '%.*s'", (int)n, a);
+}

@@ -1,0 +1,1 @@
+$OOMDOC doctor --capacity

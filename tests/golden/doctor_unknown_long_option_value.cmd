@@ -1,0 +1,1 @@
+$OOMDOC doctor --bogus=3 tests/data/snapshots/snap_train_oom.pickle

@@ -1,0 +1,1 @@
+$OOMDOC replay -snap.pickle
