@@ -150,8 +150,8 @@ int od_cmd_diff(int argc, char **argv)
     if (!rc && json) {
         json_t *doc = json_object();
         json_object_set_new(doc, "schema_version", json_integer(1));
-        json_object_set_new(doc, "before", json_string(strcmp(path[0], "-") ? path[0] : "<stdin>"));
-        json_object_set_new(doc, "after", json_string(strcmp(path[1], "-") ? path[1] : "<stdin>"));
+        json_object_set_new(doc, "before", json_string(od_cli_input_name(path[0])));
+        json_object_set_new(doc, "after", json_string(od_cli_input_name(path[1])));
         json_t *arr = json_array();
         for (size_t i = 0; i < d->n_devices; i++) {
             const od_device_change *x = &d->devices[i];
@@ -173,8 +173,8 @@ int od_cmd_diff(int argc, char **argv)
         rc = od_cli_print_json(doc);
     } else if (!rc) {
         od_cli_color_init();
-        printf("%s%s -> %s%s\n", od_c_bold, strcmp(path[0], "-") ? path[0] : "<stdin>",
-               strcmp(path[1], "-") ? path[1] : "<stdin>", od_c_reset);
+        printf("%s%s -> %s%s\n", od_c_bold, od_cli_input_name(path[0]),
+               od_cli_input_name(path[1]), od_c_reset);
         for (size_t i = 0; i < d->n_devices; i++) {
             const od_device_change *x = &d->devices[i];
             int hb = x->device_before >= 0, ha = x->device_after >= 0;

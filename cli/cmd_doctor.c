@@ -613,7 +613,7 @@ int od_cmd_doctor(int argc, char **argv)
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
         ins[i].path = i < n_files ? argv[optind + (int)i] : config;
-        ins[i].name = strcmp(ins[i].path, "-") == 0 ? "<stdin>" : ins[i].path;
+        ins[i].name = od_cli_input_name(ins[i].path);
         rc = load_input(&ins[i]);
         if (!rc && i == n_files && ins[i].kind != OD_INPUT_CONFIG) {
             od_error e;

@@ -263,7 +263,7 @@ int od_cmd_replay(int argc, char **argv)
         /* a what-if without an answer shows no figures: they would be the run's own */
 #define FIG(v) (ans ? json_integer((json_int_t)(v)) : json_null())
         json_object_set_new(doc, "schema_version", json_integer(1));
-        json_object_set_new(doc, "file", json_string(path));
+        json_object_set_new(doc, "file", json_string(od_cli_input_name(path)));
         json_object_set_new(doc, "device", json_integer(r.device));
         json_object_set_new(doc, "settings", json_string(conf));
         json_object_set_new(doc, "allowed_bytes", opts.cfg.allowed_bytes ? json_integer((json_int_t)opts.cfg.allowed_bytes) : json_null());

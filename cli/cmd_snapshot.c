@@ -290,7 +290,7 @@ int od_cmd_snapshot(int argc, char **argv)
     if (json) {
         json_t *doc = json_object();
         json_object_set_new(doc, "schema_version", json_integer(1));
-        json_object_set_new(doc, "file", json_string(path));
+        json_object_set_new(doc, "file", json_string(od_cli_input_name(path)));
         json_object_set_new(doc, "torch_layout", json_string(snap->torch_major == 1 ? "1.13" : "2.x"));
         json_object_set_new(doc, "allocator_settings",
                             snap->settings.present ? json_string(snap->settings.alloc_conf) : json_null());

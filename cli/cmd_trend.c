@@ -170,7 +170,7 @@ static int series_of_snapshot(const char *path, od_snapshot *snap, int metric, o
     od_snapshot_free(snap);
     if (!its || its->n < 3) {
         fprintf(stderr, "oomdoc: %s: no training iterations found in the snapshot's trace\n",
-                strcmp(path, "-") == 0 ? "<stdin>" : path);
+                od_cli_input_name(path));
         od_iterations_free(its);
         return OD_EXIT_NOTHING;
     }
@@ -306,7 +306,7 @@ int od_cmd_trend(int argc, char **argv)
             return od_cli_usage_error("trend", "%s", err.msg);
         if (err.status == OD_ERR_FORMAT) {
             /* Too few points: nothing to report rather than bad input. */
-            fprintf(stderr, "oomdoc: %s: %s\n", strcmp(path, "-") == 0 ? "<stdin>" : path, err.msg);
+            fprintf(stderr, "oomdoc: %s: %s\n", od_cli_input_name(path), err.msg);
             return OD_EXIT_NOTHING;
         }
         return od_cli_report_error(path, &err);
@@ -319,7 +319,7 @@ int od_cmd_trend(int argc, char **argv)
     if (json) {
         json_t *doc = json_object();
         json_object_set_new(doc, "schema_version", json_integer(1));
-        json_object_set_new(doc, "input", json_string(strcmp(path, "-") == 0 ? "<stdin>" : path));
+        json_object_set_new(doc, "input", json_string(od_cli_input_name(path)));
         json_object_set_new(doc, "index", json_string(its ? "iteration" : s->time_indexed ? "time_s" : "step"));
         if (its) {
             json_t *lv = json_array();

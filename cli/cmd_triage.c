@@ -186,7 +186,7 @@ static json_t *json_doc(const od_triage *t, const char *path)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema_version", json_integer(1));
-    json_object_set_new(doc, "input", json_string(strcmp(path, "-") == 0 ? "<stdin>" : path));
+    json_object_set_new(doc, "input", json_string(od_cli_input_name(path)));
     json_t *reps = json_array();
     for (size_t i = 0; i < t->n_reports; i++)
         json_array_append_new(reps, od_cli_oom_json(&t->reports[i]));

@@ -36,7 +36,7 @@ int od_cli_report_error(const char *file, const od_error *err)
 {
     fputs("oomdoc: ", stderr);
     if (file)
-        fprintf(stderr, "%s: ", strcmp(file, "-") == 0 ? "<stdin>" : od_cli_name(file));
+        fprintf(stderr, "%s: ", od_cli_name(od_cli_input_name(file)));
     if (err->has_offset)
         fprintf(stderr, "byte %llu: ", (unsigned long long)err->offset);
     fprintf(stderr, "%s\n", err->msg[0] ? err->msg : od_status_name(err->status));
@@ -159,7 +159,7 @@ void od_cli_progress_input(struct od_input *in, const char *path, const char *wh
     reading.t0 = mono_s();
     reading.last_s = 0;
     reading.what = what;
-    snprintf(reading.name, sizeof reading.name, "%s", strcmp(path, "-") == 0 ? "<stdin>" : od_cli_name(path));
+    snprintf(reading.name, sizeof reading.name, "%s", od_cli_name(od_cli_input_name(path)));
     od_input_set_progress(in, on_input_progress, NULL);
 }
 
@@ -231,6 +231,11 @@ int od_cli_parse_int_opt(const char *cmd, const char *opt, const char *text,
         return od_cli_usage_error(cmd, "%s: '%s' is not an integer in %ld..%ld", opt, text, min, max);
     *out = v;
     return 0;
+}
+
+const char *od_cli_input_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
 const char *od_cli_name(const char *name)

@@ -103,6 +103,8 @@ void od_cli_safe_abort(od_safe_file *sf);
  * backslash are escaped (\n, \t, \r, \e, \\, \xHH), other bytes kept. Returns a buffer
  * of the thread's own, valid until the 4th next call (so one message may show up to four
  * names); a name too long for it ends in "...". NULL gives "(null)". */
+/* An input as messages and --json name it: "<stdin>" for "-", else the path as given. */
+const char *od_cli_input_name(const char *path);
 const char *od_cli_name(const char *name);
 
 /* Parse a size option (plain bytes, KiB/MiB/GiB, KB/MB/GB); prints a usage error and
