@@ -8,10 +8,10 @@
 static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_EXPANDABLE] = {"set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
                            "segments grow in place instead of stranding free blocks between fixed-size segments",
-                           "oomdoc replay <snapshot.pickle> --set expandable_segments:True"},
+                           "oomdoc replay <snapshot.pickle> --set expandable_segments:True", 0},
     [OD_ADV_EXPANDABLE_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
                                "segments grow in place instead of stranding free blocks between fixed-size segments",
-                               "oomdoc replay <snapshot.pickle> --set expandable_segments:True"},
+                               "oomdoc replay <snapshot.pickle> --set expandable_segments:True", 0},
     [OD_ADV_SPLIT_GC] = {"set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
                          "large cached blocks are not split for small requests and are reclaimed earlier",
                          "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512", 1},
@@ -28,92 +28,92 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
                               "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512", 1},
     [OD_ADV_SHAPES_FIXED] = {"allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes); "
                              "call torch.cuda.empty_cache() only between phases",
-                             "freed blocks fit the next requests exactly", NULL},
+                             "freed blocks fit the next requests exactly", NULL, 0},
     [OD_ADV_TF_ASYNC] = {"set TF_GPU_ALLOCATOR=cuda_malloc_async",
-                         "the BFC pool fragments; the asynchronous allocator does not keep one", NULL},
+                         "the BFC pool fragments; the asynchronous allocator does not keep one", NULL, 0},
     [OD_ADV_MPS_WATERMARK] = {"raise PYTORCH_MPS_HIGH_WATERMARK_RATIO (e.g. 1.7; 0.0 removes the cap, at the risk of "
                               "system instability)",
-                              "the pool may grow past the watermark that stopped it", NULL},
+                              "the pool may grow past the watermark that stopped it", NULL, 0},
     [OD_ADV_MPS_SHRINK] = {"reduce the batch size, or free other allocations held by the process",
                            "the step fits under the watermark", NULL, 1},
     [OD_ADV_RAISE_FRACTION] = {"raise or remove torch.cuda.set_per_process_memory_fraction(...): the device itself had "
                                "room",
-                               "the cap stops binding", "oomdoc plan --config <config.json>"},
+                               "the cap stops binding", "oomdoc plan --config <config.json>", 0},
     [OD_ADV_SHRINK_TO_CAP] = {"shrink the step to fit the cap (micro-batch with gradient accumulation, activation "
                               "checkpointing)",
                               "the step's peak drops below the cap", "oomdoc plan --config <config.json>", 1},
     [OD_ADV_STOP_OTHERS] = {"stop or move the other processes holding memory on this GPU",
-                            "their memory becomes available to this job", "oomdoc gpus"},
+                            "their memory becomes available to this job", "oomdoc gpus", 0},
     [OD_ADV_OTHER_GPU] = {"run on an idle GPU (CUDA_VISIBLE_DEVICES=N)", "the whole device is available",
                           "oomdoc gpus", 1},
     [OD_ADV_EXCLUSIVE] = {"make GPUs exclusive to one job (nvidia-smi -c EXCLUSIVE_PROCESS, or the scheduler's GPU "
                           "isolation)",
-                          "no other process can take memory from a running job", NULL},
+                          "no other process can take memory from a running job", NULL, 0},
     [OD_ADV_SHRINK_STEP] = {"halve the micro-batch and use gradient accumulation to keep the global batch; or activation "
                             "checkpointing, bf16 autocast, a fused or 8-bit optimizer",
                             "each lowers the peak; the planner says which one suffices",
-                            "oomdoc plan --config <config.json>"},
+                            "oomdoc plan --config <config.json>", 0},
     [OD_ADV_PLAN_FIRST] = {"estimate what fits before launching, with the job's --batch and --seq",
-                           "the batch size comes from the estimate, not by trial", "oomdoc plan --config <config.json>"},
+                           "the batch size comes from the estimate, not by trial", "oomdoc plan --config <config.json>", 0},
     [OD_ADV_TF_INFO] = {"TF prints no pool figures here: tf.config.experimental.get_memory_info('GPU:0') or the BFC "
                         "allocator's Stats: dump give them",
-                        "the pool's figures tell capacity from fragmentation", NULL},
+                        "the pool's figures tell capacity from fragmentation", NULL, 0},
     [OD_ADV_TORCH_SNAPSHOT] = {"capture a memory snapshot at the OOM: torch.cuda.memory._record_memory_history("
                                "max_entries=100000), then torch.cuda.memory._dump_snapshot(\"oom.pickle\") in the except "
                                "block",
                                "oomdoc doctor tells capacity, fragmentation and leaks apart from it",
-                               "oomdoc doctor <oom.pickle>"},
+                               "oomdoc doctor <oom.pickle>", 0},
     [OD_ADV_JAX_PREALLOC] = {"JAX preallocates 75% of the GPU: XLA_PYTHON_CLIENT_MEM_FRACTION=.95 gives it more, "
                              "XLA_PYTHON_CLIENT_PREALLOCATE=false allocates on demand",
-                             "more of the device is available to the pool, or memory is taken on demand", NULL},
+                             "more of the device is available to the pool, or memory is taken on demand", NULL, 0},
     [OD_ADV_TF_GROWTH] = {"tf.config.experimental.set_memory_growth(gpu, True)",
-                          "TF stops taking the whole GPU up front", NULL},
+                          "TF stops taking the whole GPU up front", NULL, 0},
     [OD_ADV_LEAK_USUAL] = {"keep Python numbers, not tensors, across steps (loss.item()), wrap evaluation in "
                            "torch.no_grad(), and detach() or .cpu() what is stored for logging",
-                           "no autograd graph or tensor outlives its step", NULL},
+                           "no autograd graph or tensor outlives its step", NULL, 0},
     [OD_ADV_CI_SNAPSHOT] = {"keep a snapshot check in CI: oomdoc doctor --fail-on leak on a few recorded steps",
                             "a tensor kept across iterations fails the build, with the site that keeps it",
-                            "oomdoc doctor <snapshot.pickle> --fail-on leak"},
+                            "oomdoc doctor <snapshot.pickle> --fail-on leak", 0},
     [OD_ADV_RECORD_HISTORY] = {"record a memory snapshot over a few steps (torch.cuda.memory._record_memory_history) "
                                "and run oomdoc doctor on it",
-                               "names the code site whose allocations survive each step", "oomdoc doctor <snapshot.pickle>"},
+                               "names the code site whose allocations survive each step", "oomdoc doctor <snapshot.pickle>", 0},
     [OD_ADV_EMPTY_CACHE] = {"call torch.cuda.empty_cache() before the large request (e.g. after evaluation)",
-                            "cached segments no live block uses return to the device", NULL},
+                            "cached segments no live block uses return to the device", NULL, 0},
     [OD_ADV_SIZE_BUG] = {"check the shape and dtype of the failing allocation first: it is larger than the whole "
                          "device, so no setting makes it fit (a wrong dimension, a batch of the whole data set, a "
                          "quadratic attention matrix)",
-                         "a shape or size bug is fixed at its source", NULL},
+                         "a shape or size bug is fixed at its source", NULL, 0},
     [OD_ADV_SIZE_CORRUPT] = {"treat the size as corrupted (an overflowed or uninitialized length, a bad input shape): "
                              "no device has this much memory",
-                             "the real size comes from the code that computed it", NULL},
+                             "the real size comes from the code that computed it", NULL, 0},
     [OD_ADV_DRIVER_SMI] = {"run nvidia-smi while the job runs: it shows every process's memory, which a memory "
                            "snapshot does not",
                            "tells whether another process, the CUDA context or an extension holds the memory",
-                           "oomdoc gpus"},
+                           "oomdoc gpus", 0},
     [OD_ADV_LIB_HEADROOM] = {"leave the library room outside the framework's pool: torch.cuda.empty_cache() before "
                              "the call, tf.config.experimental.set_memory_growth(gpu, True) for TF, "
                              "XLA_PYTHON_CLIENT_PREALLOCATE=false for JAX",
-                             "the handle and workspace allocations find free device memory", NULL},
+                             "the handle and workspace allocations find free device memory", NULL, 0},
     [OD_ADV_NCCL_BUFFERS] = {"shrink NCCL's own buffers (NCCL_BUFFSIZE=4194304, fewer channels with "
                              "NCCL_MAX_NCHANNELS) or call torch.cuda.empty_cache() before the first collective",
-                             "NCCL's allocations outside the framework's pool fit", NULL},
+                             "NCCL's allocations outside the framework's pool fit", NULL, 0},
     [OD_ADV_HOST_RAM] = {"lower host RAM use: fewer DataLoader workers (num_workers) and a smaller prefetch_factor, "
                          "load weights with mmap or low_cpu_mem_usage=True, less CPU offload; or add RAM or swap",
-                         "the process stays under the machine's (or the container's) memory limit", NULL},
+                         "the process stays under the machine's (or the container's) memory limit", NULL, 0},
     [OD_ADV_HOST_SHM] = {"give the container more shared memory (docker run --shm-size=16g, or --ipc=host); or "
                          "DataLoader(num_workers=0)",
-                         "workers' batches fit in /dev/shm (Docker's default is 64 MB)", NULL},
+                         "workers' batches fit in /dev/shm (Docker's default is 64 MB)", NULL, 0},
     [OD_ADV_VLLM_RAISE] = {"raise gpu_memory_utilization (e.g. 0.95), or lower max_model_len (and max_num_seqs)",
-                           "more of the device goes to KV cache blocks, or each sequence needs fewer", NULL},
+                           "more of the device goes to KV cache blocks, or each sequence needs fewer", NULL, 0},
     [OD_ADV_VLLM_LOWER] = {"set gpu_memory_utilization below the free fraction printed, or free the GPU of other "
                            "processes first",
-                           "vLLM asks only for memory that is free at startup", "oomdoc gpus"},
+                           "vLLM asks only for memory that is free at startup", "oomdoc gpus", 0},
     [OD_ADV_ORT_ARENA] = {"bound ONNX Runtime's arena: CUDAExecutionProvider options gpu_mem_limit and "
                           "arena_extend_strategy=kSameAsRequested",
-                          "the arena grows by what is asked, not by doubling", NULL},
+                          "the arena grows by what is asked, not by doubling", NULL, 0},
     [OD_ADV_XLA_REMAT] = {"reduce the per-device batch, rematerialize activations (jax.checkpoint / remat), or "
                           "shard parameters and optimizer state over more devices",
-                          "the compiled program's memory drops below the memory space", NULL},
+                          "the compiled program's memory drops below the memory space", NULL, 0},
 };
 
 const od_advice_text *od_advice_get(od_advice a)
