@@ -79,14 +79,9 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     if (r->rounded)
         printf("  (figures as printed, rounded to two decimals)\n");
     if (r->have_torch_range) {
-        char lo[32], hi[32];
-        const od_torch_range *g = &r->torch_range;
-        if (od_torch_version_known(g->upper) && od_torch_version_cmp(g->lower, g->upper) == 0)
-            printf("  %-28s %u.%u, by the message's wording\n", "torch", g->lower.major, g->lower.minor);
-        else
-            printf("  %-28s %s to %s, by the message's wording\n", "torch",
-                   od_torch_version_known(g->lower) ? od_torch_version_format(g->lower, lo, sizeof lo) : "any",
-                   od_torch_version_known(g->upper) ? od_torch_version_format(g->upper, hi, sizeof hi) : "now");
+        char span[80];
+        printf("  %-28s %s, by the message's wording\n", "torch",
+               od_torch_range_format(&r->torch_range, span, sizeof span));
     }
     const char *col = r->verdict == OD_OOM_UNKNOWN ? od_c_yellow : od_c_red;
     printf("  verdict: %s%s%s\n", col, od_oom_verdict_name(r->verdict), od_c_reset);

@@ -1691,16 +1691,10 @@ static void torch_version(rx *x, const od_diag_options *opts)
             if (!r->have_torch_range)
                 continue;
             od_torch_range rg = r->torch_range;
-            char lo[32], hi[32];
             x->ver = rg;
             x->have_ver = 1;
             char span[80];
-            if (od_torch_version_known(rg.upper) && od_torch_version_cmp(rg.lower, rg.upper) == 0)
-                snprintf(span, sizeof span, "%u.%u", rg.lower.major, rg.lower.minor);
-            else
-                snprintf(span, sizeof span, "%s to %s",
-                         od_torch_version_known(rg.lower) ? od_torch_version_format(rg.lower, lo, sizeof lo) : "any",
-                         od_torch_version_known(rg.upper) ? od_torch_version_format(rg.upper, hi, sizeof hi) : "now");
+            od_torch_range_format(&rg, span, sizeof span);
             evid(x->d, i, "torch_version", 0, "%s: torch %s, inferred from the OOM message's wording (%s%s%s)", in->name,
                  span, rg.why, rg.refined ? "; " : "", rg.refined ? rg.refined : "");
             return;

@@ -285,6 +285,18 @@ static const struct {
     {"torch.compile", OD_TORCH_COMPILE},
 };
 
+char *od_torch_range_format(const od_torch_range *r, char *buf, size_t size)
+{
+    char lo[32], hi[32];
+    if (od_torch_version_known(r->upper) && od_torch_version_cmp(r->lower, r->upper) == 0)
+        snprintf(buf, size, "%u.%u", r->lower.major, r->lower.minor);
+    else
+        snprintf(buf, size, "%s to %s",
+                 od_torch_version_known(r->lower) ? od_torch_version_format(r->lower, lo, sizeof lo) : "any",
+                 od_torch_version_known(r->upper) ? od_torch_version_format(r->upper, hi, sizeof hi) : "now");
+    return buf;
+}
+
 int od_torch_missing_feature(const od_torch_range *r, const char *const *texts, size_t n, int *lacks)
 {
     int best = -1, best_lacks = 0;
