@@ -343,8 +343,7 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
         n_cs++;
     }
 #undef FRAME_CAT
-    if (n_cs)
-        od_sort(cs, n_cs, sizeof *cs, cmp_catsite);
+    od_sort(cs, n_cs, sizeof *cs, cmp_catsite);
     for (size_t i = 0; i < n_cs;) {
         size_t j = i;
         uint64_t sum = 0;

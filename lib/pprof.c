@@ -391,10 +391,8 @@ od_status od_pprof_parse(const void *data, size_t len, od_pprof **out, od_error 
         }
     }
     free(spans);
-    if (p->n_locations)
-        od_sort(p->locations, p->n_locations, sizeof *p->locations, cmp_loc);
-    if (p->n_functions)
-        od_sort(p->functions, p->n_functions, sizeof *p->functions, cmp_fn);
+    od_sort(p->locations, p->n_locations, sizeof *p->locations, cmp_loc);
+    od_sort(p->functions, p->n_functions, sizeof *p->functions, cmp_fn);
     *out = p;
     return OD_OK;
 nomem:

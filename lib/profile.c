@@ -174,8 +174,7 @@ static int accum_to_ranking(const accum *a, const char *const *names, const char
         if (!ranking_add(out, &cap, nm, a->bytes[i], a->count[i]))
             return 0;
     }
-    if (out->n)
-        od_sort(out->v, out->n, sizeof *out->v, cmp_rank);
+    od_sort(out->v, out->n, sizeof *out->v, cmp_rank);
     return 1;
 }
 
@@ -509,8 +508,7 @@ static int cmp_mem_time(const void *a, const void *b)
  * Python frame on its thread: one sweep per thread with a stack of open intervals. */
 static int attribute(trace_state *t, const uint8_t *user)
 {
-    if (t->n_ops)
-        od_sort(t->ops, t->n_ops, sizeof *t->ops, cmp_ops);
+    od_sort(t->ops, t->n_ops, sizeof *t->ops, cmp_ops);
     od_sort(t->mem, t->n_mem, sizeof *t->mem, cmp_mem_tid);
     size_t cap = 64;
     const op_rec **opst = malloc(cap * sizeof *opst), **pyst = malloc(cap * sizeof *pyst);
@@ -1248,8 +1246,7 @@ static od_status load_table(const char *text, size_t len, od_profile *p, od_erro
     if (sep_seen < 2 || self_col < 0)
         return od_fail_at(err, OD_ERR_FORMAT, pos,
                           "not a key_averages() table (expected dashed rules around a header with Name and Self CUDA Mem)");
-    if (p->ops_self.n)
-        od_sort(p->ops_self.v, p->ops_self.n, sizeof *p->ops_self.v, cmp_rank);
+    od_sort(p->ops_self.v, p->ops_self.n, sizeof *p->ops_self.v, cmp_rank);
     p->kind = OD_PROFILE_TORCH_TABLE;
     p->table_rounded = 1;
     return OD_OK;
@@ -1476,8 +1473,7 @@ static od_status load_pprof(const char *data, size_t len, od_profile *p, od_erro
         return st;
     od_profile_ranking *rs[3] = {&p->by_kind, &p->by_device, &p->by_source};
     for (int t = 0; t < 3; t++)
-        if (rs[t]->n)
-            od_sort(rs[t]->v, rs[t]->n, sizeof *rs[t]->v, cmp_rank);
+        od_sort(rs[t]->v, rs[t]->n, sizeof *rs[t]->v, cmp_rank);
     p->kind = OD_PROFILE_JAX_PPROF;
     return OD_OK;
 }

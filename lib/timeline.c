@@ -315,8 +315,7 @@ od_status od_layout_at(const od_trace *t, size_t index, od_layout **out, od_erro
                 goto nomem;
         }
     }
-    if (rs.n)
-        od_sort(rs.r, rs.n, sizeof *rs.r, cmp_range);
+    od_sort(rs.r, rs.n, sizeof *rs.r, cmp_range);
 
     /* Busy blocks at the moment: the lifetimes live then. */
     for (size_t i = 0; i < t->n_lives; i++) {
@@ -334,8 +333,7 @@ od_status od_layout_at(const od_trace *t, size_t index, od_layout **out, od_erro
         if (l->blocks[i].size)
             l->blocks[k++] = l->blocks[i];
     l->n_blocks = k;
-    if (k)
-        od_sort(l->blocks, k, sizeof *l->blocks, cmp_lblock);
+    od_sort(l->blocks, k, sizeof *l->blocks, cmp_lblock);
 
     /* Blocks into segments (both by address). */
     l->segments = calloc(rs.n ? rs.n : 1, sizeof *l->segments);
