@@ -35,8 +35,8 @@ typedef int (*od_cli_chunk_fn)(void *ctx, const void *data, size_t n);
 int od_cli_text_each(od_cli_text *t, od_cli_chunk_fn fn, void *ctx);
 
 /* Read the whole input into a malloc'd, NUL-terminated buffer the caller frees (*len
- * excludes the NUL): for snapshots and profiler records given on stdin. NULL with the
- * error printed and *exit_code set. */
+ * excludes the NUL): for profiler records given on stdin (a snapshot is streamed:
+ * od_cli_text_load_snapshot). NULL with the error printed and *exit_code set. */
 char *od_cli_text_slurp(od_cli_text *t, size_t *len, int *exit_code);
 /* Load the snapshot t holds (its head told a snapshot), streamed: a regular file is read
  * again by name, a pipe (which cannot be) on from where the head was taken, in memory
