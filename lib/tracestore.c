@@ -20,6 +20,10 @@ struct od_trace_store {
     size_t n_far, cap_far;
     od_u64map addr_ids;          /* address -> its number */
     size_t n_addrs;
+    size_t cap_next;
+    uint32_t *next;              /* by key: the key of the entry that followed it last
+                                    (UINT32_MAX none), the guess tried before the index */
+    uint32_t last;               /* the key of the last entry added (UINT32_MAX: none) */
 };
 
 /* Independent multiplies (they run in parallel), folded; the index takes the low bits. */
@@ -68,7 +72,8 @@ static uint32_t intern(od_trace_store *s, const od_trace_key *k)
             return id;
         at = (at + 1) & (s->index_cap - 1);
     }
-    if (s->n_keys >= UINT32_MAX - 1 || !od_grow((void **)&s->keys, &s->cap_keys, s->n_keys + 1, sizeof *s->keys))
+    if (s->n_keys >= UINT32_MAX - 1 || !od_grow((void **)&s->keys, &s->cap_keys, s->n_keys + 1, sizeof *s->keys) ||
+        !od_grow((void **)&s->next, &s->cap_next, 2 * s->n_keys + 2, sizeof *s->next))
         return UINT32_MAX;
     int found;
     uint32_t *aid = od_u64map_slot(&s->addr_ids, k->addr, &found);
@@ -76,6 +81,7 @@ static uint32_t intern(od_trace_store *s, const od_trace_key *k)
         return UINT32_MAX;
     if (!found)
         *aid = (uint32_t)s->n_addrs++;
+    s->next[2 * s->n_keys] = s->next[2 * s->n_keys + 1] = UINT32_MAX;
     s->keys[s->n_keys] = *k;
     s->keys[s->n_keys].addr_id = *aid;
     s->index[at] = (uint32_t)(s->n_keys + 1);
@@ -84,7 +90,10 @@ static uint32_t intern(od_trace_store *s, const od_trace_key *k)
 
 od_trace_store *od_trace_store_new(void)
 {
-    return calloc(1, sizeof(od_trace_store));
+    od_trace_store *s = calloc(1, sizeof(od_trace_store));
+    if (s)
+        s->last = UINT32_MAX;
+    return s;
 }
 
 int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
@@ -106,9 +115,19 @@ int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
     k.device_free = e->device_free;
     k.stack = e->stack;
     k.action = e->action;
-    uint32_t id = intern(s, &k);
-    if (id == UINT32_MAX)
-        return 0;
+    /* A loop repeats its sequence of entries: the key that followed the last entry's key
+     * the previous time is usually this one, and comparing it costs less than hashing. */
+    uint32_t id = s->last != UINT32_MAX ? s->next[2 * s->last] : UINT32_MAX;
+    if (id != UINT32_MAX && !key_equal(&s->keys[id], &k)) {
+        id = s->next[2 * s->last + 1];
+        if (id != UINT32_MAX && !key_equal(&s->keys[id], &k))
+            id = UINT32_MAX;
+    }
+    if (id == UINT32_MAX) {
+        id = intern(s, &k);
+        if (id == UINT32_MAX)
+            return 0;
+    }
     int64_t dt = (int64_t)(e->time_us - s->base_us[chunk]);
     int near = e->time_us - s->base_us[chunk] + (uint64_t)INT32_MAX < (uint64_t)INT32_MAX * 2;
     if (!near) {
@@ -121,6 +140,11 @@ int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
     s->slots[s->n].key = id;
     s->slots[s->n].dt_us = near ? (int32_t)dt : OD_TRACE_FAR;
     s->n++;
+    if (s->last != UINT32_MAX && s->next[2 * s->last] != id) {
+        s->next[2 * s->last + 1] = s->next[2 * s->last];
+        s->next[2 * s->last] = id;
+    }
+    s->last = id;
     return 1;
 }
 
@@ -173,7 +197,7 @@ size_t od_trace_store_bytes(const od_trace_store *s)
 {
     if (!s)
         return 0;
-    return s->n * sizeof *s->slots + s->n_base * sizeof *s->base_us + s->n_keys * sizeof *s->keys +
+    return s->n * sizeof *s->slots + s->n_base * sizeof *s->base_us + s->n_keys * (sizeof *s->keys + sizeof *s->next) +
            s->index_cap * sizeof *s->index + s->n_far * 2 * sizeof *s->far + s->addr_ids.cap * sizeof(od_u64slot);
 }
 
@@ -186,6 +210,7 @@ void od_trace_store_free(od_trace_store *s)
     free(s->keys);
     free(s->index);
     free(s->far);
+    free(s->next);
     od_u64map_free(&s->addr_ids);
     free(s);
 }
