@@ -32,7 +32,8 @@ size_t od_input_read(od_input *in, void *buf, size_t n);
 /* Read without copying: *data receives the next bytes of the stream, read-only and valid
  * until the next od_input_borrow, od_input_read or od_input_close; returns their count,
  * 0 at end of input or on an error (od_input_error tells). Memory input is handed over
- * whole, a file in the background reader's chunks. */
+ * whole, a regular file in 256 KiB pieces, gzip and pipes in the background reader's
+ * chunks. */
 size_t od_input_borrow(od_input *in, const unsigned char **data);
 /* For tests: od_input_borrow hands out at most max bytes at a time (0: no limit), so a
  * reader meets chunk boundaries everywhere. */
