@@ -2717,7 +2717,7 @@ struct od_triage_stream {
     size_t ring_start, ring_len, ring_cap;
     ring_line *rl;
     size_t rl_start, rl_n, rl_cap;
-    size_t ring_bytes;          /* bytes of the lines in rl */
+    size_t ring_bytes;          /* bytes of the lines in rl, a line break each included */
     unsigned after_left;        /* lines still to keep after the last anchor */
     int in_procs, in_smi_csv;
     /* what is kept */
@@ -2821,12 +2821,14 @@ static int flush_ring(od_triage_stream *ts)
 }
 
 /* Hold a line that may turn out to precede an anchor; forget the oldest beyond what the
- * scanner looks back at. */
+ * scanner looks back at. A line counts its line break too, as it does in the whole text the
+ * scanner looks back through: else empty lines, which count nothing, were never forgotten
+ * (a gzip of 200 M newlines held 8 GiB). */
 static int hold_line(od_triage_stream *ts, const char *p, size_t n, uint64_t off, uint64_t line, int newline)
 {
-    while (ts->rl_n > BEFORE_LINES &&
-           (ts->ring_bytes - ts->rl[ts->rl_start].len >= BEFORE_BYTES || ts->ring_bytes + n > BEFORE_MAX_BYTES)) {
-        ts->ring_bytes -= ts->rl[ts->rl_start].len;
+    while (ts->rl_n > BEFORE_LINES && (ts->ring_bytes - (ts->rl[ts->rl_start].len + 1) >= BEFORE_BYTES ||
+                                       ts->ring_bytes + n + 1 > BEFORE_MAX_BYTES)) {
+        ts->ring_bytes -= ts->rl[ts->rl_start].len + 1;
         ts->ring_start = ts->rl[ts->rl_start].at + ts->rl[ts->rl_start].len;
         ts->rl_start++;
         ts->rl_n--;
@@ -2850,7 +2852,7 @@ static int hold_line(od_triage_stream *ts, const char *p, size_t n, uint64_t off
         !od_grow((void **)&ts->rl, &ts->rl_cap, ts->rl_start + ts->rl_n + 1, sizeof *ts->rl))
         return 0;
     ts->rl[ts->rl_start + ts->rl_n++] = (ring_line){at, n, off, line, newline};
-    ts->ring_bytes += n;
+    ts->ring_bytes += n + 1;
     return 1;
 }
 
@@ -2968,6 +2970,12 @@ od_status od_triage_stream_new(od_triage_stream **out, od_error *err)
     od_lines_init(&ts->lines);
     index_phrases(&ts->ix);
     return OD_OK;
+}
+
+size_t od_triage_stream_held_bytes(const od_triage_stream *ts)
+{
+    return ts->lines.cap + ts->norm_cap + ts->ring_cap + ts->rl_cap * sizeof *ts->rl + ts->kept_cap +
+           ts->cap_segs * sizeof *ts->segs + ts->stats_cap;
 }
 
 od_status od_triage_stream_feed(od_triage_stream *ts, const void *data, size_t n, od_error *err)

@@ -217,6 +217,8 @@ od_status od_triage_stream_feed(od_triage_stream *ts, const void *data, size_t n
  * of the whole text gives it. */
 od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_error *err);
 void od_triage_stream_free(od_triage_stream *ts);
+/* The bytes the stream's buffers hold now (what it costs, for the tests that bound it). */
+size_t od_triage_stream_held_bytes(const od_triage_stream *ts);
 
 /* Decide the verdict of r from its figures (od_triage_parse already does this; exposed
  * for tests and callers that build reports by hand). */
