@@ -63,6 +63,10 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
                                "block",
                                "oomdoc doctor tells capacity, fragmentation and leaks apart from it",
                                "oomdoc doctor <oom.pickle>", 0},
+    [OD_ADV_JAX_PROFILE] = {"save a device memory profile where memory peaks: "
+                            "jax.profiler.save_device_memory_profile(\"memory.prof\") right after the step",
+                            "oomdoc doctor names the source lines that hold the live buffers",
+                            "oomdoc doctor <memory.prof>", 0},
     [OD_ADV_JAX_PREALLOC] = {"JAX preallocates 75% of the GPU: XLA_PYTHON_CLIENT_MEM_FRACTION=.95 gives it more, "
                              "XLA_PYTHON_CLIENT_PREALLOCATE=false allocates on demand",
                              "more of the device is available to the pool, or memory is taken on demand", NULL, 0},

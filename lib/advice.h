@@ -48,6 +48,7 @@ typedef enum {
     OD_ADV_VLLM_LOWER,        /* lower gpu_memory_utilization below what is free */
     OD_ADV_ORT_ARENA,         /* ONNX Runtime's arena settings */
     OD_ADV_XLA_REMAT,         /* XLA compile-time OOM: remat, sharding */
+    OD_ADV_JAX_PROFILE,       /* JAX's device memory profile at the peak */
     OD_ADV_COUNT
 } od_advice;
 

@@ -932,6 +932,63 @@ static void compare_snapshots(od_diagnosis *d, const od_diag_input *ins)
          iec(pl, a, sizeof a), short_name(ins[L->input].name), (long long)L->device, 100.0 * d->imbalance, why);
 }
 
+/* A JAX device's memory_stats() figures, read from a JSON profile or from a dict printed in
+ * a log: one sentence for both. */
+typedef struct {
+    uint64_t in_use, limit, peak, largest_free;
+    int has_peak, has_largest_free;
+} jax_stats;
+
+static void jax_stats_evidence(od_diagnosis *d, size_t idx, const char *name, const jax_stats *j)
+{
+    char a[32], b[32], c[32], e[32];
+    evid(d, idx, "bytes_in_use", (double)j->in_use, "%s: JAX memory_stats: %s in use of a %s limit (peak %s), largest free block %s",
+         name, iec(j->in_use, a, sizeof a), iec(j->limit, b, sizeof b), j->has_peak ? iec(j->peak, c, sizeof c) : "?",
+         j->has_largest_free ? iec(j->largest_free, e, sizeof e) : "?");
+}
+
+/* The figures of a JAX memory_stats profile, or of a JAX dict a log printed; 0 without
+ * bytes_in_use and bytes_limit. */
+static int profile_jax_stats(const od_profile *p, jax_stats *j)
+{
+    if (!p || p->kind != OD_PROFILE_JAX_STATS || !p->stats.has_bytes_in_use || !p->stats.has_bytes_limit)
+        return 0;
+    *j = (jax_stats){p->stats.bytes_in_use, p->stats.bytes_limit, p->stats.peak_bytes_in_use,
+                     p->stats.largest_free_block_bytes, p->stats.has_peak_bytes_in_use,
+                     p->stats.has_largest_free_block_bytes};
+    return 1;
+}
+
+static int log_jax_stats(const od_triage *t, jax_stats *j)
+{
+    const od_mem_stats *m = t ? t->stats : NULL;
+    if (!m || !m->jax || !(m->have & OD_MS_ALLOCATED) || !(m->have & OD_MS_LIMIT))
+        return 0;
+    *j = (jax_stats){m->allocated_bytes, m->limit_bytes, m->allocated_peak_bytes, m->largest_free_block_bytes,
+                     (m->have & OD_MS_ALLOCATED_PEAK) != 0, (m->have & OD_MS_LARGEST_FREE) != 0};
+    return 1;
+}
+
+/* The peak held all but 2 % of the limit or less: the device was full then (JAX counts no
+ * OOMs, so this is what says one was near). */
+static int jax_stats_full(const jax_stats *j)
+{
+    return j->has_peak && j->limit && j->peak >= j->limit - j->limit / 50;
+}
+
+/* Some input is JAX's own: its memory_stats (a profile or a dict in a log) or its device
+ * memory profile. */
+static int inputs_are_jax(const od_diag_input *ins, size_t n)
+{
+    jax_stats js;
+    for (size_t i = 0; i < n; i++)
+        if ((ins[i].kind == OD_INPUT_PROFILE && ins[i].profile &&
+             (ins[i].profile->kind == OD_PROFILE_JAX_STATS || ins[i].profile->kind == OD_PROFILE_JAX_PPROF)) ||
+            (ins[i].kind == OD_INPUT_LOG && log_jax_stats(ins[i].triage, &js)))
+            return 1;
+    return 0;
+}
+
 /* ---------- logs and series ---------- */
 
 static void evidence_from_log(od_diagnosis *d, const od_diag_input *in, size_t idx)
@@ -961,6 +1018,9 @@ static void evidence_from_log(od_diagnosis *d, const od_diag_input *in, size_t i
              in->name, iec(m->allocated_bytes, a, sizeof a), iec(m->reserved_bytes, b, sizeof b),
              iec(ru, c, sizeof c), iec(m->non_releasable_bytes, e, sizeof e), (unsigned long long)m->ooms);
     }
+    jax_stats js;
+    if (log_jax_stats(t, &js))
+        jax_stats_evidence(d, idx, in->name, &js);
     if (t->stats && !t->stats->jax && (t->stats->have & OD_MS_RESERVED) && (t->stats->have & OD_MS_ALLOCATED))
         evid(d, idx, "reserved_bytes", (double)t->stats->reserved_bytes,
              "%s: memory_stats: %s allocated (peak %s), %s reserved, %llu OOMs", in->name,
@@ -1025,6 +1085,7 @@ static void evidence_from_profile(od_diagnosis *d, const od_diag_input *in, size
 {
     char a[32], b[32], c[32], list[400];
     const od_profile *p = in->profile;
+    jax_stats js;
     switch (p->kind) {
     case OD_PROFILE_TORCH_TRACE:
         if (!p->n_points) {
@@ -1081,12 +1142,8 @@ static void evidence_from_profile(od_diagnosis *d, const od_diag_input *in, size
              list);
         return;
     case OD_PROFILE_JAX_STATS:
-        if (p->stats.has_bytes_in_use && p->stats.has_bytes_limit)
-            evid(d, idx, "bytes_in_use", (double)p->stats.bytes_in_use,
-                 "%s: JAX memory_stats: %s in use of a %s limit (peak %s), largest free block %s", in->name,
-                 iec(p->stats.bytes_in_use, a, sizeof a), iec(p->stats.bytes_limit, b, sizeof b),
-                 iec(p->stats.peak_bytes_in_use, c, sizeof c),
-                 p->stats.has_largest_free_block_bytes ? iec(p->stats.largest_free_block_bytes, list, 32) : "?");
+        if (profile_jax_stats(p, &js))
+            jax_stats_evidence(d, idx, in->name, &js);
         else
             evid(d, idx, NULL, 0, "%s: JAX memory_stats without bytes_in_use and bytes_limit", in->name);
         return;
@@ -1938,25 +1995,35 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         snprintf(d->verify_command, sizeof d->verify_command, "oomdoc plan --config <config.json>");
         break;
     }
-    case OD_VERDICT_UNKNOWN:
-        if (!r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM)
+    case OD_VERDICT_UNKNOWN: {
+        /* Without a report, JAX figures say the job is JAX's: a torch snapshot is no use. */
+        int jax = r ? r->framework == OD_FW_JAX : inputs_are_jax(ins, n_ins);
+        int torch = !jax && (!r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM);
+        if (torch)
             advise_as(x, 1, 5, 0, OD_ADV_TORCH_SNAPSHOT, NULL,
                       check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what is missing"));
-        if (r && r->framework == OD_FW_JAX)
+        if (jax && !r)
+            advise_as(x, 1, 5, 0, OD_ADV_JAX_PROFILE, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what is missing"));
+        if (jax)
             advise_as(x, 1, 5, 1, OD_ADV_JAX_PREALLOC, NULL,
                       check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of XLA's allocator"));
         if (r && r->framework == OD_FW_TENSORFLOW) {
             advise_as(x, 1, 5, 1, OD_ADV_TF_GROWTH, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of TF's allocator"));
             advise_as(x, 1, 5, 2, OD_ADV_TF_ASYNC, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of TF's allocator"));
         }
-        if (!r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM) {
+        if (torch) {
             snprintf(d->verify, sizeof d->verify, "run doctor on the snapshot");
             snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <oom.pickle>");
+        } else if (jax && !r) {
+            snprintf(d->verify, sizeof d->verify, "run doctor on the device memory profile");
+            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <memory.prof>");
         } else {
             snprintf(d->verify, sizeof d->verify, "rerun with the change, and triage the new log");
             snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
         }
         break;
+    }
     case OD_VERDICT_HEALTHY:
     case OD_VERDICT_COUNT:
         snprintf(d->verify, sizeof d->verify, "nothing to fix");
@@ -2156,9 +2223,23 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
                     ooms += ins[i].triage->stats->ooms > 0;
             }
         }
-        d->verdict = ooms ? OD_VERDICT_UNKNOWN : OD_VERDICT_HEALTHY;
+        /* JAX counts no OOMs: a peak at its limit is what says the device was full. */
+        size_t full = OD_NO_INPUT;
+        jax_stats js;
+        for (size_t i = 0; i < n && full == OD_NO_INPUT; i++)
+            if ((ins[i].kind == OD_INPUT_PROFILE && profile_jax_stats(ins[i].profile, &js) && jax_stats_full(&js)) ||
+                (ins[i].kind == OD_INPUT_LOG && log_jax_stats(ins[i].triage, &js) && jax_stats_full(&js)))
+                full = i;
+        d->verdict = ooms || full != OD_NO_INPUT ? OD_VERDICT_UNKNOWN : OD_VERDICT_HEALTHY;
         if (ooms)
             evid(d, OD_NO_INPUT, NULL, ooms, "the allocator counted OOMs, but no OOM message was given");
+        if (full != OD_NO_INPUT) {
+            char a[32], b[32];
+            evid(d, full, "peak_bytes_in_use", (double)js.peak,
+                 "%s: the peak, %s, was %.1f %% of the %s limit: the device was full, and no OOM message was given",
+                 ins[full].name, iec(js.peak, a, sizeof a), 100.0 * (double)js.peak / (double)js.limit,
+                 iec(js.limit, b, sizeof b));
+        }
     }
     prescribe(d, ins, n, opts);
     *out = d;

@@ -14,8 +14,12 @@
 #include "snapload.h"
 #include <jansson.h>
 
+#include "advice.h"
 #include "categorize.h"
 #include "diagnose.h"
+#include "input.h"
+#include "profile.h"
+#include "triage.h"
 #include "iterations.h"
 #include "snapdiff.h"
 
@@ -310,6 +314,75 @@ static void test_message_and_snapshot(void **state)
     od_triage_free(t);
 }
 
+/* The evidence item with this key, or NULL. */
+static const od_evidence *evidence_keyed(const od_diagnosis *d, const char *key)
+{
+    for (size_t i = 0; i < d->n_evidence; i++)
+        if (d->evidence[i].key && strcmp(d->evidence[i].key, key) == 0)
+            return &d->evidence[i];
+    return NULL;
+}
+
+/* JAX counts no OOMs: a peak at bytes_limit is what says the device was full. The real
+ * H200 memory_stats (peak 1 GiB of a 104.85 GiB limit) is healthy; the same with its peak
+ * 1 MiB under the limit (tests/data/synthetic) is not, whether JSON or a dict Python
+ * printed in a log, and what to do next is JAX's, not a torch snapshot. */
+static void test_jax_stats_at_the_limit(void **state)
+{
+    (void)state;
+    static const char *const json_files[] = {"tests/data/profiler/jax_memory_stats.json",
+                                             "tests/data/synthetic/jax_memory_stats_full.json"};
+    for (int k = 0; k < 3; k++) {
+        od_error err;
+        od_profile *p = NULL;
+        od_triage *t = NULL;
+        od_diag_input in = {.name = k < 2 ? json_files[k] : "jax_memory_stats_full_repr.txt"};
+        if (k < 2) {
+            FILE *f = fopen(json_files[k], "rb");
+            assert_non_null(f);
+            od_input *src = NULL;
+            assert_int_equal(od_input_open_file(f, &src, &err), OD_OK);
+            assert_int_equal(od_profile_load(src, &p, &err), OD_OK);
+            od_input_close(src);
+            fclose(f);
+            in.kind = OD_INPUT_PROFILE;
+            in.profile = p;
+        } else {
+            FILE *f = fopen("tests/data/synthetic/jax_memory_stats_full_repr.txt", "rb");
+            assert_non_null(f);
+            static char text[4096];
+            size_t len = fread(text, 1, sizeof text, f);
+            fclose(f);
+            assert_int_equal(od_triage_parse(text, len, &t, &err), OD_OK);
+            in.kind = OD_INPUT_LOG;
+            in.triage = t;
+        }
+        od_diagnosis *d = NULL;
+        assert_int_equal(od_diagnose(&in, 1, &d, &err), OD_OK);
+        const od_evidence *use = evidence_keyed(d, "bytes_in_use");
+        assert_non_null(use);
+        assert_true(use->value == (k == 0 ? 872415488.0 : 112516399104.0));
+        const od_evidence *full = evidence_keyed(d, "peak_bytes_in_use");
+        if (k == 0) {
+            assert_int_equal(d->verdict, OD_VERDICT_HEALTHY);
+            assert_null(full);
+        } else {
+            assert_int_equal(d->verdict, OD_VERDICT_UNKNOWN);
+            assert_non_null(full);
+            assert_true(full->value == 112582459392.0);
+            assert_non_null(strstr(full->text, "100.0 % of the 104.85 GiB limit"));
+            assert_true(d->n_do_now >= 1);
+            assert_string_equal(d->do_now[0].action, od_advice_get(OD_ADV_JAX_PROFILE)->action);
+            for (size_t i = 0; i < d->n_do_now; i++)
+                assert_null(strstr(d->do_now[i].action, "torch.cuda"));
+            assert_string_equal(d->verify_command, "oomdoc doctor <memory.prof>");
+        }
+        od_diagnosis_free(d);
+        od_profile_free(p);
+        od_triage_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -322,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_message_and_snapshot),
+        cmocka_unit_test(test_jax_stats_at_the_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
