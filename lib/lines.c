@@ -46,6 +46,23 @@ static int append(od_lines *l, const char *p, size_t n)
     return 1;
 }
 
+/* A line that '\r's keep going (a progress bar redrawn for hours) is not held whole: past
+ * twice OD_LINE_MAX_BYTES, what comes before its last '\r' is dropped, as a terminal
+ * overwrites it. The run after that '\r' is shorter than OD_LINE_MAX_BYTES (the rule), so
+ * the line held stays under three times that, and each byte is dropped once. */
+static void forget_redrawn(od_lines *l)
+{
+    if (l->len <= 2 * (size_t)OD_LINE_MAX_BYTES)
+        return;
+    size_t k = l->len;
+    while (k > 0 && l->buf[k - 1] != '\r')
+        k--;
+    if (k == 0)
+        return;
+    memmove(l->buf, l->buf + k, l->len - k);
+    l->len -= k;
+}
+
 od_status od_lines_feed(od_lines *l, const void *data, size_t n, od_line_fn fn, void *ctx, od_error *err)
 {
     if (n == 0) /* data may be NULL then: no arithmetic on it */
@@ -61,6 +78,7 @@ od_status od_lines_feed(od_lines *l, const void *data, size_t n, od_line_fn fn, 
             if (!append(l, p, (size_t)(e - p)))
                 return od_fail(err, OD_ERR_NOMEM, "out of memory");
             l->offset += (uint64_t)(e - p);
+            forget_redrawn(l);
             break;
         }
         uint64_t start = l->offset - l->len;

@@ -5,7 +5,9 @@
  * The rule (OD_LINE_MAX_BYTES): a text input holds a line break ('\n' or '\r') at least every
  * 16 MiB. A run of more bytes without one (/dev/zero, a gzip bomb of zeros, a binary file)
  * fails with OD_ERR_LIMIT at the offset where the run started, after reading no more than
- * 16 MiB of it. A '\r' ends a run but not a line (progress bars redraw with it).
+ * 16 MiB of it. A '\r' ends a run but not a line (progress bars redraw with it); a line fed in
+ * pieces that '\r's keep longer than 32 MiB loses what comes before its last '\r' (what a
+ * terminal would have overwritten), so a line held costs at most 48 MiB.
  *
  * od_lines is caller-owned (zero it, or od_lines_init); od_lines_free frees its buffer. */
 #ifndef OD_LINES_H
@@ -19,7 +21,7 @@
 #define OD_LINE_MAX_BYTES (16u << 20)
 
 /* Called for each line, without its '\n' (a last line without one is passed too);
- * offset is the line's first byte in the stream. Returns 0 to go on, nonzero to stop:
+ * offset is the line's first byte in the stream (its first one kept, above). Returns 0 to go on, nonzero to stop:
  * od_lines_feed then returns OD_OK at once and calls fn no more. */
 typedef int (*od_line_fn)(void *ctx, const char *line, size_t len, uint64_t offset);
 

@@ -33,6 +33,10 @@ enum { B_I64, B_U64, B_F64, B_BIG };
 #define SMALL_MAX (((int64_t)1 << 60) - 1)
 #define ARENA_CHUNK (1u << 17)        /* values per arena chunk (1 MiB) */
 #define BUF_SIZE (1u << 16)          /* input window; longer strings go through tmp */
+/* The most values, and MARKs, the stack holds: pickle.dump batches list and dict items by
+ * the thousand, so a snapshot needs a few thousand; a file of nothing but MARKs or empty
+ * lists (2e8 of them gzip to 194 KB) held 1.6-3.5 GB before this limit. */
+#define MAX_STACK ((size_t)1 << 22)
 #define MAX_SHAPES 65535u
 #define MAX_SHAPE_KEYS 64u
 #define CONS_MAX_ITEMS 4096u        /* longer lists and tuples are not shared */
@@ -528,6 +532,7 @@ typedef struct {
     int eof;
     od_pv *stack;
     size_t sp, stack_cap;
+    int too_deep;                /* the stack or the MARKs reached MAX_STACK */
     size_t *marks;
     size_t n_marks, marks_cap;
     uint32_t *memo;       /* a value in 4 bytes (see memo_at), or MEMO_WIDE */
@@ -565,6 +570,10 @@ static od_status fail(vm *m, od_status st, const char *fmt, const char *detail)
 
 static od_status nomem(vm *m)
 {
+    if (m->too_deep)
+        return od_fail_at(m->err, OD_ERR_LIMIT, op_offset(m),
+                          "more than %u values or MARKs on the pickle's stack (pickle.dump of a snapshot "
+                          "needs a few thousand)", (unsigned)MAX_STACK);
     return od_fail_at(m->err, OD_ERR_NOMEM, op_offset(m), "out of memory");
 }
 
@@ -701,10 +710,21 @@ static const char *read_bytes(vm *m, uint64_t len, od_status *st)
     return m->tmp;
 }
 
+/* Room for one more of n items (the stack or the MARKs) below MAX_STACK; 0 when out of
+ * memory, or too deep (m->too_deep, which nomem() reports). */
+static int room(vm *m, void **items, size_t *cap, size_t n, size_t size)
+{
+    if (n >= MAX_STACK) {
+        m->too_deep = 1;
+        return 0;
+    }
+    return od_grow(items, cap, n + 1, size);
+}
+
 static inline __attribute__((always_inline)) int push(vm *m, od_pv v)
 {
     if (__builtin_expect(m->sp == m->stack_cap, 0) &&
-        !od_grow((void **)&m->stack, &m->stack_cap, m->sp + 1, sizeof(od_pv)))
+        !room(m, (void **)&m->stack, &m->stack_cap, m->sp, sizeof(od_pv)))
         return 0;
     m->stack[m->sp++] = v;
     return 1;
@@ -1836,8 +1856,7 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             return OD_OK;
         }
         OP(28) /* MARK */
-            if (m->n_marks == m->marks_cap &&
-                !od_grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t)))
+            if (m->n_marks == m->marks_cap && !room(m, (void **)&m->marks, &m->marks_cap, m->n_marks, sizeof(size_t)))
                 return nomem(m);
             m->marks[m->n_marks++] = m->sp;
             DISPATCH_NEXT;

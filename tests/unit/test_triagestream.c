@@ -392,6 +392,38 @@ static void empty_lines_are_forgotten(void **state)
     free(b);
 }
 
+/* A line that '\r's keep going is held from its last '\r' once it passes 32 MiB: 200 MiB of
+ * bare '\r's, then a message on the next line, cost what a few such lines do (its buffer
+ * grown past 32 MiB once), not all of it (400 MB of them took 1.2 GB), and the message is
+ * found where it is. */
+static void redrawn_line_is_bounded(void **state)
+{
+    (void)state;
+    const char *msg = "\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB.\n";
+    static char crs[65536];
+    memset(crs, '\r', sizeof crs);
+    size_t pieces = 3200, total = pieces * sizeof crs;
+    od_triage_stream *ts = NULL;
+    od_error err;
+    assert_int_equal(od_triage_stream_new(&ts, &err), OD_OK);
+    size_t most = 0;
+    for (size_t i = 0; i < pieces; i++) {
+        assert_int_equal(od_triage_stream_feed(ts, crs, sizeof crs, &err), OD_OK);
+        size_t held = od_triage_stream_held_bytes(ts);
+        most = held > most ? held : most;
+    }
+    assert_int_equal(od_triage_stream_feed(ts, msg, strlen(msg), &err), OD_OK);
+    if (most > (size_t)7 * OD_LINE_MAX_BYTES)
+        fail_msg("the stream held %zu bytes for a line of %zu '\\r's", most, total);
+    od_triage *t = NULL;
+    assert_int_equal(od_triage_stream_finish(ts, &t, &err), OD_OK);
+    assert_int_equal(t->n_reports, 1);
+    assert_int_equal(t->reports[0].line, 2);
+    assert_int_equal(t->reports[0].offset, total + 1);
+    od_triage_free(t);
+    od_triage_stream_free(ts);
+}
+
 /* No line break in OD_LINE_MAX_BYTES: refused where the run started, before reading on. */
 static void no_line_break(void **state)
 {
@@ -432,6 +464,7 @@ int main(void)
         cmocka_unit_test(places_after_filler),
         cmocka_unit_test(no_line_break),
         cmocka_unit_test(empty_lines_are_forgotten),
+        cmocka_unit_test(redrawn_line_is_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
