@@ -947,26 +947,24 @@ static void jax_stats_evidence(od_diagnosis *d, size_t idx, const char *name, co
          j->has_largest_free ? iec(j->largest_free, e, sizeof e) : "?");
 }
 
-/* The figures of a JAX memory_stats profile, or of a JAX dict a log printed; 0 without
- * bytes_in_use and bytes_limit. */
-static int profile_jax_stats(const od_profile *p, jax_stats *j)
+/* The JAX memory_stats figures an input holds: a JSON profile of them, or a dict printed in
+ * a log; 0 for any other input, or without bytes_in_use and bytes_limit. */
+static int input_jax_stats(const od_diag_input *in, jax_stats *j)
 {
-    if (!p || p->kind != OD_PROFILE_JAX_STATS || !p->stats.has_bytes_in_use || !p->stats.has_bytes_limit)
-        return 0;
-    *j = (jax_stats){p->stats.bytes_in_use, p->stats.bytes_limit, p->stats.peak_bytes_in_use,
-                     p->stats.largest_free_block_bytes, p->stats.has_peak_bytes_in_use,
-                     p->stats.has_largest_free_block_bytes};
-    return 1;
-}
-
-static int log_jax_stats(const od_triage *t, jax_stats *j)
-{
-    const od_mem_stats *m = t ? t->stats : NULL;
-    if (!m || !m->jax || !(m->have & OD_MS_ALLOCATED) || !(m->have & OD_MS_LIMIT))
-        return 0;
-    *j = (jax_stats){m->allocated_bytes, m->limit_bytes, m->allocated_peak_bytes, m->largest_free_block_bytes,
-                     (m->have & OD_MS_ALLOCATED_PEAK) != 0, (m->have & OD_MS_LARGEST_FREE) != 0};
-    return 1;
+    const od_profile *p = in->kind == OD_INPUT_PROFILE ? in->profile : NULL;
+    const od_mem_stats *m = in->kind == OD_INPUT_LOG && in->triage ? in->triage->stats : NULL;
+    if (p && p->kind == OD_PROFILE_JAX_STATS && p->stats.has_bytes_in_use && p->stats.has_bytes_limit) {
+        *j = (jax_stats){p->stats.bytes_in_use, p->stats.bytes_limit, p->stats.peak_bytes_in_use,
+                         p->stats.largest_free_block_bytes, p->stats.has_peak_bytes_in_use,
+                         p->stats.has_largest_free_block_bytes};
+        return 1;
+    }
+    if (m && m->jax && (m->have & OD_MS_ALLOCATED) && (m->have & OD_MS_LIMIT)) {
+        *j = (jax_stats){m->allocated_bytes, m->limit_bytes, m->allocated_peak_bytes, m->largest_free_block_bytes,
+                         (m->have & OD_MS_ALLOCATED_PEAK) != 0, (m->have & OD_MS_LARGEST_FREE) != 0};
+        return 1;
+    }
+    return 0;
 }
 
 /* The peak held all but 2 % of the limit or less: the device was full then (JAX counts no
@@ -982,9 +980,8 @@ static int inputs_are_jax(const od_diag_input *ins, size_t n)
 {
     jax_stats js;
     for (size_t i = 0; i < n; i++)
-        if ((ins[i].kind == OD_INPUT_PROFILE && ins[i].profile &&
-             (ins[i].profile->kind == OD_PROFILE_JAX_STATS || ins[i].profile->kind == OD_PROFILE_JAX_PPROF)) ||
-            (ins[i].kind == OD_INPUT_LOG && log_jax_stats(ins[i].triage, &js)))
+        if (input_jax_stats(&ins[i], &js) ||
+            (ins[i].kind == OD_INPUT_PROFILE && ins[i].profile && ins[i].profile->kind == OD_PROFILE_JAX_PPROF))
             return 1;
     return 0;
 }
@@ -1019,7 +1016,7 @@ static void evidence_from_log(od_diagnosis *d, const od_diag_input *in, size_t i
              iec(ru, c, sizeof c), iec(m->non_releasable_bytes, e, sizeof e), (unsigned long long)m->ooms);
     }
     jax_stats js;
-    if (log_jax_stats(t, &js))
+    if (input_jax_stats(in, &js))
         jax_stats_evidence(d, idx, in->name, &js);
     if (t->stats && !t->stats->jax && (t->stats->have & OD_MS_RESERVED) && (t->stats->have & OD_MS_ALLOCATED))
         evid(d, idx, "reserved_bytes", (double)t->stats->reserved_bytes,
@@ -1142,7 +1139,7 @@ static void evidence_from_profile(od_diagnosis *d, const od_diag_input *in, size
              list);
         return;
     case OD_PROFILE_JAX_STATS:
-        if (profile_jax_stats(p, &js))
+        if (input_jax_stats(in, &js))
             jax_stats_evidence(d, idx, in->name, &js);
         else
             evid(d, idx, NULL, 0, "%s: JAX memory_stats without bytes_in_use and bytes_limit", in->name);
@@ -2227,8 +2224,7 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
         size_t full = OD_NO_INPUT;
         jax_stats js;
         for (size_t i = 0; i < n && full == OD_NO_INPUT; i++)
-            if ((ins[i].kind == OD_INPUT_PROFILE && profile_jax_stats(ins[i].profile, &js) && jax_stats_full(&js)) ||
-                (ins[i].kind == OD_INPUT_LOG && log_jax_stats(ins[i].triage, &js) && jax_stats_full(&js)))
+            if (input_jax_stats(&ins[i], &js) && jax_stats_full(&js))
                 full = i;
         d->verdict = ooms || full != OD_NO_INPUT ? OD_VERDICT_UNKNOWN : OD_VERDICT_HEALTHY;
         if (ooms)
