@@ -1716,23 +1716,22 @@ static int get_u64(json_t *o, const char *key, uint64_t *out)
     return 0;
 }
 
-/* The keys memory_stats figures are read from: PyTorch's (torch.cuda.memory_stats), then
- * JAX's (device.memory_stats), each into its field of od_mem_stats. */
-#define N_TORCH_KEYS 7
-static const struct { const char *k; unsigned bit; size_t at; } stats_keys[] = {
-    {"allocated_bytes.all.current", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes)},
-    {"allocated_bytes.all.peak", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes)},
-    {"reserved_bytes.all.current", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes)},
-    {"reserved_bytes.all.peak", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes)},
-    {"inactive_split_bytes.all.current", OD_MS_INACTIVE, offsetof(od_mem_stats, inactive_split_bytes)},
-    {"num_ooms", OD_MS_OOMS, offsetof(od_mem_stats, ooms)},
-    {"num_alloc_retries", OD_MS_RETRIES, offsetof(od_mem_stats, retries)},
-    {"bytes_in_use", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes)},
-    {"peak_bytes_in_use", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes)},
-    {"pool_bytes", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes)},
-    {"peak_pool_bytes", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes)},
-    {"bytes_limit", OD_MS_LIMIT, offsetof(od_mem_stats, limit_bytes)},
-    {"largest_free_block_bytes", OD_MS_LARGEST_FREE, offsetof(od_mem_stats, largest_free_block_bytes)},
+/* The keys memory_stats figures are read from, PyTorch's (torch.cuda.memory_stats) and JAX's
+ * (device.memory_stats, jax set), each into its field of od_mem_stats. */
+static const struct { const char *k; unsigned bit; size_t at; int jax; } stats_keys[] = {
+    {"allocated_bytes.all.current", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes), 0},
+    {"allocated_bytes.all.peak", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes), 0},
+    {"reserved_bytes.all.current", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes), 0},
+    {"reserved_bytes.all.peak", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes), 0},
+    {"inactive_split_bytes.all.current", OD_MS_INACTIVE, offsetof(od_mem_stats, inactive_split_bytes), 0},
+    {"num_ooms", OD_MS_OOMS, offsetof(od_mem_stats, ooms), 0},
+    {"num_alloc_retries", OD_MS_RETRIES, offsetof(od_mem_stats, retries), 0},
+    {"bytes_in_use", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes), 1},
+    {"peak_bytes_in_use", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes), 1},
+    {"pool_bytes", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes), 1},
+    {"peak_pool_bytes", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes), 1},
+    {"bytes_limit", OD_MS_LIMIT, offsetof(od_mem_stats, limit_bytes), 1},
+    {"largest_free_block_bytes", OD_MS_LARGEST_FREE, offsetof(od_mem_stats, largest_free_block_bytes), 1},
 };
 #define N_STATS_KEYS (sizeof stats_keys / sizeof stats_keys[0])
 
@@ -1749,17 +1748,15 @@ static int is_stats_key(const char *key)
  * reserved; JAX: bytes in use, and a limit or a peak). */
 static int stats_from(json_t *o, od_mem_stats *m)
 {
-    memset(m, 0, sizeof *m);
-    for (size_t i = 0; i < N_TORCH_KEYS; i++)
-        if (get_u64(o, stats_keys[i].k, (uint64_t *)((char *)m + stats_keys[i].at)))
-            m->have |= stats_keys[i].bit;
-    if (m->have & (OD_MS_ALLOCATED | OD_MS_RESERVED))
-        return 1;
-    memset(m, 0, sizeof *m);
-    for (size_t i = N_TORCH_KEYS; i < N_STATS_KEYS; i++)
-        if (get_u64(o, stats_keys[i].k, (uint64_t *)((char *)m + stats_keys[i].at)))
-            m->have |= stats_keys[i].bit;
-    m->jax = 1;
+    for (int jax = 0; jax < 2; jax++) {
+        memset(m, 0, sizeof *m);
+        m->jax = jax;
+        for (size_t i = 0; i < N_STATS_KEYS; i++)
+            if (stats_keys[i].jax == jax && get_u64(o, stats_keys[i].k, (uint64_t *)((char *)m + stats_keys[i].at)))
+                m->have |= stats_keys[i].bit;
+        if (!jax && (m->have & (OD_MS_ALLOCATED | OD_MS_RESERVED)))
+            return 1;
+    }
     return (m->have & OD_MS_ALLOCATED) && (m->have & (OD_MS_LIMIT | OD_MS_ALLOCATED_PEAK));
 }
 
@@ -1993,7 +1990,7 @@ static const char *repr_key(repr_reader *r, const char *p, const char *end)
 
 /* Where a literal may open in [p, end): "OrderedDict(", or '{' before a quoted key. Sets
  * what the reader expects next and returns the end of the opening; NULL: none. */
-static const char *repr_open(repr_reader *r, const char *line, const char *p, const char *end, const char **at)
+static const char *repr_open(repr_reader *r, const char *line, const char *p, const char *end)
 {
     for (; p < end; p++) {
         const char *b = memchr(p, '{', (size_t)(end - p)), *od = find(p, b ? b : end, "OrderedDict(");
@@ -2022,7 +2019,6 @@ static const char *repr_open(repr_reader *r, const char *line, const char *p, co
             pe--;
         r->prefix_len = pe > line && (size_t)(pe - line) < sizeof r->prefix ? (size_t)(pe - line) : 0;
         memcpy(r->prefix, line, r->prefix_len);
-        *at = o;
         return e;
     }
     return NULL;
@@ -2036,11 +2032,8 @@ static void repr_line(repr_reader *r, const char *line, size_t n)
     if (r->expect != R_IDLE && r->prefix_len && n >= r->prefix_len && memcmp(p, r->prefix, r->prefix_len) == 0)
         p += r->prefix_len;
     while (!r->nomem) {
-        if (r->expect == R_IDLE) {
-            const char *at;
-            if (!(p = repr_open(r, line, p, end, &at)))
-                return;
-        }
+        if (r->expect == R_IDLE && !(p = repr_open(r, line, p, end)))
+            return;
         p = skip_sp(p, end);
         if (p >= end)
             return; /* the literal goes on on the next line */
@@ -2732,7 +2725,6 @@ struct od_triage_stream {
     size_t stats_len, stats_cap;
     int stats_state;            /* 0: only white space so far, 1: starts with '{', -1: not one */
     repr_reader repr;           /* a memory_stats dict printed by Python, read as it comes */
-    int scanned;                /* finish normalized and unwrapped kept */
     od_status st;
     od_error err;
 };
@@ -2933,16 +2925,16 @@ static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_
     if (has_comma && (found & M_SMI_CSV))
         ts->in_smi_csv = 1;
 
-    /* lines are kept as they were read (normalized for the scan at the end) */
+    /* lines are kept normalized, as the scan at the end reads them (the same length) */
     int ok;
     if (anchor) {
-        ok = flush_ring(ts) && keep_line(ts, line, n, off, lineno, newline);
+        ok = flush_ring(ts) && keep_line(ts, p, n, off, lineno, newline);
         ts->after_left = AFTER_LINES;
     } else if (ts->after_left) {
-        ok = keep_line(ts, line, n, off, lineno, newline);
+        ok = keep_line(ts, p, n, off, lineno, newline);
         ts->after_left--;
     } else {
-        ok = hold_line(ts, line, n, off, lineno, newline);
+        ok = hold_line(ts, p, n, off, lineno, newline);
     }
     if (!ok) {
         ts->st = od_fail(&ts->err, OD_ERR_NOMEM, "out of memory");
@@ -3024,8 +3016,6 @@ od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_erro
     if (!put(&ts->kept, &ts->kept_len, &ts->kept_cap, "", 0))
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     ts->kept[ts->kept_len] = '\0';
-    normalize(ts->kept, ts->kept_len);
-    ts->scanned = 1;
     repr_end(&ts->repr);
     od_status st = scan_text(ts->kept, ts->kept_len, &fl, ts->stats_state > 0 ? ts->stats : NULL, ts->stats_len,
                              ts->repr.found ? &ts->repr.m : NULL, out, err);
@@ -3038,8 +3028,6 @@ od_status od_triage_stream_finish(od_triage_stream *ts, od_triage **out, od_erro
         map_back(ts, &t->summaries[i].offset, &t->summaries[i].line);
     return OD_OK;
 }
-
-
 
 void od_triage_stream_free(od_triage_stream *ts)
 {
