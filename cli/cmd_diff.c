@@ -126,7 +126,7 @@ int od_cmd_diff(int argc, char **argv)
         case 'j': json = 1; break;
         case 'h': usage(); return OD_EXIT_OK;
         case ':': return od_cli_usage_error("diff", "option '%s' needs a value", argv[optind - 1]);
-        default: return od_cli_unknown_option("diff", "h", argv);
+        default: return od_cli_unknown_option("diff", "h", opts, argv);
         }
     }
     if (argc - optind != 2)

@@ -582,7 +582,7 @@ int od_cmd_doctor(int argc, char **argv)
         default: {
             int r = od_cli_workload_flag("doctor", c, optarg, &w);
             if (r < 0)
-                return od_cli_unknown_option("doctor", "h", argv);
+                return od_cli_unknown_option("doctor", "h", opts, argv);
             if (r)
                 return r;
             plan_flags = 1;

@@ -98,7 +98,7 @@ int od_cmd_gpus(int argc, char **argv)
         case 'j': json = 1; break;
         case 'L': lib = optarg; break;
         case 'h': usage(); return OD_EXIT_OK;
-        default: return od_cli_unknown_option("gpus", "h", argv);
+        default: return od_cli_unknown_option("gpus", "h", opts, argv);
         }
     }
     if (optind < argc)

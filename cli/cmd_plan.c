@@ -974,7 +974,7 @@ int od_cmd_plan(int argc, char **argv)
         case O_JSON: json = 1; break;
         case O_FAIL: fail_if = 1; break;
         case ':': return od_cli_usage_error(CMD, "%s needs a value", argv[optind - 1]);
-        default: return od_cli_unknown_option(CMD, ":h", argv);
+        default: return od_cli_unknown_option(CMD, ":h", OPTS, argv);
         }
         if (rc)
             return rc;

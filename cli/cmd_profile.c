@@ -339,7 +339,7 @@ int od_cmd_profile(int argc, char **argv)
             usage();
             return OD_EXIT_OK;
         default:
-            return od_cli_unknown_option("profile", "h", argv);
+            return od_cli_unknown_option("profile", "h", opts, argv);
         }
     }
     if (optind >= argc)

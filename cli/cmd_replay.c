@@ -167,7 +167,7 @@ int od_cmd_replay(int argc, char **argv)
         case 'j': json = 1; break;
         case 'h': fputs(usage, stdout); return OD_EXIT_OK;
         default:
-            return od_cli_unknown_option(cmd, "h", argv);
+            return od_cli_unknown_option(cmd, "h", longopts, argv);
         }
     }
     if (optind != argc - 1)

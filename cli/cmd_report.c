@@ -381,7 +381,7 @@ int od_cmd_report(int argc, char **argv)
                 return od_cli_usage_error("report", "option '-o' needs a FILE");
             int r = od_cli_workload_flag("report", c, optarg, &pa.w);
             if (r < 0)
-                return od_cli_unknown_option("report", "ho:", argv);
+                return od_cli_unknown_option("report", "ho:", opts, argv);
             if (r)
                 return r;
             plan_flag = 1;

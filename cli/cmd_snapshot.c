@@ -250,7 +250,7 @@ int od_cmd_snapshot(int argc, char **argv)
             break;
         case 'h': usage(stdout); return OD_EXIT_OK;
         default:
-            return od_cli_unknown_option("snapshot", "h", argv);
+            return od_cli_unknown_option("snapshot", "h", opts, argv);
         }
     }
     if (optind != argc - 1)

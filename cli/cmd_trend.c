@@ -238,7 +238,7 @@ int od_cmd_trend(int argc, char **argv)
         case 'j': json = 1; break;
         case 'h': usage(); return OD_EXIT_OK;
         case ':': return od_cli_usage_error("trend", "option '%s' needs a value", argv[optind - 1]);
-        default: return od_cli_unknown_option("trend", "h", argv);
+        default: return od_cli_unknown_option("trend", "h", opts, argv);
         }
     }
     if (argc - optind != 1)

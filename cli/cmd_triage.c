@@ -271,7 +271,7 @@ int od_cmd_triage(int argc, char **argv)
         switch (c) {
         case 'j': json = 1; break;
         case 'h': usage(); return OD_EXIT_OK;
-        default: return od_cli_unknown_option("triage", "h", argv);
+        default: return od_cli_unknown_option("triage", "h", opts, argv);
         }
     }
     if (argc - optind > 1)

@@ -882,7 +882,7 @@ int od_cmd_watch(int argc, char **argv)
         case 'j': json = 1; break;
         case 'L': lib = optarg; break;
         case 'h': usage(); return OD_EXIT_OK;
-        default: return od_cli_unknown_option("watch", "+h", argv);
+        default: return od_cli_unknown_option("watch", "+h", opts, argv);
         }
     }
     char **cmd = optind < argc ? argv + optind : NULL;

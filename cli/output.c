@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,14 +417,24 @@ int od_cli_safe_publish(od_safe_file *sf)
     return 0;
 }
 
-int od_cli_unknown_option(const char *cmd, const char *shortopts, char *const argv[])
+int od_cli_unknown_option(const char *cmd, const char *shortopts, const struct option *longopts, char *const argv[])
 {
+    /* getopt_long leaves optind past the previous argument while it is inside a cluster, so
+     * the argument before optind is the long option only when its name (or the prefix of it
+     * getopt_long accepts) has optopt's code. */
     const char *a = argv[optind - 1];
-    int is_long = a[0] == '-' && a[1] == '-';
-    if (optopt && (is_long || (optopt != ':' && strchr(shortopts, optopt))))
-        return od_cli_usage_error(cmd, "%s needs a value", a);
+    size_t n = strcspn(a, "=");
+    const struct option *lo = NULL;
+    for (const struct option *o = longopts; optopt && a[0] == '-' && a[1] == '-' && o->name && !lo; o++)
+        if (o->val == optopt && n > 2 && n - 2 <= strlen(o->name) && strncmp(a + 2, o->name, n - 2) == 0)
+            lo = o;
+    if (lo && a[n] == '=' && lo->has_arg == no_argument)
+        return od_cli_usage_error(cmd, "%.*s takes no value", (int)n, a);
+    if (lo)
+        return od_cli_usage_error(cmd, "%.*s needs a value", (int)n, a);
+    if (optopt && optopt != ':' && strchr(shortopts, optopt))
+        return od_cli_usage_error(cmd, "-%c needs a value", optopt);
     if (optopt)
         return od_cli_usage_error(cmd, "unknown option '-%c'", optopt);
-    size_t n = strcspn(a, "=");
     return od_cli_usage_error(cmd, "unknown option '%.*s'", (int)n, a);
 }

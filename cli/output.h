@@ -34,11 +34,13 @@ int od_cli_report_error(const char *file, const od_error *err);
 /* Print "oomdoc: CMD: message" plus a hint to run --help; returns OD_EXIT_USAGE. */
 int od_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* The usage error for the option getopt_long (with shortopts) just refused, named as
- * typed: a known option missing its value ("--capacity needs a value"), an unknown short
- * option by its letter, even inside a cluster ("-snap" refuses -s), or an unknown long one
- * by its name ("--bogus", without any "=value"). */
-int od_cli_unknown_option(const char *cmd, const char *shortopts, char *const argv[]);
+/* The usage error for the option getopt_long (with shortopts and longopts) just refused,
+ * named as typed: a known option missing its value ("--capacity needs a value") or given
+ * one it does not take ("--json takes no value"), an unknown short option by its letter,
+ * even inside a cluster ("-snap" refuses -s), or an unknown long one by its name
+ * ("--bogus", without any "=value"). */
+struct option;
+int od_cli_unknown_option(const char *cmd, const char *shortopts, const struct option *longopts, char *const argv[]);
 
 /* True when colour may be written to f: a terminal, NO_COLOR unset, TERM not "dumb". */
 int od_cli_color(FILE *f);

@@ -1,0 +1,1 @@
+$OOMDOC doctor --json -snap tests/data/snapshots/frag_default.pickle

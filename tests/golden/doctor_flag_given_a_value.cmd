@@ -1,0 +1,1 @@
+$OOMDOC doctor --json=yes tests/data/snapshots/frag_default.pickle
