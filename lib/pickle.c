@@ -1501,8 +1501,10 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
     od_ptree *t = m->t;
     if (end - p < 32 || p[0] != 0x94 || p[1] != '(' || m->n_memo >= m->memo_cap)
         return NULL;
-    if (m->sp + 2 * FAST_DICT_MAX + 2 > m->stack_cap &&
-        !od_grow((void **)&m->stack, &m->stack_cap, m->sp + 2 * FAST_DICT_MAX + 2, sizeof(od_pv)))
+    /* room for the dict and its pairs, within MAX_STACK (else the general path says so) */
+    if (m->sp + 2 * FAST_DICT_MAX + 2 > MAX_STACK ||
+        (m->sp + 2 * FAST_DICT_MAX + 2 > m->stack_cap &&
+         !od_grow((void **)&m->stack, &m->stack_cap, m->sp + 2 * FAST_DICT_MAX + 2, sizeof(od_pv))))
         return NULL;
     size_t midx = m->n_memo;
     m->memo[midx] = (uint32_t)V_UNSET; /* the dict itself: a fetch of it before it is done deopts */
@@ -1707,7 +1709,7 @@ deopt:;
         *st = nomem(m);
         return NULL;
     }
-    if (m->n_marks == m->marks_cap && !od_grow((void **)&m->marks, &m->marks_cap, m->n_marks + 1, sizeof(size_t))) {
+    if (m->n_marks == m->marks_cap && !room(m, (void **)&m->marks, &m->marks_cap, m->n_marks, sizeof(size_t))) {
         *st = nomem(m);
         return NULL;
     }

@@ -358,7 +358,7 @@ static void deep_nesting_does_not_recurse(void **state)
 }
 
 /* The stack and the MARKs hold at most 4 Mi entries (2^22): a file of nothing but MARKs,
- * DUPs or empty lists fails at the first one past that, at its offset, instead of taking
+ * DUPs, empty lists or small dicts fails at the first one past that, at its offset, instead of taking
  * gigabytes (2e8 MARKs gzip to 194 KB); 200,000 levels of nesting still load, above. */
 static void stack_is_bounded(void **state)
 {
@@ -383,6 +383,21 @@ static void stack_is_bounded(void **state)
         assert_non_null(strstr(err.msg, "on the pickle's stack"));
         free(buf);
     }
+    /* dicts the one-step path takes ({1: 2}, 8 bytes each) count too: the stack is full
+     * at the second value of dict 2^22 - 2, five bytes into it */
+    static const unsigned char d[8] = {'}', 0x94, '(', 'K', 1, 'K', 2, 'u'};
+    size_t n = 2 + 8 * (limit + 2) + 1;
+    unsigned char *buf = malloc(n);
+    buf[0] = 0x80;
+    buf[1] = 4;
+    for (size_t i = 0; i < limit + 2; i++)
+        memcpy(buf + 2 + 8 * i, d, 8);
+    buf[n - 1] = '.';
+    od_ptree *t = NULL;
+    od_error err;
+    assert_int_equal(parse(buf, n, &t, &err), OD_ERR_LIMIT);
+    assert_int_equal(err.offset, 2 + 8 * (limit - 2) + 5);
+    free(buf);
 }
 
 static od_snapshot *load_file(const char *path, od_error *err, od_status *st)
