@@ -21,8 +21,9 @@ struct od_trace_store {
     od_u64map addr_ids;          /* address -> its number */
     size_t n_addrs;
     size_t cap_next;
-    uint32_t *next;              /* by key: the key of the entry that followed it last
-                                    (UINT32_MAX none), the guess tried before the index */
+    uint32_t (*next)[2];         /* by key: the keys of the entries that followed it the last
+                                    two times it was followed by another (UINT32_MAX none),
+                                    the guesses tried before the index */
     uint32_t last;               /* the key of the last entry added (UINT32_MAX: none) */
 };
 
@@ -73,7 +74,7 @@ static uint32_t intern(od_trace_store *s, const od_trace_key *k)
         at = (at + 1) & (s->index_cap - 1);
     }
     if (s->n_keys >= UINT32_MAX - 1 || !od_grow((void **)&s->keys, &s->cap_keys, s->n_keys + 1, sizeof *s->keys) ||
-        !od_grow((void **)&s->next, &s->cap_next, 2 * s->n_keys + 2, sizeof *s->next))
+        !od_grow((void **)&s->next, &s->cap_next, s->n_keys + 1, sizeof *s->next))
         return UINT32_MAX;
     int found;
     uint32_t *aid = od_u64map_slot(&s->addr_ids, k->addr, &found);
@@ -81,7 +82,7 @@ static uint32_t intern(od_trace_store *s, const od_trace_key *k)
         return UINT32_MAX;
     if (!found)
         *aid = (uint32_t)s->n_addrs++;
-    s->next[2 * s->n_keys] = s->next[2 * s->n_keys + 1] = UINT32_MAX;
+    s->next[s->n_keys][0] = s->next[s->n_keys][1] = UINT32_MAX;
     s->keys[s->n_keys] = *k;
     s->keys[s->n_keys].addr_id = *aid;
     s->index[at] = (uint32_t)(s->n_keys + 1);
@@ -117,9 +118,9 @@ int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
     k.action = e->action;
     /* A loop repeats its sequence of entries: the key that followed the last entry's key
      * the previous time is usually this one, and comparing it costs less than hashing. */
-    uint32_t id = s->last != UINT32_MAX ? s->next[2 * s->last] : UINT32_MAX;
+    uint32_t id = s->last != UINT32_MAX ? s->next[s->last][0] : UINT32_MAX;
     if (id != UINT32_MAX && !key_equal(&s->keys[id], &k)) {
-        id = s->next[2 * s->last + 1];
+        id = s->next[s->last][1];
         if (id != UINT32_MAX && !key_equal(&s->keys[id], &k))
             id = UINT32_MAX;
     }
@@ -140,9 +141,9 @@ int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
     s->slots[s->n].key = id;
     s->slots[s->n].dt_us = near ? (int32_t)dt : OD_TRACE_FAR;
     s->n++;
-    if (s->last != UINT32_MAX && s->next[2 * s->last] != id) {
-        s->next[2 * s->last + 1] = s->next[2 * s->last];
-        s->next[2 * s->last] = id;
+    if (s->last != UINT32_MAX && s->next[s->last][0] != id) {
+        s->next[s->last][1] = s->next[s->last][0];
+        s->next[s->last][0] = id;
     }
     s->last = id;
     return 1;
