@@ -17,7 +17,6 @@
 #include "../lib/mem.h"
 #include "../lib/units.h"
 #include "output.h"
-#include "snapin.h"
 
 struct od_cli_text {
     const char *path;
@@ -145,8 +144,6 @@ od_snapshot *od_cli_text_load_snapshot(od_cli_text *t, int *exit_code)
 {
     assert(!t->fed);
     t->fed = 1;
-    if (t->regular) /* from the start, with the file's own progress */
-        return od_cli_load_snapshot(t->path, exit_code);
     od_input *in = NULL;
     od_snapshot *snap = NULL;
     od_error err;

@@ -25,8 +25,8 @@ od_cli_text *od_cli_text_open(const char *path, int *exit_code);
  * decide). The one place doctor, report and trend ask it. */
 od_file_kind od_cli_text_kind(const od_cli_text *t);
 
-/* Whether the input can be opened again by name (a regular file), so that a snapshot or
- * profiler record found in the head is better streamed from the path than read here. */
+/* Whether the input can be opened again by name (a regular file), so that a profiler
+ * record found in the head is better read from the path than slurped here. */
 int od_cli_text_reopenable(const od_cli_text *t);
 
 /* Hand the whole input, head first, to fn(ctx, data, n) chunk by chunk, until the end or
@@ -38,9 +38,9 @@ int od_cli_text_each(od_cli_text *t, od_cli_chunk_fn fn, void *ctx);
  * excludes the NUL): for profiler records given on stdin (a snapshot is streamed:
  * od_cli_text_load_snapshot). NULL with the error printed and *exit_code set. */
 char *od_cli_text_slurp(od_cli_text *t, size_t *len, int *exit_code);
-/* Load the snapshot t holds (its head told a snapshot), streamed: a regular file is read
- * again by name, a pipe (which cannot be) on from where the head was taken, in memory
- * bounded either way. NULL with the error printed and *exit_code set. */
+/* Load the snapshot t holds (its head told a snapshot), streamed on from where the head
+ * was taken (a file or a pipe alike, with t's progress), in bounded memory. NULL with the
+ * error printed and *exit_code set. */
 od_snapshot *od_cli_text_load_snapshot(od_cli_text *t, int *exit_code);
 void od_cli_text_close(od_cli_text *t);
 
