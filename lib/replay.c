@@ -305,8 +305,8 @@ static od_status run(od_allocsim *sim, rctx *c, od_error *err)
             if (oom) note_oom(sim, r, i, t->size, 0);
             else if (a != t->addr) r->alloc_addr_mismatches++;
             if (a && c->block_out) { /* 0: not a whole number of units (a seeded block's odd size) */
-                uint64_t bytes = od_allocsim_block_size(sim, a), units = bytes / OD_BLOCK_UNIT;
-                c->block_out[i] = bytes % OD_BLOCK_UNIT == 0 && units <= UINT32_MAX ? (uint32_t)units : 0;
+                uint64_t bytes = od_allocsim_block_size(sim, a), units = bytes / OD_SIM_MIN_BLOCK;
+                c->block_out[i] = bytes % OD_SIM_MIN_BLOCK == 0 && units <= UINT32_MAX ? (uint32_t)units : 0;
             }
             /* only addresses where the model differs from the recording need mapping
              * (a recorded address can be reused: drop any stale mapping) */

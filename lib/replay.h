@@ -36,19 +36,16 @@
 #include "allocsim.h"
 #include "snapshot.h"
 
-/* Every block the caching allocator hands out is a multiple of 512 bytes (kMinBlockSize). */
-#define OD_BLOCK_UNIT 512u
-
 /* Zero it before filling it in (memset, or = {0}): fields added later stay off. */
 typedef struct {
     od_allocsim_config cfg;  /* settings and cap to replay under */
     int64_t device;          /* device trace to replay; -1 = the first with entries */
     /* Optional (NULL = none), caller-allocated, one slot per trace entry of the replayed
      * device: the replay writes, for each alloc entry the model served, the size of the
-     * block it handed out in units of OD_BLOCK_UNIT bytes (the rounded request, or more
+     * block it handed out in units of OD_SIM_MIN_BLOCK bytes (the rounded request, or more
      * when the remainder was not split), and 0 for every other entry (and for a block
-     * of 2^32 units or more, which no device holds, or not a whole number of units). The sum of these minus the sizes of
-     * the blocks freed so far is the model's memory_allocated() after each entry, except
+     * of 2^32 units or more, which no device holds, or not a whole number of units).
+     * The sum of these minus the sizes of the blocks freed so far is the model's memory_allocated() after each entry, except
      * for blocks seeded before a wrapped trace begins and oom entries a what-if serves.
      * Four bytes an entry: a ten-million-entry trace's slots take 40 MB. */
     uint32_t *block_units_out;

@@ -344,7 +344,7 @@ static od_status build_lives(od_trace *t, const uint32_t *block_units, od_error 
         const od_trace_entry *x = &xe;
         uint32_t li = NO_LIFE;
         if (x->action == OD_ACT_ALLOC) {
-            uint64_t blk = block_units && block_units[i] ? (uint64_t)block_units[i] * OD_BLOCK_UNIT
+            uint64_t blk = block_units && block_units[i] ? (uint64_t)block_units[i] * OD_SIM_MIN_BLOCK
                                                          : od_round_request(x->size);
             li = add_life(&b, (uint32_t)i, blk);
             if (li == NO_LIFE)

@@ -101,7 +101,7 @@ typedef struct {
 } od_trace;
 
 /* Build the model of device's trace. block_units, when not NULL, gives the block size of
- * every alloc entry in OD_BLOCK_UNIT bytes (indexed by entry; from a verified replay, 0:
+ * every alloc entry in OD_SIM_MIN_BLOCK (512) bytes (indexed by entry; from a verified replay, 0:
  * not known); otherwise requests are rounded. A device without a trace gives has_trace 0 and the blocks live at the end as
  * lifetimes. Fails with OD_ERR_LIMIT (trace of 2^32 entries or more, sums past 2^64),
  * OD_ERR_NOMEM. */
