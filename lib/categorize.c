@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gpus.h"
 #include "sites.h"
 #include "mem.h"
 #include "u64map.h"
@@ -104,19 +105,6 @@ od_category od_categorize_stack(const od_snapshot *s, uint32_t stack)
     if (user_frame)
         return OD_CAT_TEMPORARIES;
     return OD_CAT_UNKNOWN;
-}
-
-
-/* cuBLAS workspaces: one per (handle, stream), allocated through the caching allocator
- * by the first matmul on that handle and never freed. Their size is
- * CUBLAS_WORKSPACE_CONFIG's: PyTorch's default is ":4096:8" (32 MiB) on Hopper and later
- * and ":4096:2:16:8" (2 x 4 MiB + 8 x 16 KiB) before (aten/src/ATen/cuda/CublasHandlePool.cpp,
- * getChosenWorkspaceSize), and 128 MiB on ROCm's gfx94x (MI300X); the H200 fixtures show
- * two 32 MiB ones, the main thread's (with the first matmul's frames) and the autograd
- * engine's (none). */
-static int workspace_size(uint64_t requested)
-{
-    return requested == (32ull << 20) || requested == (8ull << 20) + (128ull << 10) || requested == (128ull << 20);
 }
 
 /* Whether a stack's innermost frames can be the first matmul, as when cuBLAS's first call
@@ -241,7 +229,7 @@ static od_category lifetime_category(const od_trace *t, const od_lifetime *l, od
                                      size_t weights_until, int *forward_ws)
 {
     od_life_origin o = od_life_of(t, l);
-    if (l->free_index == OD_TRACE_NEVER && workspace_size(o.requested_bytes) && by_frames != OD_CAT_PARAMETERS &&
+    if (l->free_index == OD_TRACE_NEVER && od_cublas_workspace_size(o.requested_bytes) && by_frames != OD_CAT_PARAMETERS &&
         by_frames != OD_CAT_OPTIMIZER_STATES && by_frames != OD_CAT_KV_CACHE) {
         /* a block live before a wrapped trace began counts only with its frames to show it */
         int m = o.stack == 0 ? (l->alloc_index != OD_TRACE_BEFORE ? 2 : 0) : matmul_frames(t->snap, o.stack);

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gpus.h"
+
 #define MIB (1024.0 * 1024.0)
 
 typedef struct {
@@ -149,7 +151,7 @@ void od_workload_defaults(od_workload *w)
     w->weights = OD_W_BF16;
     w->kv_cache = OD_KV_DYNAMIC;
     w->paged_block = 16;
-    w->workspace_bytes = 32 * 1024 * 1024;
+    w->workspace_bytes = OD_CUBLAS_WS_SM90;
 }
 
 /* ---- what autograd saves (training) -------------------------------------------- */

@@ -16,17 +16,15 @@
 
 /* CUDA context + cuBLAS/cuDNN/SDPA kernels as NVML sees them on the H200 (705 MB). */
 #define CTX_MEASURED 705495040ULL
-/* One cuBLAS workspace: torch allocates one per (thread's handle, stream) through the
- * caching allocator and keeps it (aten/src/ATen/cuda/CublasHandlePool.cpp,
- * parseChosenWorkspaceSize): 32 MiB (":4096:8") on compute capability 9.x, 10.x and
- * 12.x, ":4096:2:16:8" = 8.125 MiB before; cuBLASLt shares it unless
- * TORCH_CUBLASLT_UNIFIED_WORKSPACE=0. ROCm: 32 MiB, 128 MiB on gfx94x/gfx95x. The real
- * H200 runs show one 32 MiB block per thread that ran matmuls (snap_train_default: the
- * forward's, with Python frames, and the autograd engine's, without; snap_infer_llama:
- * one). The estimate counts how many threads a task uses. */
-#define WS_SM90 (32 * MIB)
-#define WS_OLD ((uint64_t)(8.125 * MIB))
-#define WS_GFX94 (128 * MIB)
+/* The estimate counts how many workspaces (threads) a task uses (gpus.h). */
+#define WS_SM90 OD_CUBLAS_WS_SM90
+#define WS_OLD OD_CUBLAS_WS_OLD
+#define WS_GFX94 OD_CUBLAS_WS_GFX94
+
+int od_cublas_workspace_size(uint64_t bytes)
+{
+    return bytes == OD_CUBLAS_WS_SM90 || bytes == OD_CUBLAS_WS_OLD || bytes == OD_CUBLAS_WS_GFX94;
+}
 
 /* Smallest memory first: od_gpu_by_memory walks the table in this order (test_plan
  * checks it), so a new entry goes where its memory puts it. */

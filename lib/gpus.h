@@ -8,6 +8,21 @@
 
 #include "od.h"
 
+/* One cuBLAS workspace: torch allocates one per (thread's handle, stream) through the
+ * caching allocator and keeps it (aten/src/ATen/cuda/CublasHandlePool.cpp,
+ * parseChosenWorkspaceSize): 32 MiB (":4096:8") on compute capability 9.x, 10.x and
+ * 12.x, ":4096:2:16:8" = 8.125 MiB before; cuBLASLt shares it unless
+ * TORCH_CUBLASLT_UNIFIED_WORKSPACE=0. ROCm: 32 MiB, 128 MiB on gfx94x/gfx95x. The real
+ * H200 runs show one 32 MiB block per thread that ran matmuls (snap_train_default: the
+ * forward's, with Python frames, and the autograd engine's, without; snap_infer_llama:
+ * one). */
+#define OD_CUBLAS_WS_SM90 ((uint64_t)32 << 20)
+#define OD_CUBLAS_WS_OLD (((uint64_t)8 << 20) + ((uint64_t)128 << 10))
+#define OD_CUBLAS_WS_GFX94 ((uint64_t)128 << 20)
+
+/* Whether a request of this size is one of the workspace sizes above. */
+int od_cublas_workspace_size(uint64_t bytes);
+
 typedef struct {
     char name[48];              /* canonical name, e.g. "h100-sxm" */
     char description[96];
