@@ -1335,7 +1335,7 @@ static void advise(rx *x, int now_, int klass, double cost, const char *action, 
         int lacks = 0;
         int f = od_advice_for_version(action, effect, c.detail, x->have_ver ? &x->ver : NULL, up, sizeof up, &lacks);
         if (f >= 0) {
-            char v[32], lo[32], hi[32];
+            char v[32], hi[32], span[80];
             od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
             if (lacks) {
                 od_torch_version_format(x->ver.upper, hi, sizeof hi);
@@ -1346,10 +1346,8 @@ static void advise(rx *x, int now_, int klass, double cost, const char *action, 
                 now_ = 0;
             } else {
                 if (x->have_ver && od_torch_version_known(x->ver.lower))
-                    snprintf(det, sizeof det, "%s; needs torch >= %s (the evidence allows %s to %s)", c.detail, v,
-                             od_torch_version_format(x->ver.lower, lo, sizeof lo),
-                             od_torch_version_known(x->ver.upper) ? od_torch_version_format(x->ver.upper, hi, sizeof hi)
-                                                                  : "now");
+                    snprintf(det, sizeof det, "%s; needs torch >= %s (the evidence allows %s)", c.detail, v,
+                             od_torch_range_format(&x->ver, span, sizeof span));
                 else
                     snprintf(det, sizeof det, "%s; needs torch >= %s", c.detail, v);
                 copy_text(c.detail, sizeof c.detail, det);
