@@ -21,6 +21,7 @@
 typedef struct {
     unsigned major, minor;
     const char *name;
+    const char *named;   /* the text an advice sentence names it by (NULL: none reads it) */
 } feature_row;
 
 static const feature_row features[OD_TORCH_N_FEATURES] = {
@@ -32,11 +33,11 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
      * reserved memory is >> allocated memory try setting max_split_size_mb ... See
      * documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"), so 1.10. */
     [OD_TORCH_ALLOC_CONF] = {1, 10, "PYTORCH_CUDA_ALLOC_CONF"},
-    [OD_TORCH_MAX_SPLIT_SIZE_MB] = {1, 10, "max_split_size_mb"},
+    [OD_TORCH_MAX_SPLIT_SIZE_MB] = {1, 10, "max_split_size_mb", "max_split_size_mb"},
     /* PR #74213 "[CUDACachingAllocator] Better use of blocks with rounding of allocation
      * sizes" (banitag1, opened 2022-03-15, after 1.11's cut): the single-number form
      * roundup_power2_divisions:4. */
-    [OD_TORCH_ROUNDUP_POWER2_DIVISIONS] = {1, 12, "roundup_power2_divisions"},
+    [OD_TORCH_ROUNDUP_POWER2_DIVISIONS] = {1, 12, "roundup_power2_divisions", "roundup_power2_divisions"},
     /* PR #87290 "Modified roundup_power2_divisions to specify the number of divisions for
      * each power of two interval" (c-odrin, Oct-Nov 2022, before 2.0's cut): the list
      * form, intervals from 1 MB to 64 GB and ">" for the rest. PR #93942 (Feb 2023) made
@@ -45,21 +46,23 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
     [OD_TORCH_ROUNDUP_POWER2_LIST] = {2, 0, "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]"},
     /* PR #74261 "[CUDACachingAlloc/GPUInference] Implement garbage collection without GPU
      * sync" (jaewonlee-fb, 2022-03-15). */
-    [OD_TORCH_GARBAGE_COLLECTION_THRESHOLD] = {1, 12, "garbage_collection_threshold"},
+    [OD_TORCH_GARBAGE_COLLECTION_THRESHOLD] = {1, 12, "garbage_collection_threshold",
+        "garbage_collection_threshold"},
     /* PR #96995 "Expandable blocks in allocator" (zdevito, in review 2023-04-11; PR #99933
      * of 2023-04-24 says it "has been merged from OSS"), after 2.0 was released. */
-    [OD_TORCH_EXPANDABLE_SEGMENTS] = {2, 1, "expandable_segments"},
+    [OD_TORCH_EXPANDABLE_SEGMENTS] = {2, 1, "expandable_segments", "expandable_segments"},
     /* PR #82682 "(Re-open) Adds cudaMallocAsync as an alternative backend for the CUDA
      * allocator" (eqy, opened 2022-08-02; first attempt #65365 by mcarilli, 2021). Still
      * being debugged in mid-August, so whether it made 1.13's September cut is unsure:
      * 2.0. */
-    [OD_TORCH_BACKEND_CUDA_MALLOC_ASYNC] = {2, 0, "backend:cudaMallocAsync"},
+    [OD_TORCH_BACKEND_CUDA_MALLOC_ASYNC] = {2, 0, "backend:cudaMallocAsync", "backend:cudaMallocAsync"},
     /* PR #108488 "[CUDA Host Allocator] Add support of CudaHostRegister" (banitag1, opened
      * 2023-09-03, still in review 2023-10-05), after 2.1's August cut. */
     [OD_TORCH_PINNED_USE_CUDA_HOST_REGISTER] = {2, 2, "pinned_use_cuda_host_register"},
     /* PR #48172 "[Feature] Allow user to specify a fraction of the GPU memory" (CalvinXKY,
      * Nov 2020; pytorch issue #58466 uses it on torch 1.8.1). */
-    [OD_TORCH_SET_PER_PROCESS_MEMORY_FRACTION] = {1, 8, "torch.cuda.set_per_process_memory_fraction"},
+    [OD_TORCH_SET_PER_PROCESS_MEMORY_FRACTION] = {1, 8, "torch.cuda.set_per_process_memory_fraction",
+        "set_per_process_memory_fraction"},
     /* PR #27361 "Comprehensive-ish instrumentation for CUDA memory allocator" (jma127,
      * opened 2019-10-04, after 1.3's release) added memory_stats, memory_summary,
      * memory_snapshot and reset_peak_memory_stats. */
@@ -76,7 +79,8 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
      * torch.cuda.memory._record_memory_history(enabled: bool) and blocks' "history" in
      * _snapshot(). The bool form still works in every later release: torch/cuda/memory.py
      * dispatches `if isinstance(enabled, bool): return _record_memory_history_legacy(...)`. */
-    [OD_TORCH_RECORD_MEMORY_HISTORY] = {1, 13, "torch.cuda.memory._record_memory_history(True)"},
+    [OD_TORCH_RECORD_MEMORY_HISTORY] = {1, 13, "torch.cuda.memory._record_memory_history(True)",
+        "_record_memory_history"},
     /* PR #86241 "Caching allocator tracing" (zdevito, 2022-10-04): trace_alloc_max_entries
      * and the device_traces it fills, after 1.13's cut. */
     [OD_TORCH_RECORD_MEMORY_HISTORY_TRACE] = {2, 0, "torch.cuda.memory._record_memory_history(True, trace_alloc_max_entries=N)"},
@@ -85,27 +89,28 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
      * (torch/cuda/memory.py), documented with _dump_snapshot on "Understanding CUDA Memory
      * Usage" (docs/source/torch_cuda_memory.rst, created 2023-08-23, first in the 2.1
      * docs; pytorch.org/docs/2.0 has neither). */
-    [OD_TORCH_RECORD_MEMORY_HISTORY_ALL] = {2, 1, "torch.cuda.memory._record_memory_history(enabled=\"all\", max_entries=N)"},
-    [OD_TORCH_DUMP_SNAPSHOT] = {2, 1, "torch.cuda.memory._dump_snapshot"},
+    [OD_TORCH_RECORD_MEMORY_HISTORY_ALL] = {2, 1, "torch.cuda.memory._record_memory_history(enabled=\"all\", max_entries=N)",
+        "_record_memory_history(max_entries"},
+    [OD_TORCH_DUMP_SNAPSHOT] = {2, 1, "torch.cuda.memory._dump_snapshot", "_dump_snapshot"},
     /* PR #131152 "Implements torch.cuda.MemPool() API" (syed-ahmed, opened 2024-07-19);
      * use_mem_pool routing landed as #134685 on 2024-08-29, days before 2.5's cut, and
      * the API was documented only by #148374 (Mar 2025). Likely 2.5 (experimental);
      * unsure, so 2.6. */
-    [OD_TORCH_MEMPOOL] = {2, 6, "torch.cuda.MemPool"},
+    [OD_TORCH_MEMPOOL] = {2, 6, "torch.cuda.MemPool", "torch.cuda.MemPool"},
     /* PR #69508 added use_reentrant to torch.utils.checkpoint.checkpoint (pytorch issue
      * #71322, 2022-01-14: "The use_reentrant flag was introduced ... in #69508"), before
      * 1.11's February cut. Not passing it warns from 2.1 (#100551). */
     [OD_TORCH_CHECKPOINT_USE_REENTRANT] = {1, 11, "torch.utils.checkpoint.checkpoint(use_reentrant=False)"},
     /* PR #88015 "[mta][foreach] Implement fused adamw" (crcrpar, Oct-Nov 2022); #95415,
      * the 2.0 cherry-pick of #95241 (Feb 2023), documents AdamW's fused as opt-in. */
-    [OD_TORCH_ADAMW_FUSED] = {2, 0, "torch.optim.AdamW(fused=True)"},
+    [OD_TORCH_ADAMW_FUSED] = {2, 0, "torch.optim.AdamW(fused=True)", "fused=True"},
     /* PR #63269 "[CUDA graphs] Prototype API and documentation" (mcarilli, 2021-08-14)
      * added torch/cuda/graphs.py with torch.cuda.graph and graph_pool_handle, before
      * 1.10's cut (1.10 release notes: CUDA Graphs APIs). */
     [OD_TORCH_CUDA_GRAPH] = {1, 10, "torch.cuda.graph"},
     [OD_TORCH_GRAPH_POOL_HANDLE] = {1, 10, "torch.cuda.graph_pool_handle"},
     /* torch.compile is the headline of 2.0 (2.0 release notes). */
-    [OD_TORCH_COMPILE] = {2, 0, "torch.compile"},
+    [OD_TORCH_COMPILE] = {2, 0, "torch.compile", "torch.compile"},
 };
 
 /* A release series as a version. */
@@ -265,26 +270,6 @@ int od_torch_range_has(const od_torch_range *r, od_torch_feature f)
     return -1;
 }
 
-/* The settings and APIs an advice sentence can name, as text, and their feature; a text
- * that contains another comes first ("_record_memory_history(max_entries"). */
-static const struct {
-    const char *text;
-    od_torch_feature f;
-} named_features[] = {
-    {"expandable_segments", OD_TORCH_EXPANDABLE_SEGMENTS},
-    {"garbage_collection_threshold", OD_TORCH_GARBAGE_COLLECTION_THRESHOLD},
-    {"max_split_size_mb", OD_TORCH_MAX_SPLIT_SIZE_MB},
-    {"roundup_power2_divisions", OD_TORCH_ROUNDUP_POWER2_DIVISIONS},
-    {"backend:cudaMallocAsync", OD_TORCH_BACKEND_CUDA_MALLOC_ASYNC},
-    {"set_per_process_memory_fraction", OD_TORCH_SET_PER_PROCESS_MEMORY_FRACTION},
-    {"_record_memory_history(max_entries", OD_TORCH_RECORD_MEMORY_HISTORY_ALL},
-    {"_record_memory_history", OD_TORCH_RECORD_MEMORY_HISTORY},
-    {"_dump_snapshot", OD_TORCH_DUMP_SNAPSHOT},
-    {"torch.cuda.MemPool", OD_TORCH_MEMPOOL},
-    {"fused=True", OD_TORCH_ADAMW_FUSED},
-    {"torch.compile", OD_TORCH_COMPILE},
-};
-
 char *od_torch_range_format(const od_torch_range *r, char *buf, size_t size)
 {
     char lo[32], hi[32];
@@ -300,13 +285,13 @@ char *od_torch_range_format(const od_torch_range *r, char *buf, size_t size)
 int od_torch_missing_feature(const od_torch_range *r, const char *const *texts, size_t n, int *lacks)
 {
     int best = -1, best_lacks = 0;
-    for (size_t k = 0; k < sizeof named_features / sizeof named_features[0]; k++) {
+    for (size_t k = 0; k < OD_TORCH_N_FEATURES; k++) {
         int named = 0;
-        for (size_t i = 0; i < n && !named; i++)
-            named = texts[i] && strstr(texts[i], named_features[k].text) != NULL;
+        for (size_t i = 0; i < n && !named && features[k].named; i++)
+            named = texts[i] && strstr(texts[i], features[k].named) != NULL;
         if (!named)
             continue;
-        od_torch_feature f = named_features[k].f;
+        od_torch_feature f = (od_torch_feature)k;
         int h = r ? od_torch_range_has(r, f) : -1;
         if (h == 1)
             continue;
