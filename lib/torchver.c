@@ -377,7 +377,7 @@ static int message_complete(const char *p, const char *e, const char *next, cons
 }
 
 #define WINDOW 4096
-#define MAX_JOINED_LINES 8
+#define MAX_JOINED_LINES (OD_TORCH_MESSAGE_LINES - 1)
 
 /* Copy [p, e) to buf+*n with every whitespace run as one space; stops when full. */
 static void append_collapsed(char *buf, size_t *n, const char *p, const char *e)

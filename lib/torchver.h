@@ -108,8 +108,13 @@ const char *od_torch_feature_name(od_torch_feature f);
  * feature, or -1 when the texts name none that may be missing. */
 int od_torch_missing_feature(const od_torch_range *r, const char *const *texts, size_t n, int *lacks);
 
+/* The most lines od_torch_infer_message reads of a message: its first and the lines a
+ * logger wrapped it into. */
+#define OD_TORCH_MESSAGE_LINES 9
+
 /* Infer the releases that print the first PyTorch CUDA/HIP out-of-memory message in
- * text[0..len) (need not be NUL-terminated; lines a logger wrapped are read as one).
+ * text[0..len) (need not be NUL-terminated; lines a logger wrapped are read as one, up to
+ * OD_TORCH_MESSAGE_LINES from the message's first).
  * Fills *out and returns 1 when the message is in a wording the table knows; returns 0
  * and sets *out to the unknown range (why names the reason) otherwise. */
 int od_torch_infer_message(const char *text, size_t len, od_torch_range *out);

@@ -2301,9 +2301,10 @@ static void date_message(od_oom_report *r, const char *a, const char *line, cons
         return;
     char text[16384];
     size_t n = 0;
-    for (const char *p = line; p < end && n < sizeof text; p++)
+    int lines = 0; /* the message's lines, as many as od_torch_infer_message reads */
+    for (const char *p = line; p < end && n < sizeof text && lines < OD_TORCH_MESSAGE_LINES; p++)
         if (!is_wrap_mark(*p))
-            text[n++] = *p;
+            lines += (text[n++] = *p) == '\n';
     r->have_torch_range = od_torch_infer_message(text, n, &r->torch_range);
 }
 
