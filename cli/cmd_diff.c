@@ -173,8 +173,8 @@ int od_cmd_diff(int argc, char **argv)
         rc = od_cli_print_json(doc);
     } else if (!rc) {
         od_cli_color_init();
-        printf("%s%s -> %s%s\n", od_c_bold, od_cli_input_name(path[0]),
-               od_cli_input_name(path[1]), od_c_reset);
+        printf("%s%s -> %s%s\n", od_c_bold, od_cli_input_shown(path[0]),
+               od_cli_input_shown(path[1]), od_c_reset);
         for (size_t i = 0; i < d->n_devices; i++) {
             const od_device_change *x = &d->devices[i];
             int hb = x->device_before >= 0, ha = x->device_after >= 0;

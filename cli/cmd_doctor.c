@@ -129,7 +129,7 @@ static int load_input(input *in)
      * here only from a pipe. BFC allocator logs are OOM logs first (triage below), their
      * figures read as a profile too. */
     od_file_kind k = od_cli_text_kind(t);
-    if (k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP) {
+    if (od_file_kind_snapshot(k)) {
         in->kind = OD_INPUT_SNAPSHOT;
         in->snap = od_cli_text_load_snapshot(t, &rc);
         od_cli_text_close(t);

@@ -101,7 +101,7 @@ static int load(const char *path, loaded *l, od_report_item *item)
      * pipe's is read here). A BFC allocator log is an OOM log first (below); its figures
      * ride along. */
     od_file_kind k = od_cli_text_kind(t);
-    int snapshot = k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP;
+    int snapshot = od_file_kind_snapshot(k);
     if (snapshot) { /* streamed, from a pipe too */
         l->snap = od_cli_text_load_snapshot(t, &code);
         od_cli_text_close(t);

@@ -170,7 +170,7 @@ static int series_of_snapshot(const char *path, od_snapshot *snap, int metric, o
     od_snapshot_free(snap);
     if (!its || its->n < 3) {
         fprintf(stderr, "oomdoc: %s: no training iterations found in the snapshot's trace\n",
-                od_cli_input_name(path));
+                od_cli_input_shown(path));
         od_iterations_free(its);
         return OD_EXIT_NOTHING;
     }
@@ -183,7 +183,7 @@ static int series_of_snapshot(const char *path, od_snapshot *snap, int metric, o
     if (!s || !s->x || !s->y[OD_METRIC_ALLOCATED]) {
         od_series_free(s);
         od_iterations_free(its);
-        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(path));
+        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_input_shown(path));
         return OD_EXIT_INTERNAL;
     }
     for (size_t i = 0; i < its->n; i++) {
@@ -255,7 +255,7 @@ int od_cmd_trend(int argc, char **argv)
     /* What kind of input: decided by inputkind from the first bytes, as doctor and report
      * decide it; only a snapshot and profiler records are read otherwise than as a series. */
     od_file_kind kind = od_cli_text_kind(tx);
-    if (kind == OD_FILE_SNAPSHOT || kind == OD_FILE_SNAPSHOT_GZIP) {
+    if (od_file_kind_snapshot(kind)) {
         od_snapshot *snap = od_cli_text_load_snapshot(tx, &rc); /* streamed, from a pipe too */
         od_cli_text_close(tx);
         tx = NULL;
@@ -306,7 +306,7 @@ int od_cmd_trend(int argc, char **argv)
             return od_cli_usage_error("trend", "%s", err.msg);
         if (err.status == OD_ERR_FORMAT) {
             /* Too few points: nothing to report rather than bad input. */
-            fprintf(stderr, "oomdoc: %s: %s\n", od_cli_input_name(path), err.msg);
+            fprintf(stderr, "oomdoc: %s: %s\n", od_cli_input_shown(path), err.msg);
             return OD_EXIT_NOTHING;
         }
         return od_cli_report_error(path, &err);

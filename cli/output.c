@@ -37,7 +37,7 @@ int od_cli_report_error(const char *file, const od_error *err)
 {
     fputs("oomdoc: ", stderr);
     if (file)
-        fprintf(stderr, "%s: ", od_cli_name(od_cli_input_name(file)));
+        fprintf(stderr, "%s: ", od_cli_input_shown(file));
     if (err->has_offset)
         fprintf(stderr, "byte %llu: ", (unsigned long long)err->offset);
     fprintf(stderr, "%s\n", err->msg[0] ? err->msg : od_status_name(err->status));
@@ -160,7 +160,7 @@ void od_cli_progress_input(struct od_input *in, const char *path, const char *wh
     reading.t0 = mono_s();
     reading.last_s = 0;
     reading.what = what;
-    snprintf(reading.name, sizeof reading.name, "%s", od_cli_name(od_cli_input_name(path)));
+    snprintf(reading.name, sizeof reading.name, "%s", od_cli_input_shown(path));
     od_input_set_progress(in, on_input_progress, NULL);
 }
 
@@ -237,6 +237,11 @@ int od_cli_parse_int_opt(const char *cmd, const char *opt, const char *text,
 const char *od_cli_input_name(const char *path)
 {
     return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+const char *od_cli_input_shown(const char *path)
+{
+    return od_cli_name(od_cli_input_name(path));
 }
 
 const char *od_cli_name(const char *name)

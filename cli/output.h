@@ -101,13 +101,15 @@ int od_cli_safe_publish(od_safe_file *sf);
 /* Drop the temporary: the target is left untouched. An empty sf is fine. */
 void od_cli_safe_abort(od_safe_file *sf);
 
+/* An input as messages and --json name it: "<stdin>" for "-", else the path as given. */
+const char *od_cli_input_name(const char *path);
 /* name as it may be printed inside a one-line message: control bytes, DEL and
  * backslash are escaped (\n, \t, \r, \e, \\, \xHH), other bytes kept. Returns a buffer
  * of the thread's own, valid until the 4th next call (so one message may show up to four
  * names); a name too long for it ends in "...". NULL gives "(null)". */
-/* An input as messages and --json name it: "<stdin>" for "-", else the path as given. */
-const char *od_cli_input_name(const char *path);
 const char *od_cli_name(const char *name);
+/* An input path (or "-") as an error line names it: od_cli_name(od_cli_input_name(path)). */
+const char *od_cli_input_shown(const char *path);
 
 /* Parse a size option (plain bytes, KiB/MiB/GiB, KB/MB/GB); prints a usage error and
  * returns OD_EXIT_USAGE on a bad value, 0 on success. */

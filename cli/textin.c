@@ -169,11 +169,11 @@ char *od_cli_text_slurp(od_cli_text *t, size_t *len, int *exit_code)
     if (!rc && s.failed == 1)
         rc = od_cli_report_error(t->path, &s.err);
     if (!rc && s.failed == 2) {
-        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(t->path));
+        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_input_shown(t->path));
         rc = OD_EXIT_INTERNAL;
     }
     if (!rc && !s.buf && !(s.buf = malloc(1))) {
-        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(t->path));
+        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_input_shown(t->path));
         rc = OD_EXIT_INTERNAL;
     }
     if (rc) {
@@ -295,7 +295,7 @@ int od_cli_text_read(od_cli_text *t, od_file_kind head_kind, od_cli_textin *r)
         goto out;
     }
     if (p.nomem) {
-        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(t->path));
+        fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_input_shown(t->path));
         rc = OD_EXIT_INTERNAL;
         goto out;
     }
@@ -313,7 +313,7 @@ int od_cli_text_read(od_cli_text *t, od_file_kind head_kind, od_cli_textin *r)
         r->len = p.len;
         p.text = NULL;
         if (!r->text) {
-            fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_name(t->path));
+            fprintf(stderr, "oomdoc: %s: out of memory\n", od_cli_input_shown(t->path));
             rc = OD_EXIT_INTERNAL;
             goto out;
         }

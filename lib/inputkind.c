@@ -85,6 +85,11 @@ _Static_assert(OD_FILE_BFC_LOG - OD_FILE_TORCH_TRACE == OD_PROFILE_BFC_LOG - OD_
                    OD_PROFILE_KIND_COUNT == OD_PROFILE_BFC_LOG + 1,
                "od_file_kind's profiler kinds follow od_profile_kind");
 
+int od_file_kind_snapshot(od_file_kind k)
+{
+    return k == OD_FILE_SNAPSHOT || k == OD_FILE_SNAPSHOT_GZIP;
+}
+
 int od_file_kind_profile(od_file_kind k)
 {
     return k >= OD_FILE_TORCH_TRACE && k <= OD_FILE_BFC_LOG ? (int)(k - OD_FILE_TORCH_TRACE) : -1;

@@ -59,6 +59,9 @@ od_status od_file_kind_detect(const void *bytes, size_t len, unsigned flags, od_
  * is for the readers that stream the text into both parsers at once. */
 od_file_kind od_file_kind_settle(const char *text, size_t len, od_status series_status, const od_triage *t);
 
+/* Whether k is a memory snapshot, plain or gzipped. */
+int od_file_kind_snapshot(od_file_kind k);
+
 /* The od_profile_kind a profiler-record kind reads as (OD_FILE_BFC_LOG included); -1 for
  * every other kind. */
 int od_file_kind_profile(od_file_kind k);
