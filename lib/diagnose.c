@@ -1272,17 +1272,14 @@ static const char *shell_arg(const char *name, const char *placeholder, char *bu
 {
     size_t len = name ? strlen(name) : 0;
     /* a name too long for buf would print a command naming another file */
-    if (!len || !strcmp(name, "<stdin>") || !strcmp(name, "-") || name[0] == '<' || len + 3 > size) {
+    if (!len || !strcmp(name, "-") || name[0] == '<' || len + 3 > size) { /* "<stdin>": a placeholder */
         snprintf(buf, size, "%s", placeholder);
         return buf;
     }
     /* a leading '-' would be read as an option: ./-name is the same file */
     const char *dot = name[0] == '-' ? "./" : "";
     if (strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:+-=,@%") == len) {
-        if (len + strlen(dot) + 1 > size)
-            snprintf(buf, size, "%s", placeholder);
-        else
-            snprintf(buf, size, "%s%s", dot, name);
+        snprintf(buf, size, "%s%s", dot, name); /* fits: len + 3 <= size */
         return buf;
     }
     size_t n = 0;
