@@ -369,9 +369,18 @@ static int message_complete(const char *p, const char *e, const char *next, cons
             if (h < e)
                 return has(h, e, "max_split_size_mb") || has(h, e, "fragmentation");
         }
+        /* the next line goes on with the hint only when it is the hint's beginning (or
+         * all of it): another line that starts with "If" is not */
+        static const char hint[] = "If reserved memory is >> allocated memory try setting max_split_size_mb";
         while (next < end && (*next == ' ' || *next == '\t'))
             next++;
-        return !((size_t)(end - next) >= 2 && memcmp(next, "If", 2) == 0);
+        const char *le = memchr(next, '\n', (size_t)(end - next));
+        size_t k = (size_t)((le ? le : end) - next);
+        while (k && (next[k - 1] == ' ' || next[k - 1] == '\t' || next[k - 1] == '\r'))
+            k--;
+        if (k > sizeof hint - 1)
+            k = sizeof hint - 1;
+        return !(k >= 2 && memcmp(next, hint, k) == 0);
     }
     return 0;
 }

@@ -352,6 +352,27 @@ static void wrapped_messages_keep_their_date(void **state)
     free(text);
 }
 
+/* A line after a 1.4-1.9 message that begins with "If" but is not the 1.10-1.12 hint is not
+ * read into the message, even when it names max_split_size_mb. */
+static void next_line_if_is_not_the_hint(void **state)
+{
+    (void)state;
+    size_t len = 0;
+    char *text = slurp("tests/data/messages/torch1x_capacity.txt", &len);
+    od_torch_range alone, followed;
+    assert_int_equal(od_torch_infer_message(text, len, &alone), 1);
+    static const char more[] = "If it fails again, the wiki says to try max_split_size_mb:128\n";
+    char *t = malloc(len + sizeof more);
+    memcpy(t, text, len);
+    memcpy(t + len, more, sizeof more);
+    assert_int_equal(od_torch_infer_message(t, len + sizeof more - 1, &followed), 1);
+    assert_int_equal(od_torch_version_cmp(followed.lower, alone.lower), 0);
+    assert_int_equal(od_torch_version_cmp(followed.upper, alone.upper), 0);
+    assert_true(od_torch_version_cmp(alone.upper, V(1, 9)) <= 0);
+    free(t);
+    free(text);
+}
+
 static void torch21_capacity(void **state)
 {
     (void)state;
@@ -601,6 +622,7 @@ int main(void)
         cmocka_unit_test(advice_follows_the_version),
         cmocka_unit_test(triage_hints_follow_the_message),
         cmocka_unit_test(wrapped_messages_keep_their_date),
+        cmocka_unit_test(next_line_if_is_not_the_hint),
         cmocka_unit_test(torch21_capacity),
         cmocka_unit_test(torch22_other_process),
         cmocka_unit_test(hip_fragmentation),
