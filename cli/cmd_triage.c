@@ -103,8 +103,8 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     for (size_t k = 0; k < nh; k++) {
         const od_advice_text *t = od_advice_get(h[k].id);
         printf("  %s %s%s (%s)\n", k == 0 ? "try:" : "    ", h[k].alternative ? "or " : "", h[k].action, t->effect);
-        if (t->command)
-            printf("       $ %s\n", t->command);
+        if (h[k].command)
+            printf("       $ %s\n", h[k].command);
     }
 }
 

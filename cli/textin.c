@@ -434,7 +434,7 @@ json_t *od_cli_oom_json(const od_oom_report *r)
     for (size_t i = 0; i < nh; i++) {
         const od_advice_text *t = od_advice_get(h[i].id);
         json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b,s:b}", "action", h[i].action, "effect", t->effect,
-                                            "command", t->command ? json_string(t->command) : json_null(),
+                                            "command", h[i].command ? json_string(h[i].command) : json_null(),
                                             "needs_upgrade", h[i].upgrade, "alternative", h[i].alternative));
     }
     json_object_set_new(o, "hints", ha);

@@ -149,6 +149,14 @@ size_t od_advice_fragmentation(const od_oom_report *r, od_advice out[2])
     return 2;
 }
 
+const char *od_advice_command(const char *command, const od_torch_range *r, int upgraded)
+{
+    if (command && !upgraded && r && strstr(command, "oomdoc replay ") &&
+        od_torch_range_has(r, OD_TORCH_RECORD_MEMORY_HISTORY_TRACE) == 0)
+        return NULL;
+    return command;
+}
+
 size_t od_advice_hints(const od_oom_report *r, od_hint *out, size_t max)
 {
     od_advice h[10];
@@ -163,6 +171,7 @@ size_t od_advice_hints(const od_oom_report *r, od_hint *out, size_t max)
             hint.upgrade = lacks;
             if (lacks != pass)
                 continue;
+            hint.command = od_advice_command(t->command, rg, lacks);
             if (f >= 0 && !lacks && rg) { /* the releases straddle the feature's first */
                 char v[32];
                 size_t l = strlen(hint.action);

@@ -78,9 +78,16 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max);
 int od_advice_for_version(const char *action, const char *effect, const char *detail, const od_torch_range *r,
                           char *buf, size_t size, int *lacks);
 
+/* The command of an advice item as a user of the releases r (NULL: unknown) can run it:
+ * command itself, or NULL when it replays a snapshot's trace and no release r allows
+ * records one (trace_alloc_max_entries, torch 2.0); an item turned into an upgrade
+ * (upgraded) keeps it, for after the upgrade. */
+const char *od_advice_command(const char *command, const od_torch_range *r, int upgraded);
+
 /* One hint for a triage report, as its user can follow it. */
 typedef struct {
-    od_advice id;             /* its od_advice_get text gives the effect and command */
+    od_advice id;             /* its od_advice_get text gives the effect */
+    const char *command;      /* its command as od_advice_command gives it, or NULL */
     char action[320];         /* the action, or "upgrade to torch >= V, then <action>", with
                                  ", which needs torch >= V" when the releases straddle V */
     int upgrade;              /* the releases the message dates it to all lack a feature it names */

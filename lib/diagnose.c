@@ -1328,6 +1328,7 @@ static void advise(rx *x, int now_, int klass, double cost, const char *action, 
     /* Version-aware: a "do now" item never names what the user's torch lacks; it becomes
      * the upgrade that would bring it. One the version may lack says what it needs. */
     char up[480], det[720];
+    int upgraded = 0;
     if (now_) {
         int lacks = 0;
         int f = od_advice_for_version(action, effect, c.detail, x->have_ver ? &x->ver : NULL, up, sizeof up, &lacks);
@@ -1341,6 +1342,7 @@ static void advise(rx *x, int now_, int klass, double cost, const char *action, 
                 copy_text(c.detail, sizeof c.detail, det);
                 action = up;
                 now_ = 0;
+                upgraded = 1;
             } else {
                 if (x->have_ver && od_torch_version_known(x->ver.lower))
                     snprintf(det, sizeof det, "%s; needs torch >= %s (the evidence allows %s)", c.detail, v,
@@ -1351,6 +1353,8 @@ static void advise(rx *x, int now_, int klass, double cost, const char *action, 
             }
         }
     }
+    /* a replay needs a trace, which the user's torch may not record */
+    command = od_advice_command(command, x->have_ver ? &x->ver : NULL, upgraded);
     od_remedy *arr = now_ ? d->do_now : d->long_term;
     size_t *n = now_ ? &d->n_do_now : &d->n_long_term;
     if (*n >= MAX_REMEDIES)

@@ -291,6 +291,19 @@ static void triage_hints_follow_the_message(void **state)
     assert_string_equal(h[0].action, "set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512");
     assert_int_equal(h[2].id, OD_ADV_EXPANDABLE);
     assert_int_equal(h[2].upgrade, 1);
+    /* no 1.10-1.12 release records a trace (2.0+), so no replay of one is offered for the
+     * setting to use now; the upgrade keeps its replay, for after it */
+    assert_null(h[0].command);
+    assert_string_equal(h[2].command, "oomdoc replay <snapshot.pickle> --set expandable_segments:True");
+    od_triage_free(t);
+    free(text);
+    /* the real 2.2+ fragmentation message: its user can record one */
+    text = slurp("tests/data/extracted/frag_default_oom.txt", &len);
+    assert_int_equal(od_triage_parse(text, len, &t, &err), OD_OK);
+    n = od_advice_hints(&t->reports[0], h, 8);
+    assert_true(n >= 1);
+    assert_int_equal(h[0].id, OD_ADV_EXPANDABLE);
+    assert_string_equal(h[0].command, "oomdoc replay <snapshot.pickle> --set expandable_segments:True");
     od_triage_free(t);
     free(text);
 }

@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/messages/torch110_fragmentation.txt
