@@ -25,6 +25,7 @@ PLACEHOLDERS = {
     "<new.log>": "tests/data/extracted/train_oom_log.txt",
     "<steps.csv>": "tests/data/extracted/noleak_eval_steps.csv",
     "<new_trace.json.gz>": "tests/data/profiler/torch_profiler_trace.json.gz",
+    "<memory.prof>": "tests/data/profiler/jax_device_memory.prof",
 }
 
 
@@ -37,7 +38,9 @@ def inputs():
     for f in sorted(glob.glob(os.path.join(D, "messages", "*.txt"))) + \
             sorted(glob.glob(os.path.join(D, "extracted", "*.txt"))) + \
             sorted(glob.glob(os.path.join(D, "extracted", "*.csv"))) + \
-            sorted(glob.glob(os.path.join(D, "profiler", "*"))):
+            sorted(glob.glob(os.path.join(D, "profiler", "*"))) + \
+            sorted(glob.glob(os.path.join(D, "synthetic", "*.json"))) + \
+            sorted(glob.glob(os.path.join(D, "synthetic", "*.txt"))):
         out.append([os.path.relpath(f, ROOT)])
     out.append(["examples/snap_train_oom.pickle", "examples/snap_train_oom.log", "--config",
                 "examples/configs/llama-160m.json", "--batch", "32", "--seq", "2048"])
