@@ -160,28 +160,32 @@ const char *od_advice_command(const char *command, const od_torch_range *r, int 
 size_t od_advice_hints(const od_oom_report *r, od_hint *out, size_t max)
 {
     od_advice h[10];
+    od_hint all[10];
     size_t n = od_advice_for_report(r, h, sizeof h / sizeof h[0]), k = 0, prev = SIZE_MAX;
     const od_torch_range *rg = r->have_torch_range ? &r->torch_range : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const od_advice_text *t = od_advice_get(h[i]);
+        od_hint *hint = &all[i];
+        memset(hint, 0, sizeof *hint);
+        hint->id = h[i];
+        int f = od_advice_for_version(t->action, t->effect, NULL, rg, hint->action, sizeof hint->action, &hint->upgrade);
+        if (f >= 0 && !hint->upgrade && rg) { /* the releases straddle the feature's first */
+            char v[32];
+            size_t l = strlen(hint->action);
+            od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
+            snprintf(hint->action + l, sizeof hint->action - l, ", which needs torch >= %s", v);
+        }
+        hint->command = od_advice_command(t->command, rg, hint->upgrade);
+    }
+    /* what the user's torch can follow first, then the upgrades */
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < n && k < max; i++) {
-            const od_advice_text *t = od_advice_get(h[i]);
-            od_hint hint = {.id = h[i]};
-            int lacks = 0;
-            int f = od_advice_for_version(t->action, t->effect, NULL, rg, hint.action, sizeof hint.action, &lacks);
-            hint.upgrade = lacks;
-            if (lacks != pass)
+            if (all[i].upgrade != pass)
                 continue;
-            hint.command = od_advice_command(t->command, rg, lacks);
-            if (f >= 0 && !lacks && rg) { /* the releases straddle the feature's first */
-                char v[32];
-                size_t l = strlen(hint.action);
-                od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
-                snprintf(hint.action + l, sizeof hint.action - l, ", which needs torch >= %s", v);
-            }
             /* "or ..." only right after the remedy it is the alternative to */
-            hint.alternative = t->alternative && k > 0 && i > 0 && prev == i - 1;
+            all[i].alternative = od_advice_get(h[i])->alternative && k > 0 && prev == i - 1;
             prev = i;
-            out[k++] = hint;
+            out[k++] = all[i];
         }
     return k;
 }
