@@ -821,6 +821,18 @@ static int recycle(vm *m, uint32_t id, od_pv v)
     return 1;
 }
 
+/* A value popped off the stack: a container nothing else holds (never memoized, placed in
+ * another or DUPed) is freed at once, so a pickle that pushes and pops empty lists (]0 a
+ * hundred million times, 194 KB of gzip) costs one container, not one each. */
+static void drop(vm *m, od_pv v)
+{
+    if (TAG(v) != TAG_CONT)
+        return;
+    uint32_t id = (uint32_t)PAYLOAD(v);
+    if (id < m->cont_memo_cap && m->cont_memo[id] == 0 && !(m->t->conts[id].flags & F_FROZEN))
+        recycle(m, id, V_NONE);
+}
+
 /* A new container whose memo bookkeeping starts clean. */
 static od_pv vm_new_cont(vm *m, int kind)
 {
@@ -1867,14 +1879,15 @@ TABLE_DEFAULTS_OVERRIDDEN_END
                 m->n_marks--; /* POP of a bare MARK, as Python allows */
             else {
                 NEED_STACK_OR_RETURN(1);
-                m->sp--;
+                drop(m, m->stack[--m->sp]);
             }
             DISPATCH_NEXT;
         OP(31) { /* POP_MARK */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK)
                 return st;
-            m->sp = base;
+            while (m->sp > base)
+                drop(m, m->stack[--m->sp]);
             DISPATCH_NEXT;
         }
         OP(32) /* DUP */

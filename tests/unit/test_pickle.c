@@ -400,6 +400,42 @@ static void stack_is_bounded(void **state)
     free(buf);
 }
 
+/* A container popped off the stack that nothing else holds is freed at once: after a
+ * million empty lists pushed and popped (POP, and POP_MARK for the last thousand), the list
+ * left is in the first container's slot, not the million-and-first. One memoized first,
+ * or DUPed, is kept. */
+static void popped_containers_are_freed(void **state)
+{
+    (void)state;
+    size_t pairs = 1000000;
+    unsigned char *buf = malloc(2 * pairs + 2016);
+    size_t n = 0;
+    buf[n++] = 0x80;
+    buf[n++] = 4;
+    for (size_t i = 0; i < pairs; i++) {
+        buf[n++] = ']';
+        buf[n++] = '0';
+    }
+    buf[n++] = '(';
+    for (size_t i = 0; i < 1000; i++)
+        buf[n++] = '}';
+    buf[n++] = '1';
+    buf[n++] = ']';
+    buf[n++] = '.';
+    od_ptree *t;
+    od_error err;
+    assert_int_equal(parse(buf, n, &t, &err), OD_OK);
+    assert_int_equal(od_pv_typeof(t, od_ptree_root(t)), OD_PV_LIST);
+    assert_true(od_pv_identity(t, od_ptree_root(t)) < 2);
+    od_ptree_free(t);
+    /* memoized ("]\x94" then a pop) and DUPed ones stay */
+    static const unsigned char kept[] = {0x80, 4, ']', 0x94, '0', ']', '2', '0', '0', ']', '.'};
+    assert_int_equal(parse(kept, sizeof kept, &t, &err), OD_OK);
+    assert_int_equal(od_pv_identity(t, od_ptree_root(t)), 2);
+    od_ptree_free(t);
+    free(buf);
+}
+
 static od_snapshot *load_file(const char *path, od_error *err, od_status *st)
 {
     FILE *f = fopen(path, "rb");
@@ -583,6 +619,7 @@ int main(void)
         cmocka_unit_test(refuses_modifying_a_placed_list),
         cmocka_unit_test(deep_nesting_does_not_recurse),
         cmocka_unit_test(stack_is_bounded),
+        cmocka_unit_test(popped_containers_are_freed),
         cmocka_unit_test(loads_real_snapshots),
         cmocka_unit_test(resumed_input_goes_on_from_the_head),
         cmocka_unit_test(rejects_non_snapshots),
