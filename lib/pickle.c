@@ -37,6 +37,10 @@ enum { B_I64, B_U64, B_F64, B_BIG };
  * the thousand, so a snapshot needs a few thousand; a file of nothing but MARKs or empty
  * lists (2e8 of them gzip to 194 KB) held 1.6-3.5 GB before this limit. */
 #define MAX_STACK ((size_t)1 << 22)
+/* Containers inside containers: a torch snapshot nests seven deep (dict, list of segments,
+ * segment, list of blocks, block, frames list, frame). Without a bound, TUPLE1 repeated
+ * fifty million times (50 MB) builds as many distinct tuples, 1.9 GB and a minute. */
+#define MAX_DEPTH 1000u
 #define MAX_SHAPES 65535u
 #define MAX_SHAPE_KEYS 64u
 #define CONS_MAX_ITEMS 4096u        /* longer lists and tuples are not shared */
@@ -541,7 +545,9 @@ typedef struct {
     od_pv *wide;
     size_t n_wide, wide_cap;
     uint32_t *cont_memo;  /* per container slot: memo index + 1, 0 = none, PINNED */
-    size_t cont_memo_cap;
+    uint16_t *cont_depth; /* per container slot, once frozen: 1 + the deepest container in it */
+    size_t cont_memo_cap; /* of both */
+    int too_nested;       /* a container placed would nest more than MAX_DEPTH deep */
     char *tmp;            /* long strings */
     size_t tmp_cap;
     rawent *raw;          /* the raw-bytes list cache (see fast_list) */
@@ -570,6 +576,9 @@ static od_status fail(vm *m, od_status st, const char *fmt, const char *detail)
 
 static od_status nomem(vm *m)
 {
+    if (m->too_nested)
+        return od_fail_at(m->err, OD_ERR_LIMIT, op_offset(m),
+                          "containers nested more than %u deep (a memory snapshot nests 7)", MAX_DEPTH);
     if (m->too_deep)
         return od_fail_at(m->err, OD_ERR_LIMIT, op_offset(m),
                           "more than %u values or MARKs on the pickle's stack (pickle.dump of a snapshot "
@@ -848,14 +857,32 @@ static od_pv vm_new_cont(vm *m, int kind)
         if (!n)
             return V_FAIL;
         m->cont_memo = n;
+        uint16_t *d = realloc(m->cont_depth, nc * sizeof *d);
+        if (!d)
+            return V_FAIL;
+        m->cont_depth = d;
         m->cont_memo_cap = nc;
     }
     m->cont_memo[id] = 0;
     return v;
 }
 
+/* The depth a container holding items w[0 .. n) has: 1 + that of the deepest container
+ * among them, all frozen (placed items are consumed first). */
+static unsigned items_depth(const vm *m, const od_pv *w, size_t n)
+{
+    unsigned d = 0;
+    for (size_t i = 0; i < n; i++)
+        if (TAG(w[i]) == TAG_CONT) {
+            unsigned x = m->cont_depth[resolve(m->t, (uint32_t)PAYLOAD(w[i]))];
+            d = x > d ? x : d;
+        }
+    return d + 1;
+}
+
 /* A value is being placed into a container: freeze it, and share it if an identical
- * list/tuple already exists. */
+ * list/tuple already exists. V_FAIL when out of memory or nested too deep (nomem()
+ * says which). */
 static od_pv consume_cont(vm *m, od_pv v);
 
 static inline __attribute__((always_inline)) od_pv consume(vm *m, od_pv v)
@@ -904,6 +931,13 @@ static od_pv consume_cont(vm *m, od_pv v)
     if (c->flags & F_FROZEN)
         return MKV(TAG_CONT, id);
     c->flags |= F_FROZEN;
+    int has_items = !(c->flags & F_RUN) && c->kind <= K_SET; /* records, aliases hold none */
+    unsigned depth = has_items ? items_depth(m, c->items, c->kind == K_DICT ? dict_words(c) : c->count) : 1;
+    if (depth > MAX_DEPTH) {
+        m->too_nested = 1;
+        return V_FAIL;
+    }
+    m->cont_depth[id] = (uint16_t)depth;
     /* Only small lists repeat (frames); a long one (a trace) is not worth hashing. */
     if ((c->kind != K_LIST && c->kind != K_TUPLE) || c->count > CONS_MAX_ITEMS || (c->flags & F_RUN))
         return MKV(TAG_CONT, id);
@@ -959,7 +993,8 @@ static od_status do_appends(vm *m, size_t base, const char *op, int kind)
         return fail(m, OD_ERR_FORMAT, "%s has no container below its items", op);
     size_t n = m->sp - base;
     for (size_t i = base; i < m->sp; i++)
-        m->stack[i] = consume(m, m->stack[i]);
+        if ((m->stack[i] = consume(m, m->stack[i])) == V_FAIL)
+            return nomem(m);
     cont *c = target(m, m->stack[base - 1], kind, kind == K_SET ? K_SET : K_LIST, op, &st);
     if (!c)
         return st;
@@ -1020,7 +1055,8 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
     if (n % 2)
         return fail(m, OD_ERR_FORMAT, "%s needs key/value pairs, found an odd number of items", op);
     for (size_t i = base; i < m->sp; i++)
-        m->stack[i] = consume(m, m->stack[i]);
+        if ((m->stack[i] = consume(m, m->stack[i])) == V_FAIL)
+            return nomem(m);
     od_pv dv = m->stack[base - 1];
     cont *c = target(m, dv, K_DICT, K_RECORD, op, &st);
     if (!c)
@@ -1056,7 +1092,8 @@ static od_status make_seq(vm *m, size_t base, int kind)
 {
     size_t n = m->sp - base;
     for (size_t i = base; i < m->sp; i++)
-        m->stack[i] = consume(m, m->stack[i]);
+        if ((m->stack[i] = consume(m, m->stack[i])) == V_FAIL)
+            return nomem(m);
     od_pv v = vm_new_cont(m, kind);
     if (v == V_FAIL)
         return nomem(m);
@@ -1293,6 +1330,12 @@ static od_pv shared_list(vm *m, const od_pv *items, size_t n)
         }
         c->count = (uint32_t)n;
         c->flags |= F_FROZEN;
+        unsigned depth = items_depth(m, items, n);
+        if (depth > MAX_DEPTH) { /* the general path says so, where the list is placed */
+            recycle(m, id, V_NONE);
+            return V_FAIL;
+        }
+        m->cont_depth[id] = (uint16_t)depth;
         cons_insert(t, id, h);
     }
     return MKV(TAG_CONT, id);
@@ -1865,7 +1908,8 @@ TABLE_DEFAULTS_OVERRIDDEN_END
         OP(2e) { /* STOP */
             if (m->sp == 0 || m->n_marks)
                 return fail(m, OD_ERR_FORMAT, "STOP with %s", m->sp ? "an open MARK" : "an empty stack");
-            m->t->root = consume(m, m->stack[m->sp - 1]);
+            if ((m->t->root = consume(m, m->stack[m->sp - 1])) == V_FAIL)
+                return nomem(m);
             m->t->input_bytes = m->base + (uint64_t)(p - m->win);
             return OD_OK;
         }
@@ -2157,6 +2201,7 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
     od_u64map_free(&m.memo_wide);
     free(m.wide);
     free(m.cont_memo);
+    free(m.cont_depth);
     free(m.tmp);
     free(m.raw);
     free(m.raw_bytes);

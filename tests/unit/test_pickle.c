@@ -337,29 +337,64 @@ static void refuses_modifying_a_placed_list(void **state)
     assert_int_equal(err.offset, 12);
 }
 
-static void deep_nesting_does_not_recurse(void **state)
+/* ']' * d then 'a' * (d - 1) then STOP: lists nested d deep, the innermost appended
+ * first. */
+static unsigned char *nested_lists(size_t d, size_t *len)
 {
-    (void)state;
-    size_t depth = 200000;
-    unsigned char *buf = malloc(depth * 2 + 8);
+    unsigned char *buf = malloc(d * 2 + 8);
     size_t n = 0;
     buf[n++] = 0x80;
     buf[n++] = 4;
-    for (size_t i = 0; i < depth; i++)
+    for (size_t i = 0; i < d; i++)
         buf[n++] = ']';
-    for (size_t i = 0; i + 1 < depth; i++)
+    for (size_t i = 0; i + 1 < d; i++)
         buf[n++] = 'a';
     buf[n++] = '.';
-    od_ptree *t;
+    *len = n;
+    return buf;
+}
+
+/* Containers nest at most 1000 deep (a snapshot nests 7): the placement that would make
+ * one deeper fails there, so 50 MB of TUPLE1 cannot build fifty million distinct tuples
+ * (1.9 GB, a minute, before the bound). Nothing recurses on the way. */
+static void nesting_is_bounded(void **state)
+{
+    (void)state;
+    size_t n;
+    od_ptree *t = NULL;
     od_error err;
+    unsigned char *buf = nested_lists(1000, &n);
     assert_int_equal(parse(buf, n, &t, &err), OD_OK);
+    assert_int_equal(od_pv_typeof(t, od_ptree_root(t)), OD_PV_LIST);
     od_ptree_free(t);
+    free(buf);
+    buf = nested_lists(1001, &n); /* the root is placed at STOP */
+    t = NULL;
+    assert_int_equal(parse(buf, n, &t, &err), OD_ERR_LIMIT);
+    assert_null(t);
+    assert_int_equal(err.offset, n - 1);
+    free(buf);
+    buf = nested_lists(200000, &n); /* APPEND number k places a list k deep */
+    assert_int_equal(parse(buf, n, &t, &err), OD_ERR_LIMIT);
+    assert_int_equal(err.offset, 2 + 200000 + 1000);
+    assert_non_null(strstr(err.msg, "nested more than 1000 deep"));
+    free(buf);
+    /* None, then TUPLE1 after TUPLE1: number k places a tuple k - 1 deep */
+    n = 2 + 1 + 100000 + 1;
+    buf = malloc(n);
+    buf[0] = 0x80;
+    buf[1] = 4;
+    buf[2] = 'N';
+    memset(buf + 3, 0x85, 100000);
+    buf[n - 1] = '.';
+    assert_int_equal(parse(buf, n, &t, &err), OD_ERR_LIMIT);
+    assert_int_equal(err.offset, 3 + 1001);
     free(buf);
 }
 
 /* The stack and the MARKs hold at most 4 Mi entries (2^22): a file of nothing but MARKs,
  * DUPs, empty lists or small dicts fails at the first one past that, at its offset, instead of taking
- * gigabytes (2e8 MARKs gzip to 194 KB); 200,000 levels of nesting still load, above. */
+ * gigabytes (2e8 MARKs gzip to 194 KB). */
 static void stack_is_bounded(void **state)
 {
     (void)state;
@@ -617,7 +652,7 @@ int main(void)
         cmocka_unit_test(record_runs),
         cmocka_unit_test(grows_long_lists),
         cmocka_unit_test(refuses_modifying_a_placed_list),
-        cmocka_unit_test(deep_nesting_does_not_recurse),
+        cmocka_unit_test(nesting_is_bounded),
         cmocka_unit_test(stack_is_bounded),
         cmocka_unit_test(popped_containers_are_freed),
         cmocka_unit_test(loads_real_snapshots),
