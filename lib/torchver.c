@@ -350,39 +350,50 @@ static const char *first_anchor(const char *p, const char *e)
     return best;
 }
 
-/* Does the joined message [p, e) end here, given the line after it starts at next?
- * Each wording has a last phrase; a max_split_size_mb hint a logger pushed onto the next
- * line still belongs to the message. */
-static int message_complete(const char *p, const char *e, const char *next, const char *end)
+/* The figures that end the wordings before 2.2's ALLOC_CONF hint, and the hints that may
+ * follow them: 1.10-2.0's "... reserved in total by PyTorch) If reserved memory is >>
+ * allocated memory try setting max_split_size_mb to avoid fragmentation.", 2.1's "... is
+ * reserved by PyTorch but unallocated. If reserved but unallocated memory is large try
+ * setting max_split_size_mb to avoid fragmentation." (2.2+ ends the second one with
+ * PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), 1.0-1.3's "... cached)" none. */
+static const char *const last_figures[] = {"reserved in total by PyTorch)", "but unallocated", " cached)"};
+static const char *const hint_starts[] = {
+    "If reserved memory is >> allocated memory try setting max_split_size_mb",
+    "If reserved but unallocated memory is large try setting",
+};
+
+/* Each wording has a last phrase; a hint begun after the figures ends with its own last
+ * word, and a hint a logger pushed onto the next line still belongs to the message. */
+int od_torch_message_complete(const char *p, const char *e, const char *next, const char *end)
 {
-    if (has(p, e, "ALLOC_CONF") || has(p, e, "Memory Management"))
+    if (has(p, e, "ALLOC_CONF") || has(p, e, "Memory Management") || has(p, e, "system failure"))
         return 1;
-    if (has(p, e, "reserved in total by PyTorch)") || has(p, e, "but unallocated") || has(p, e, " cached)")) {
-        /* "...PyTorch) If reserved memory is >> allocated memory try setting
-         * max_split_size_mb to avoid fragmentation.": a hint begun after the figures
-         * (even one word of it) ends with its setting, and one may begin on the next line */
-        const char *f = find(p, e, "reserved in total by PyTorch)");
-        if (f) {
-            const char *h = f + strlen("reserved in total by PyTorch)");
-            while (h < e && (*h == ' ' || *h == '\t'))
-                h++;
-            if (h < e)
-                return has(h, e, "max_split_size_mb") || has(h, e, "fragmentation");
-        }
-        /* the next line goes on with the hint only when it is the hint's beginning (or
-         * all of it): another line that starts with "If" is not */
-        static const char hint[] = "If reserved memory is >> allocated memory try setting max_split_size_mb";
-        while (next < end && (*next == ' ' || *next == '\t'))
-            next++;
-        const char *le = memchr(next, '\n', (size_t)(end - next));
-        size_t k = (size_t)((le ? le : end) - next);
-        while (k && (next[k - 1] == ' ' || next[k - 1] == '\t' || next[k - 1] == '\r'))
-            k--;
-        if (k > sizeof hint - 1)
-            k = sizeof hint - 1;
-        return !(k >= 2 && memcmp(next, hint, k) == 0);
+    const char *f = NULL;
+    size_t flen = 0;
+    for (size_t i = 0; i < sizeof last_figures / sizeof *last_figures && !f; i++)
+        if ((f = find(p, e, last_figures[i])))
+            flen = strlen(last_figures[i]);
+    if (!f)
+        return 0;
+    const char *h = f + flen;
+    while (h < e && (*h == ' ' || *h == '\t' || *h == '.'))
+        h++;
+    if (h < e) /* "...PyTorch) If reserved memory is >> allocated memory try": goes on */
+        return has(h, e, "fragmentation");
+    /* the next line goes on with a hint only when it is the hint's beginning (or all of
+     * it): another line that starts with "If" is not */
+    while (next < end && (*next == ' ' || *next == '\t'))
+        next++;
+    const char *le = memchr(next, '\n', (size_t)(end - next));
+    size_t k = (size_t)((le ? le : end) - next);
+    while (k && (next[k - 1] == ' ' || next[k - 1] == '\t' || next[k - 1] == '\r'))
+        k--;
+    for (size_t i = 0; i < sizeof hint_starts / sizeof *hint_starts; i++) {
+        size_t n = strlen(hint_starts[i]);
+        if (k >= 2 && memcmp(next, hint_starts[i], k < n ? k : n) == 0)
+            return 0;
     }
-    return 0;
+    return 1;
 }
 
 #define WINDOW 4096
@@ -438,7 +449,7 @@ static size_t join_report(const char *text, const char *end, const char *a, char
         }
         append_collapsed(buf, &n, p, le);
         const char *next = le < end ? le + 1 : end;
-        if (message_complete(buf, buf + n, next, end))
+        if (od_torch_message_complete(buf, buf + n, next, end))
             break;
         p = next;
     }

@@ -108,9 +108,18 @@ const char *od_torch_feature_name(od_torch_feature f);
  * feature, or -1 when the texts name none that may be missing. */
 int od_torch_missing_feature(const od_torch_range *r, const char *const *texts, size_t n, int *lacks);
 
-/* The most lines od_torch_infer_message reads of a message: its first and the lines a
- * logger wrapped it into. */
-#define OD_TORCH_MESSAGE_LINES 9
+/* Does the out-of-memory message joined in [p, e) (a logger's wrapped lines rejoined with
+ * a space) end there, given that the line after it starts at next (end: the text's end)?
+ * The one rule for where a message ends, for the triage and for dating it: the last
+ * phrase of each wording (the ALLOC_CONF or Memory Management hint, MPS's "system
+ * failure", the figures of the 1.0-2.1 wordings and a hint after them, which may begin on
+ * the next line). */
+int od_torch_message_complete(const char *p, const char *e, const char *next, const char *end);
+
+/* The most lines a message is read from (by od_torch_infer_message and the triage): its
+ * first and the lines a logger wrapped it into. A 2.4+ message naming three other
+ * processes is about 700 characters: 20 lines at 40 columns. */
+#define OD_TORCH_MESSAGE_LINES 20
 
 /* Infer the releases that print the first PyTorch CUDA/HIP out-of-memory message in
  * text[0..len) (need not be NUL-terminated; lines a logger wrapped are read as one, up to

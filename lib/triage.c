@@ -2251,25 +2251,18 @@ static void unwrap(char *buf, size_t len)
     }
 }
 
-static int message_complete(const char *p, const char *e)
-{
-    return find(p, e, "ALLOC_CONF") || find(p, e, "Memory Management") ||
-           find(p, e, "reserved in total by PyTorch)") || find(p, e, "system failure") ||
-           find(p, e, "but unallocated");
-}
-
 /* Loggers and terminals wrap long messages: when the anchor line does not finish the
- * message, join up to 8 following lines (indentation collapsed to one space) into buf.
+ * message, join up to OD_TORCH_MESSAGE_LINES - 1 following lines (indentation collapsed to one space) into buf.
  * Returns the end of the joined text, or NULL when the line is complete by itself. */
 static const char *join_message(const char *a, const char *le, const char *end, char *buf, size_t size)
 {
-    if (message_complete(a, le) || le >= end)
+    const char *p = memchr(le, '\n', (size_t)(end - le)); /* le may stop short of unwrap's markers */
+    p = p ? p + 1 : end;
+    if (od_torch_message_complete(a, le, p, end) || le >= end)
         return NULL;
     size_t n = (size_t)(le - a) < size - 1 ? (size_t)(le - a) : size - 1;
     memcpy(buf, a, n);
-    const char *p = memchr(le, '\n', (size_t)(end - le)); /* le may stop short of unwrap's markers */
-    p = p ? p + 1 : end;
-    for (int k = 0; k < 8 && p < end && n + 2 < size; k++) {
+    for (int k = 0; k < OD_TORCH_MESSAGE_LINES - 1 && p < end && n + 2 < size; k++) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *e = nl ? nl : end;
         while (e > p && is_wrap_mark(e[-1]))
@@ -2281,9 +2274,9 @@ static const char *join_message(const char *a, const char *le, const char *end, 
         size_t l = (size_t)(e - q) < size - 1 - n ? (size_t)(e - q) : size - 1 - n;
         memcpy(buf + n, q, l);
         n += l;
-        if (message_complete(q, e))
-            break;
         p = nl ? nl + 1 : end;
+        if (od_torch_message_complete(buf, buf + n, p, end))
+            break;
     }
     buf[n] = '\0';
     return buf + n;

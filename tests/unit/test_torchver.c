@@ -313,17 +313,29 @@ static void triage_hints_follow_the_message(void **state)
  * which rejoins the lines before it dates the message, reads it as the 1.10-1.12 wording
  * (its max_split_size_mb hint, on a line of its own or split) every time, and torchver
  * alone does for the word-wrapped text. */
-static void wrapped_messages_keep_their_date(void **state)
+/* The message in file, wrapped as a logger or a terminal would, at every width from
+ * min_width to 120 columns: at a fixed width (a word may be cut) or at a space near it. Dated by
+ * torchver when word-wrapped, and by triage either way, as the one-line message is; and
+ * triage reads the hint of the message as the one line gives it (where the message ends
+ * is od_torch_message_complete's rule for both). */
+static void wrapped_message_reads_as_one(const char *file, size_t min_width)
 {
-    (void)state;
     size_t len = 0;
-    char *text = slurp("tests/data/messages/torch110_fragmentation.txt", &len);
+    char *text = slurp(file, &len);
     while (len && (text[len - 1] == '\n' || text[len - 1] == ' '))
         len--;
+    od_torch_range one;
+    assert_int_equal(od_torch_infer_message(text, len, &one), 1);
+    od_triage *t1 = NULL;
+    od_error err;
+    assert_int_equal(od_triage_parse(text, len, &t1, &err), OD_OK);
+    assert_int_equal(t1->n_reports, 1);
+    const int hint = t1->reports[0].msg_hint_expandable;
+    od_triage_free(t1);
     char *w = malloc(2 * len + 2);
     assert_non_null(w);
     for (int words = 0; words < 2; words++)
-        for (size_t width = 40; width <= 120; width += 5) {
+        for (size_t width = min_width; width <= 120; width += 5) {
             size_t n = 0, col = 0;
             for (size_t i = 0; i < len; i++) {
                 if (text[i] == '\n')
@@ -346,23 +358,65 @@ static void wrapped_messages_keep_their_date(void **state)
             /* torchver alone joins lines with a space: a word cut by a fixed width stays
              * cut, so only word-wrapped text is its to date whole */
             if (words && !dated)
-                fail_msg("width %zu (words): not dated", width);
-            if (words && (od_torch_version_cmp(r.lower, V(1, 10)) != 0 || od_torch_version_cmp(r.upper, V(1, 12)) != 0))
-                fail_msg("width %zu (words): %u.%u to %u.%u", width, r.lower.major, r.lower.minor, r.upper.major,
-                         r.upper.minor);
+                fail_msg("%s, width %zu (words): not dated", file, width);
+            if (words && (od_torch_version_cmp(r.lower, one.lower) != 0 || od_torch_version_cmp(r.upper, one.upper) != 0))
+                fail_msg("%s, width %zu (words): %u.%u to %u.%u", file, width, r.lower.major, r.lower.minor,
+                         r.upper.major, r.upper.minor);
             od_triage *t = NULL;
-            od_error err;
             assert_int_equal(od_triage_parse(w, n, &t, &err), OD_OK);
             assert_int_equal(t->n_reports, 1);
             assert_true(t->reports[0].have_torch_range);
             const od_torch_range *g = &t->reports[0].torch_range;
-            if (od_torch_version_cmp(g->lower, V(1, 10)) != 0 || od_torch_version_cmp(g->upper, V(1, 12)) != 0)
-                fail_msg("triage, width %zu (%s): %u.%u to %u.%u", width, words ? "words" : "fixed", g->lower.major,
-                         g->lower.minor, g->upper.major, g->upper.minor);
+            if (od_torch_version_cmp(g->lower, one.lower) != 0 || od_torch_version_cmp(g->upper, one.upper) != 0)
+                fail_msg("%s: triage, width %zu (%s): %u.%u to %u.%u", file, width, words ? "words" : "fixed",
+                         g->lower.major, g->lower.minor, g->upper.major, g->upper.minor);
+            if (words && t->reports[0].msg_hint_expandable != hint)
+                fail_msg("%s: triage, width %zu (words): the expandable_segments hint %s", file, width,
+                         hint ? "lost" : "found");
             od_triage_free(t);
         }
     free(w);
     free(text);
+}
+
+static void wrapped_messages_keep_their_date(void **state)
+{
+    (void)state;
+    od_torch_range r;
+    assert_int_equal(infer_file("tests/data/messages/torch110_fragmentation.txt", &r), 1);
+    assert_range(&r, 1, 10, 1, 12);
+    wrapped_message_reads_as_one("tests/data/messages/torch110_fragmentation.txt", 40);
+    /* 2.2+: the figures end with "but unallocated.", and the hint after them names
+     * expandable_segments; 600 characters, 13 lines at 50 columns (at 40, the line break
+     * falls inside "CUDA out of memory", which nothing finds) */
+    wrapped_message_reads_as_one("tests/data/messages/torch22_other_process.txt", 50);
+    wrapped_message_reads_as_one("tests/data/messages/torch21_capacity.txt", 60);
+}
+
+/* Where a message ends, case by case: its last phrase, or a hint that goes on (on the same
+ * line or, when only its beginning is there, the next). */
+static void where_a_message_ends(void **state)
+{
+    (void)state;
+    static const struct { const char *msg, *next; int complete; } cases[] = {
+        {"... 9.61 GiB cached)", "Traceback (most recent call last):", 1},
+        {"... 75.40 GiB reserved in total by PyTorch)", "If reserved memory is >> allocated memory try", 0},
+        {"... 75.40 GiB reserved in total by PyTorch)", "If it fails again, try max_split_size_mb", 1},
+        {"... reserved in total by PyTorch) If reserved memory is >> allocated memory try", "setting", 0},
+        {"... reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+         "max_split_size_mb to avoid fragmentation.", "", 1},
+        {"... 412.30 MiB is reserved by PyTorch but unallocated.", "If reserved but unallocated memory is large", 0},
+        {"... 412.30 MiB is reserved by PyTorch but unallocated.", "Epoch 3 done", 1},
+        {"... but unallocated. If reserved but unallocated memory is large try", "setting", 0},
+        {"... try setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", "to avoid fragmentation.", 1},
+        {"... Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit (may cause system failure).", "x", 1},
+        {"CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of", "23.53 GiB", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *m = cases[i].msg, *nx = cases[i].next;
+        if (od_torch_message_complete(m, m + strlen(m), nx, nx + strlen(nx)) != cases[i].complete)
+            fail_msg("case %zu: \"%s\" then \"%s\": expected %s", i, m, nx, cases[i].complete ? "complete" : "going on");
+    }
 }
 
 /* A line after a 1.4-1.9 message that begins with "If" but is not the 1.10-1.12 hint is not
@@ -635,6 +689,7 @@ int main(void)
         cmocka_unit_test(advice_follows_the_version),
         cmocka_unit_test(triage_hints_follow_the_message),
         cmocka_unit_test(wrapped_messages_keep_their_date),
+        cmocka_unit_test(where_a_message_ends),
         cmocka_unit_test(next_line_if_is_not_the_hint),
         cmocka_unit_test(torch21_capacity),
         cmocka_unit_test(torch22_other_process),
