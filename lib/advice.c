@@ -5,27 +5,24 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The allocator settings read the same under PYTORCH_CUDA_ALLOC_CONF and ROCm's
+ * PYTORCH_HIP_ALLOC_CONF: one effect and one check each, the variable's name apart. */
+#define EXPANDABLE_WHY "segments grow in place instead of stranding free blocks between fixed-size segments"
+#define EXPANDABLE_CHECK "oomdoc replay <snapshot.pickle> --set expandable_segments:True"
+#define SPLIT_GC_SETTING "garbage_collection_threshold:0.8,max_split_size_mb:512"
+#define SPLIT_GC_WHY "large cached blocks are not split for small requests and are reclaimed earlier"
+#define MAX_SPLIT_WHY "cached blocks of 512 MiB or more stay whole for large requests instead of being split for small ones"
+#define MAX_SPLIT_CHECK "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512"
+
 static const od_advice_text texts[OD_ADV_COUNT] = {
-    [OD_ADV_EXPANDABLE] = {"set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
-                           "segments grow in place instead of stranding free blocks between fixed-size segments",
-                           "oomdoc replay <snapshot.pickle> --set expandable_segments:True", 0},
-    [OD_ADV_EXPANDABLE_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True",
-                               "segments grow in place instead of stranding free blocks between fixed-size segments",
-                               "oomdoc replay <snapshot.pickle> --set expandable_segments:True", 0},
-    [OD_ADV_SPLIT_GC] = {"set PYTORCH_CUDA_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
-                         "large cached blocks are not split for small requests and are reclaimed earlier",
-                         "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512", 1},
-    [OD_ADV_SPLIT_GC_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=garbage_collection_threshold:0.8,max_split_size_mb:512",
-                             "large cached blocks are not split for small requests and are reclaimed earlier",
-                             "oomdoc replay <snapshot.pickle> --set garbage_collection_threshold:0.8,max_split_size_mb:512", 1},
-    [OD_ADV_MAX_SPLIT] = {"set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512",
-                          "cached blocks of 512 MiB or more stay whole for large requests instead of being split "
-                          "for small ones",
-                          "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512", 1},
-    [OD_ADV_MAX_SPLIT_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=max_split_size_mb:512",
-                              "cached blocks of 512 MiB or more stay whole for large requests instead of being split "
-                              "for small ones",
-                              "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512", 1},
+    [OD_ADV_EXPANDABLE] = {"set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", EXPANDABLE_WHY, EXPANDABLE_CHECK, 0},
+    [OD_ADV_EXPANDABLE_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True", EXPANDABLE_WHY, EXPANDABLE_CHECK, 0},
+    [OD_ADV_SPLIT_GC] = {"set PYTORCH_CUDA_ALLOC_CONF=" SPLIT_GC_SETTING, SPLIT_GC_WHY,
+                         "oomdoc replay <snapshot.pickle> --set " SPLIT_GC_SETTING, 1},
+    [OD_ADV_SPLIT_GC_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=" SPLIT_GC_SETTING, SPLIT_GC_WHY,
+                             "oomdoc replay <snapshot.pickle> --set " SPLIT_GC_SETTING, 1},
+    [OD_ADV_MAX_SPLIT] = {"set PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:512", MAX_SPLIT_WHY, MAX_SPLIT_CHECK, 1},
+    [OD_ADV_MAX_SPLIT_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=max_split_size_mb:512", MAX_SPLIT_WHY, MAX_SPLIT_CHECK, 1},
     [OD_ADV_SHAPES_FIXED] = {"allocate long-lived tensors first and keep shapes fixed (pad to a few bucket sizes); "
                              "call torch.cuda.empty_cache() only between phases",
                              "freed blocks fit the next requests exactly", NULL, 0},
