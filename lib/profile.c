@@ -859,6 +859,8 @@ done:
 
 /* ---------- JAX memory_stats() ---------- */
 
+/* The one list of the keys JAX's memory_stats() carries (XLA's stream executor
+ * AllocatorStats), for this reader and the triage's (od_jax_stats_set). */
 static int stats_field(od_profile_stats *s, const char *k, uint64_t **v, int **h)
 {
 #define RETURN_IF_FIELD(name) \
@@ -870,6 +872,17 @@ static int stats_field(od_profile_stats *s, const char *k, uint64_t **v, int **h
     RETURN_IF_FIELD(num_allocs) RETURN_IF_FIELD(largest_alloc_size)
 #undef RETURN_IF_FIELD
     return 0;
+}
+
+int od_jax_stats_set(od_profile_stats *s, const char *key, uint64_t value)
+{
+    uint64_t *v;
+    int *h;
+    if (!stats_field(s, key, &v, &h))
+        return 0;
+    *v = value;
+    *h = 1;
+    return 1;
 }
 
 static od_status stats_value(od_js *js, od_profile_stats *s, const char *k, int *seen, od_error *err)

@@ -92,6 +92,10 @@ typedef struct {
     int has_num_allocs, has_largest_alloc_size;
 } od_profile_stats;
 
+/* Set the figure JAX's memory_stats() key names to value (has_ too); 0 when key names
+ * none of them. The one list of JAX's keys: the profile reader's and the triage's. */
+int od_jax_stats_set(od_profile_stats *s, const char *key, uint64_t value);
+
 /* What a BFC allocator log says. */
 typedef struct {
     char allocator[64];             /* "GPU_0_bfc" */

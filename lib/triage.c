@@ -6,6 +6,7 @@
 #include "triage.h"
 #include "lines.h"
 #include "mem.h"
+#include "profile.h"
 #include "units.h"
 
 #include <assert.h>
@@ -1716,22 +1717,16 @@ static int get_u64(json_t *o, const char *key, uint64_t *out)
     return 0;
 }
 
-/* The keys memory_stats figures are read from, PyTorch's (torch.cuda.memory_stats) and JAX's
- * (device.memory_stats, jax set), each into its field of od_mem_stats. */
-static const struct { const char *k; unsigned bit; size_t at; int jax; } stats_keys[] = {
-    {"allocated_bytes.all.current", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes), 0},
-    {"allocated_bytes.all.peak", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes), 0},
-    {"reserved_bytes.all.current", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes), 0},
-    {"reserved_bytes.all.peak", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes), 0},
-    {"inactive_split_bytes.all.current", OD_MS_INACTIVE, offsetof(od_mem_stats, inactive_split_bytes), 0},
-    {"num_ooms", OD_MS_OOMS, offsetof(od_mem_stats, ooms), 0},
-    {"num_alloc_retries", OD_MS_RETRIES, offsetof(od_mem_stats, retries), 0},
-    {"bytes_in_use", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes), 1},
-    {"peak_bytes_in_use", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes), 1},
-    {"pool_bytes", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes), 1},
-    {"peak_pool_bytes", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes), 1},
-    {"bytes_limit", OD_MS_LIMIT, offsetof(od_mem_stats, limit_bytes), 1},
-    {"largest_free_block_bytes", OD_MS_LARGEST_FREE, offsetof(od_mem_stats, largest_free_block_bytes), 1},
+/* The keys PyTorch's memory_stats figures are read from (torch.cuda.memory_stats), each
+ * into its field of od_mem_stats; JAX's are profile.c's (od_jax_stats_set). */
+static const struct { const char *k; unsigned bit; size_t at; } stats_keys[] = {
+    {"allocated_bytes.all.current", OD_MS_ALLOCATED, offsetof(od_mem_stats, allocated_bytes)},
+    {"allocated_bytes.all.peak", OD_MS_ALLOCATED_PEAK, offsetof(od_mem_stats, allocated_peak_bytes)},
+    {"reserved_bytes.all.current", OD_MS_RESERVED, offsetof(od_mem_stats, reserved_bytes)},
+    {"reserved_bytes.all.peak", OD_MS_RESERVED_PEAK, offsetof(od_mem_stats, reserved_peak_bytes)},
+    {"inactive_split_bytes.all.current", OD_MS_INACTIVE, offsetof(od_mem_stats, inactive_split_bytes)},
+    {"num_ooms", OD_MS_OOMS, offsetof(od_mem_stats, ooms)},
+    {"num_alloc_retries", OD_MS_RETRIES, offsetof(od_mem_stats, retries)},
 };
 #define N_STATS_KEYS (sizeof stats_keys / sizeof stats_keys[0])
 
@@ -1741,22 +1736,49 @@ static int is_stats_key(const char *key)
     for (size_t i = 0; i < N_STATS_KEYS; i++)
         if (key[0] == stats_keys[i].k[0] && !strcmp(key, stats_keys[i].k))
             return 1;
-    return 0;
+    od_profile_stats scratch;
+    return od_jax_stats_set(&scratch, key, 0);
+}
+
+/* JAX's figures in od_mem_stats' terms: in use is allocated, the pool is reserved. */
+static void jax_into(const od_profile_stats *j, od_mem_stats *m)
+{
+#define TAKE(has, field, bit, value)  \
+    if (j->has) {                      \
+        m->field = j->value;           \
+        m->have |= (bit);              \
+    }
+    TAKE(has_bytes_in_use, allocated_bytes, OD_MS_ALLOCATED, bytes_in_use)
+    TAKE(has_peak_bytes_in_use, allocated_peak_bytes, OD_MS_ALLOCATED_PEAK, peak_bytes_in_use)
+    TAKE(has_pool_bytes, reserved_bytes, OD_MS_RESERVED, pool_bytes)
+    TAKE(has_peak_pool_bytes, reserved_peak_bytes, OD_MS_RESERVED_PEAK, peak_pool_bytes)
+    TAKE(has_bytes_limit, limit_bytes, OD_MS_LIMIT, bytes_limit)
+    TAKE(has_largest_free_block_bytes, largest_free_block_bytes, OD_MS_LARGEST_FREE, largest_free_block_bytes)
+#undef TAKE
 }
 
 /* Fill *m from the memory_stats dict o; returns whether o is one (PyTorch: allocated or
  * reserved; JAX: bytes in use, and a limit or a peak). */
 static int stats_from(json_t *o, od_mem_stats *m)
 {
-    for (int jax = 0; jax < 2; jax++) {
-        memset(m, 0, sizeof *m);
-        m->jax = jax;
-        for (size_t i = 0; i < N_STATS_KEYS; i++)
-            if (stats_keys[i].jax == jax && get_u64(o, stats_keys[i].k, (uint64_t *)((char *)m + stats_keys[i].at)))
-                m->have |= stats_keys[i].bit;
-        if (!jax && (m->have & (OD_MS_ALLOCATED | OD_MS_RESERVED)))
-            return 1;
+    memset(m, 0, sizeof *m);
+    for (size_t i = 0; i < N_STATS_KEYS; i++)
+        if (get_u64(o, stats_keys[i].k, (uint64_t *)((char *)m + stats_keys[i].at)))
+            m->have |= stats_keys[i].bit;
+    if (m->have & (OD_MS_ALLOCATED | OD_MS_RESERVED))
+        return 1;
+    memset(m, 0, sizeof *m);
+    m->jax = 1;
+    od_profile_stats j;
+    memset(&j, 0, sizeof j);
+    const char *k;
+    json_t *v;
+    uint64_t x;
+    json_object_foreach(o, k, v) {
+        if (get_u64(o, k, &x))
+            od_jax_stats_set(&j, k, x);
     }
+    jax_into(&j, m);
     return (m->have & OD_MS_ALLOCATED) && (m->have & (OD_MS_LIMIT | OD_MS_ALLOCATED_PEAK));
 }
 
