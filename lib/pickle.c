@@ -967,6 +967,16 @@ static od_pv consume_cont(vm *m, od_pv v)
 }
 
 
+/* The stack's values from base up are being placed into a container; 0 when one cannot be
+ * (nomem() says why). */
+static int consume_above(vm *m, size_t base)
+{
+    for (size_t i = base; i < m->sp; i++)
+        if ((m->stack[i] = consume(m, m->stack[i])) == V_FAIL)
+            return 0;
+    return 1;
+}
+
 static cont *target(vm *m, od_pv v, int kind1, int kind2, const char *op, od_status *st)
 {
     if (TAG(v) != TAG_CONT) {
@@ -992,9 +1002,8 @@ static od_status do_appends(vm *m, size_t base, const char *op, int kind)
     if (base == 0)
         return fail(m, OD_ERR_FORMAT, "%s has no container below its items", op);
     size_t n = m->sp - base;
-    for (size_t i = base; i < m->sp; i++)
-        if ((m->stack[i] = consume(m, m->stack[i])) == V_FAIL)
-            return nomem(m);
+    if (!consume_above(m, base))
+        return nomem(m);
     cont *c = target(m, m->stack[base - 1], kind, kind == K_SET ? K_SET : K_LIST, op, &st);
     if (!c)
         return st;
@@ -1054,9 +1063,8 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
     size_t n = m->sp - base;
     if (n % 2)
         return fail(m, OD_ERR_FORMAT, "%s needs key/value pairs, found an odd number of items", op);
-    for (size_t i = base; i < m->sp; i++)
-        if ((m->stack[i] = consume(m, m->stack[i])) == V_FAIL)
-            return nomem(m);
+    if (!consume_above(m, base))
+        return nomem(m);
     od_pv dv = m->stack[base - 1];
     cont *c = target(m, dv, K_DICT, K_RECORD, op, &st);
     if (!c)
@@ -1091,9 +1099,8 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
 static od_status make_seq(vm *m, size_t base, int kind)
 {
     size_t n = m->sp - base;
-    for (size_t i = base; i < m->sp; i++)
-        if ((m->stack[i] = consume(m, m->stack[i])) == V_FAIL)
-            return nomem(m);
+    if (!consume_above(m, base))
+        return nomem(m);
     od_pv v = vm_new_cont(m, kind);
     if (v == V_FAIL)
         return nomem(m);

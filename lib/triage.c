@@ -1703,9 +1703,9 @@ static const char *scan_smi_csv(scan *s, const char *line, const char *le, const
 
 /* ---------- memory_stats JSON ---------- */
 
-static int get_u64(json_t *o, const char *key, uint64_t *out)
+/* A figure: a non-negative JSON number that fits 64 bits. */
+static int u64_of(const json_t *v, uint64_t *out)
 {
-    json_t *v = json_object_get(o, key);
     if (json_is_integer(v) && json_integer_value(v) >= 0) {
         *out = (uint64_t)json_integer_value(v);
         return 1;
@@ -1715,6 +1715,11 @@ static int get_u64(json_t *o, const char *key, uint64_t *out)
         return 1;
     }
     return 0;
+}
+
+static int get_u64(json_t *o, const char *key, uint64_t *out)
+{
+    return u64_of(json_object_get(o, key), out);
 }
 
 /* The keys PyTorch's memory_stats figures are read from (torch.cuda.memory_stats), each
@@ -1775,7 +1780,7 @@ static int stats_from(json_t *o, od_mem_stats *m)
     json_t *v;
     uint64_t x;
     json_object_foreach(o, k, v) {
-        if (get_u64(o, k, &x))
+        if (u64_of(v, &x))
             od_jax_stats_set(&j, k, x);
     }
     jax_into(&j, m);
@@ -2274,8 +2279,8 @@ static void unwrap(char *buf, size_t len)
 }
 
 /* Loggers and terminals wrap long messages: when the anchor line does not finish the
- * message, join up to OD_TORCH_MESSAGE_LINES - 1 following lines (indentation collapsed to one space) into buf.
- * Returns the end of the joined text, or NULL when the line is complete by itself. */
+ * message, join up to OD_TORCH_MESSAGE_LINES - 1 following lines (indentation collapsed
+ * to one space) into buf. Returns the end of the joined text, or NULL when the line is complete by itself. */
 static const char *join_message(const char *a, const char *le, const char *end, char *buf, size_t size)
 {
     const char *p = memchr(le, '\n', (size_t)(end - le)); /* le may stop short of unwrap's markers */
