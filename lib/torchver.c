@@ -331,7 +331,7 @@ static int has(const char *h, const char *e, const char *needle)
     return find(h, e, needle) != NULL;
 }
 
-/* The phrases that start a PyTorch OOM report, and the earliest of them in [p, e). */
+/* The phrases that start a PyTorch OOM report. */
 static const char *const anchors[] = {
     "CUDA out of memory",
     "HIP out of memory",
@@ -339,15 +339,37 @@ static const char *const anchors[] = {
     "cuda runtime error (2) : out of memory",       /* torch before 1.0 */
 };
 
-static const char *first_anchor(const char *p, const char *e)
+int od_torch_phrase_at(const char *p, const char *end, const char *phrase)
 {
-    const char *best = NULL;
-    for (size_t i = 0; i < sizeof anchors / sizeof *anchors; i++) {
-        const char *a = find(p, best ? best : e, anchors[i]);
-        if (a && (!best || a < best))
-            best = a;
+    int broke = 0;
+    for (const char *s = phrase; *s; s++) {
+        if (*s == ' ' && !broke) {
+            const char *q = p;
+            while (q < end && *q != '\n' && ((unsigned char)*q < 0x20 || *q == ' '))
+                q++;
+            if (q < end && *q == '\n') {
+                for (p = q + 1; p < end && (*p == ' ' || *p == '\t'); p++)
+                    ;
+                broke = 1;
+                continue;
+            }
+        }
+        if (p >= end || *p != *s)
+            return 0;
+        p++;
     }
-    return best;
+    return 1;
+}
+
+/* The first anchor beginning in [p, e), perhaps broken across a line break (read up to
+ * end), or NULL. */
+static const char *first_anchor(const char *p, const char *e, const char *end)
+{
+    for (; p < e; p++)
+        for (size_t i = 0; i < sizeof anchors / sizeof *anchors; i++)
+            if (*p == anchors[i][0] && od_torch_phrase_at(p, end, anchors[i]))
+                return p;
+    return NULL;
 }
 
 /* The figures that end the wordings before 2.2's ALLOC_CONF hint, and the hints that may
@@ -440,7 +462,7 @@ static size_t join_report(const char *text, const char *end, const char *a, char
         if (!le)
             le = end;
         if (k > 0) {
-            const char *next_anchor = first_anchor(p, le);
+            const char *next_anchor = first_anchor(p, le, end);
             append_space(buf, &n); /* the line break */
             if (next_anchor) {
                 append_collapsed(buf, &n, p, next_anchor);
@@ -604,7 +626,7 @@ int od_torch_infer_message(const char *text, size_t len, od_torch_range *out)
     if (!text || !len)
         return 0;
     const char *end = text + len;
-    const char *a = first_anchor(text, end);
+    const char *a = first_anchor(text, end, end);
     if (!a)
         return 0;
     char w[WINDOW];
@@ -614,7 +636,7 @@ int od_torch_infer_message(const char *text, size_t len, od_torch_range *out)
         out->why = "a PyTorch out-of-memory message without the wording that dates it";
         return 0;
     }
-    const char *wa = first_anchor(w, w + n);
+    const char *wa = first_anchor(w, w + n, w + n);
     od_torch_range c;
     if (wa && classify_exception(w, wa, &c)) {
         int k = narrow(&r, &c);

@@ -116,6 +116,13 @@ int od_torch_missing_feature(const od_torch_range *r, const char *const *texts, 
  * the next line). */
 int od_torch_message_complete(const char *p, const char *e, const char *next, const char *end);
 
+/* Does the text at p (up to end) read phrase, a logger's word-wrap having perhaps put a
+ * line break in place of one of its spaces? The break may have spaces, tabs and other
+ * control bytes (a CR) before it and spaces or tabs after it. Wrapping at a word boundary
+ * breaks "CUDA out of memory" as readily as any other four words; the one rule for
+ * finding a broken phrase, for the triage and for dating a message. */
+int od_torch_phrase_at(const char *p, const char *end, const char *phrase);
+
 /* The most lines a message is read from (by od_torch_infer_message and the triage): its
  * first and the lines a logger wrapped it into. A 2.4+ message naming three other
  * processes is about 700 characters: 20 lines at 40 columns. */

@@ -2181,6 +2181,21 @@ static int is_wrap_mark(char c)
     return c == WRAP_LINE || c == WRAP_NONE;
 }
 
+/* Where phrase begins on the line [line, le): whole on it, or broken at one of its spaces
+ * by a word-wrap, its first words ending the line (before the text that follows, up to
+ * end); NULL if nowhere. */
+static const char *find_wrapped(const char *line, const char *le, const char *end, const char *phrase)
+{
+    const char *a = find(line, le, phrase);
+    if (a || le >= end)
+        return a;
+    size_t n = strlen(phrase);
+    for (const char *p = (size_t)(le - line) > n ? le - n : line; p < le; p++)
+        if (*p == phrase[0] && od_torch_phrase_at(p, end, phrase))
+            return p;
+    return NULL;
+}
+
 static int word_char(char c)
 {
     return isalnum((unsigned char)c) || c == '_' || c == '-';
@@ -2289,13 +2304,16 @@ static const char *join_message(const char *a, const char *le, const char *end, 
         return NULL;
     size_t n = (size_t)(le - a) < size - 1 ? (size_t)(le - a) : size - 1;
     memcpy(buf, a, n);
+    /* Every anchor phrase ends "out of memory": without it, a word-wrap broke the phrase
+     * and the next line holds its rest, not another report. */
+    const char *broken = find(a, le, "out of memory") ? NULL : p;
     for (int k = 0; k < OD_TORCH_MESSAGE_LINES - 1 && p < end && n + 2 < size; k++) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         const char *e = nl ? nl : end;
         while (e > p && is_wrap_mark(e[-1]))
             e--;
         const char *q = skip_sp(p, e);
-        if (q == e || starts(q, e, "Traceback") || starts(q, e, "File \"") || find(q, e, "out of memory"))
+        if (q == e || starts(q, e, "Traceback") || starts(q, e, "File \"") || (find(q, e, "out of memory") && p != broken))
             break;
         buf[n++] = ' ';
         size_t l = (size_t)(e - q) < size - 1 - n ? (size_t)(e - q) : size - 1 - n;
@@ -2317,7 +2335,7 @@ static const char *join_message(const char *a, const char *le, const char *end, 
  * message's date). */
 static void date_message(od_oom_report *r, const char *a, const char *line, const char *end)
 {
-    if (!starts(a, end, "CUDA out of memory") && !starts(a, end, "HIP out of memory"))
+    if (!od_torch_phrase_at(a, end, "CUDA out of memory") && !od_torch_phrase_at(a, end, "HIP out of memory"))
         return;
     char text[16384];
     size_t n = 0;
@@ -2476,9 +2494,10 @@ static od_status scan_text(char *buf, size_t len, const input_flags *fl, const c
         }
         const char *a;
         od_framework fw = OD_FW_PYTORCH_CUDA;
-        if (((a = find(line, le, "CUDA out of memory")) || (a = find(line, le, "CUDA error: out of memory")) ||
-             ((a = find(line, le, "HIP out of memory")) && (fw = OD_FW_PYTORCH_ROCM)) ||
-             ((a = find(line, le, "MPS backend out of memory")) && (fw = OD_FW_PYTORCH_MPS))) &&
+        if (((a = find_wrapped(line, le, end, "CUDA out of memory")) ||
+             (a = find_wrapped(line, le, end, "CUDA error: out of memory")) ||
+             ((a = find_wrapped(line, le, end, "HIP out of memory")) && (fw = OD_FW_PYTORCH_ROCM)) ||
+             ((a = find_wrapped(line, le, end, "MPS backend out of memory")) && (fw = OD_FW_PYTORCH_MPS))) &&
             !advice_prose(line, a, le)) {
             close_bfc(&s);
             od_oom_report *r = new_report(&s, fw, line, lineno);
