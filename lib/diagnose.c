@@ -425,7 +425,7 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
         }
     }
     f->whatif_cap_source = opts && opts->cap_bytes ? "as given" : cap ? "the OOM message"
-                                                                    : "the most ever reserved (a lower bound)";
+                                                                    : "the most ever reserved, a lower bound";
     if (!cap)
         cap = f->max_reserved_bytes;
     if (!cap)

@@ -159,7 +159,7 @@ typedef struct {
     size_t n_whatifs;
     od_whatif whatifs[OD_MAX_WHATIFS];
     uint64_t whatif_cap_bytes;         /* the cap replayed under */
-    const char *whatif_cap_source;     /* "the OOM message" or "the most ever reserved (a lower bound)" */
+    const char *whatif_cap_source;     /* "the OOM message" or "the most ever reserved, a lower bound" */
     int whatif_reproduces;             /* whatifs[0] failed at the recorded OOM */
     int whatif_unanswerable;           /* a wrapped trace: no setting's what-if is answerable */
 } od_snapshot_findings;
