@@ -155,8 +155,12 @@ static int field_of(loader *L, const od_ptree *t, od_pv key)
 static int bad(od_error *err, const char *what, const char *field, const char *expected,
                const od_ptree *t, od_pv v)
 {
-    od_fail(err, OD_ERR_FORMAT, "%s '%s' must be %s, found %s", what, field, expected,
-            od_pv_type_name(od_pv_typeof(t, v)));
+    int64_t i;
+    if (od_pv_typeof(t, v) == OD_PV_INT && od_pv_get_i64(t, v, &i))
+        od_fail(err, OD_ERR_FORMAT, "%s '%s' must be %s, found %lld", what, field, expected, (long long)i);
+    else
+        od_fail(err, OD_ERR_FORMAT, "%s '%s' must be %s, found %s", what, field, expected,
+                od_pv_type_name(od_pv_typeof(t, v)));
     return -1;
 }
 
@@ -273,7 +277,7 @@ static int stack_index_slow(loader *L, const od_ptree *t, od_pv list, uint32_t *
     if (!od_grow((void **)&s->stack_frames, &L->cap_stack_frames, first + n, sizeof(uint32_t)))
         goto nomem;
     for (size_t i = 0; i < n; i++) {
-        uint32_t fi;
+        uint32_t fi = 0; /* set whenever frame_index succeeds */
         if (frame_index(L, t, od_pv_item(t, list, i), &fi, err) < 0)
             return -1;
         s->stack_frames[first + i] = fi;
@@ -316,10 +320,13 @@ static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uin
                         size_t npairs, uint32_t *record, od_error *err)
 {
     od_trace_entry e = {0};
+    uint32_t seen = 0;
     for (size_t i = 0; i < npairs; i++) {
         od_pv v = kv[2 * i + 1];
         int f = fields[i];
         int64_t i64;
+        if (f < F_COUNT)
+            seen |= 1u << f;
         switch (f) {
         case F_ACTION: {
             /* Actions are a handful of strings: cache them by string index. */
@@ -396,6 +403,13 @@ static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uin
             break;
         }
     }
+    /* Every release writes an entry's addr and size (an OOM's and a snapshot's too); a
+     * block event without them would be read as a block at address 0 of 0 bytes. */
+    for (int f = F_ADDR; e.action <= OD_ACT_SEGMENT_UNMAP && f <= F_SIZE; f++)
+        if (!(seen & (1u << f))) {
+            od_fail(err, OD_ERR_FORMAT, "trace entry '%s' has no '%s'", action_names[e.action], field_names[f]);
+            return -1;
+        }
     if (L->n_entries >= MAX_RECORDS || !od_trace_store_add(L->entries, &e)) {
         od_fail(err, L->n_entries >= MAX_RECORDS ? OD_ERR_LIMIT : OD_ERR_NOMEM, "too many trace entries");
         return -1;
@@ -587,21 +601,17 @@ static int absorb_trace_fast(loader *L, const od_pv *kv, uint32_t *record)
     od_trace_entry e = {0};
     od_pv v = kv[2 * pos[F_ACTION] + 1];
     uint32_t si = od_pv_str_index_fast(v);
-    if (si >= L->action_cap || !L->action_of[si] || pos[F_DEVICE_FREE] != -1)
+    if (si >= L->action_cap || !L->action_of[si] || pos[F_DEVICE_FREE] != -1 || pos[F_ADDR] < 0 || pos[F_SIZE] < 0)
         return 0;
     e.action = (uint8_t)(L->action_of[si] - 1);
-    if (pos[F_ADDR] >= 0) {
-        v = kv[2 * pos[F_ADDR] + 1];
-        if (!od_pv_is_small_int(v) || od_pv_small_int(v) < 0)
-            return 0;
-        e.addr = (uint64_t)od_pv_small_int(v);
-    }
-    if (pos[F_SIZE] >= 0) {
-        v = kv[2 * pos[F_SIZE] + 1];
-        if (!od_pv_is_small_int(v) || od_pv_small_int(v) < 0 || (uint64_t)od_pv_small_int(v) > MAX_SANE_BYTES)
-            return 0;
-        e.size = (uint64_t)od_pv_small_int(v);
-    }
+    v = kv[2 * pos[F_ADDR] + 1];
+    if (!od_pv_is_small_int(v) || od_pv_small_int(v) < 0)
+        return 0;
+    e.addr = (uint64_t)od_pv_small_int(v);
+    v = kv[2 * pos[F_SIZE] + 1];
+    if (!od_pv_is_small_int(v) || od_pv_small_int(v) < 0 || (uint64_t)od_pv_small_int(v) > MAX_SANE_BYTES)
+        return 0;
+    e.size = (uint64_t)od_pv_small_int(v);
     if (pos[F_STREAM] >= 0) {
         v = kv[2 * pos[F_STREAM] + 1];
         if (!od_pv_is_small_int(v))

@@ -28,4 +28,10 @@ out.append("#define BYTES_P2_GLOBAL_OFFSET %d\n" % glob)
 shared = [["f", "g"], ["f", "g"], ["f", "h"]]
 out.append(arr("shared_lists", pickle.dumps(shared, protocol=4)))
 out.append(arr("long_list", pickle.dumps(list(range(2500)), protocol=4)))
+# trace entries that lack a key every release writes
+out.append(arr("alloc_without_addr", pickle.dumps(
+    {"segments": [], "device_traces": [[{"action": "alloc", "size": 512, "stream": 0}]]}, protocol=4)))
+out.append(arr("free_without_size", pickle.dumps(
+    {"segments": [], "device_traces": [[{"action": "alloc", "addr": 4096, "size": 512, "stream": 0},
+                                        {"action": "free_completed", "addr": 4096, "stream": 0}]]}, protocol=4)))
 print("".join(out), end="")

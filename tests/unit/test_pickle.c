@@ -630,6 +630,15 @@ static void rejects_non_snapshots(void **state)
     assert_int_equal(od_snapshot_load(in, &s, &err), OD_ERR_FORMAT);
     assert_non_null(strstr(err.msg, "'segments'"));
     od_input_close(in);
+    /* block events without the addr or size every release writes */
+    assert_int_equal(od_input_open_memory(alloc_without_addr, sizeof alloc_without_addr, &in, &err), OD_OK);
+    assert_int_equal(od_snapshot_load(in, &s, &err), OD_ERR_FORMAT);
+    assert_string_equal(err.msg, "trace entry 'alloc' has no 'addr'");
+    od_input_close(in);
+    assert_int_equal(od_input_open_memory(free_without_size, sizeof free_without_size, &in, &err), OD_OK);
+    assert_int_equal(od_snapshot_load(in, &s, &err), OD_ERR_FORMAT);
+    assert_string_equal(err.msg, "trace entry 'free_completed' has no 'size'");
+    od_input_close(in);
     /* gzip magic followed by garbage */
     unsigned char gz[] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xde, 0xad, 0xbe, 0xef};
     assert_int_equal(od_input_open_memory(gz, sizeof gz, &in, &err), OD_OK);
