@@ -1333,12 +1333,11 @@ static void advise(rx *x, int now_, int klass, double cost, const char *action, 
         int lacks = 0;
         int f = od_advice_for_version(action, effect, c.detail, x->have_ver ? &x->ver : NULL, up, sizeof up, &lacks);
         if (f >= 0) {
-            char v[32], hi[32], span[80];
+            char v[32], span[80];
             od_torch_version_format(od_torch_since((od_torch_feature)f), v, sizeof v);
             if (lacks) {
-                od_torch_version_format(x->ver.upper, hi, sizeof hi);
-                snprintf(det, sizeof det, "%s; this torch (%s at the newest) lacks %s", c.detail, hi,
-                         od_torch_feature_name((od_torch_feature)f));
+                snprintf(det, sizeof det, "%s; this torch (%s) lacks %s", c.detail,
+                         od_torch_range_format(&x->ver, span, sizeof span), od_torch_feature_name((od_torch_feature)f));
                 copy_text(c.detail, sizeof c.detail, det);
                 action = up;
                 now_ = 0;
@@ -1726,7 +1725,7 @@ static void empty_cache_item(rx *x, uint64_t missing)
 static void torch_version(rx *x, const od_diag_options *opts)
 {
     od_torch_version v;
-    char a[32];
+    char a[80];
     if (opts && opts->torch_version && od_torch_version_parse(opts->torch_version, &v) == OD_OK) {
         x->ver.lower = x->ver.upper = v;
         x->ver.upper.patch = x->ver.lower.patch = 0;
@@ -1774,8 +1773,8 @@ static void torch_version(rx *x, const od_diag_options *opts)
         x->ver.lower = v;
         x->ver.why = why;
         x->have_ver = 1;
-        evid(x->d, i, NULL, 0, "%s: torch %s or newer, inferred from the snapshot's layout (%s)", x->ins[i].name,
-             od_torch_version_format(v, a, sizeof a), why ? why : "its keys");
+        evid(x->d, i, NULL, 0, "%s: torch %s, inferred from the snapshot's layout (%s)", x->ins[i].name,
+             od_torch_range_format(&x->ver, a, sizeof a), why ? why : "its keys");
         return;
     }
 }

@@ -270,15 +270,33 @@ int od_torch_range_has(const od_torch_range *r, od_torch_feature f)
     return -1;
 }
 
+/* A bound as a range names it: its series, or the whole version when it is more. */
+static char *bound_format(od_torch_version v, char *buf, size_t size)
+{
+    if (v.patch || v.nightly)
+        return od_torch_version_format(v, buf, size);
+    snprintf(buf, size, "%u.%u", v.major, v.minor);
+    return buf;
+}
+
 char *od_torch_range_format(const od_torch_range *r, char *buf, size_t size)
 {
     char lo[32], hi[32];
-    if (od_torch_version_known(r->upper) && od_torch_version_cmp(r->lower, r->upper) == 0)
-        snprintf(buf, size, "%u.%u", r->lower.major, r->lower.minor);
+    int has_lo = od_torch_version_known(r->lower), has_hi = od_torch_version_known(r->upper);
+    if (has_lo)
+        bound_format(r->lower, lo, sizeof lo);
+    if (has_hi)
+        bound_format(r->upper, hi, sizeof hi);
+    if (has_lo && has_hi && strcmp(lo, hi) == 0)
+        snprintf(buf, size, "%s", lo);
+    else if (has_lo && has_hi)
+        snprintf(buf, size, "%s to %s", lo, hi);
+    else if (has_lo)
+        snprintf(buf, size, "%s or newer", lo);
+    else if (has_hi)
+        snprintf(buf, size, "%s or older", hi);
     else
-        snprintf(buf, size, "%s to %s",
-                 od_torch_version_known(r->lower) ? od_torch_version_format(r->lower, lo, sizeof lo) : "any",
-                 od_torch_version_known(r->upper) ? od_torch_version_format(r->upper, hi, sizeof hi) : "now");
+        snprintf(buf, size, "any");
     return buf;
 }
 

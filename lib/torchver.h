@@ -79,8 +79,9 @@ int od_torch_version_cmp(od_torch_version a, od_torch_version b);
  * bytes (truncated to fit, always terminated when size > 0). Returns buf. */
 char *od_torch_version_format(od_torch_version v, char *buf, size_t size);
 
-/* A range as people read it into buf[0..size): "2.1" for one release series, else "A to
- * B" with "any" for no lower bound and "now" for no upper one. Returns buf. */
+/* A range as people read it into buf[0..size), by release series ("2.1", not "2.1.0",
+ * unless a bound is a patch release or a dev build): "2.1" for one series, "1.10 to 1.12",
+ * "2.4 or newer", "1.13 or older", "any". Returns buf. */
 char *od_torch_range_format(const od_torch_range *r, char *buf, size_t size);
 
 /* The first release that has f (patch 0); the unknown version for a value outside the

@@ -393,6 +393,29 @@ static void wrapped_messages_keep_their_date(void **state)
     wrapped_message_reads_as_one("tests/data/messages/torch21_capacity.txt", 40);
 }
 
+/* A range reads by release series unless a bound is more precise. */
+static void ranges_read_by_series(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *lo, *hi, *want;
+    } cases[] = {
+        {"2.1", "2.1", "2.1"},           {"1.10", "1.12", "1.10 to 1.12"}, {"2.4", NULL, "2.4 or newer"},
+        {NULL, "1.13", "1.13 or older"}, {NULL, NULL, "any"},              {"2.5.1", NULL, "2.5.1 or newer"},
+        {"2.1", "2.1.2", "2.1 to 2.1.2"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        od_torch_range r;
+        memset(&r, 0, sizeof r);
+        if (cases[i].lo)
+            assert_int_equal(od_torch_version_parse(cases[i].lo, &r.lower), OD_OK);
+        if (cases[i].hi)
+            assert_int_equal(od_torch_version_parse(cases[i].hi, &r.upper), OD_OK);
+        char buf[80];
+        assert_string_equal(od_torch_range_format(&r, buf, sizeof buf), cases[i].want);
+    }
+}
+
 /* Where a message ends, case by case: its last phrase, or a hint that goes on (on the same
  * line or, when only its beginning is there, the next). */
 static void where_a_message_ends(void **state)
@@ -689,6 +712,7 @@ int main(void)
         cmocka_unit_test(advice_follows_the_version),
         cmocka_unit_test(triage_hints_follow_the_message),
         cmocka_unit_test(wrapped_messages_keep_their_date),
+        cmocka_unit_test(ranges_read_by_series),
         cmocka_unit_test(where_a_message_ends),
         cmocka_unit_test(next_line_if_is_not_the_hint),
         cmocka_unit_test(torch21_capacity),
