@@ -103,7 +103,11 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     for (size_t k = 0; k < nh; k++) {
         const od_advice_text *t = od_advice_get(h[k].id);
         printf("  %s %s%s (%s)\n", k == 0 ? "try:" : "    ", h[k].alternative ? "or " : "", h[k].action, t->effect);
-        if (h[k].command)
+        /* a command shown under an earlier remedy of this list is not repeated */
+        int shown = 0;
+        for (size_t j = 0; h[k].command && j < k && !shown; j++)
+            shown = h[j].command && strcmp(h[j].command, h[k].command) == 0;
+        if (h[k].command && !shown)
             printf("       $ %s\n", h[k].command);
     }
 }

@@ -28,9 +28,12 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
                              "freed blocks fit the next requests exactly", NULL, 0},
     [OD_ADV_TF_ASYNC] = {"set TF_GPU_ALLOCATOR=cuda_malloc_async",
                          "the BFC pool fragments; the asynchronous allocator does not keep one", NULL, 0},
-    [OD_ADV_MPS_WATERMARK] = {"raise PYTORCH_MPS_HIGH_WATERMARK_RATIO (e.g. 1.7; 0.0 removes the cap, at the risk of "
-                              "system instability)",
-                              "the pool may grow past the watermark that stopped it", NULL, 0},
+    /* The cap is ratio x the device's recommended working set; the ratio defaults to 1.7 and
+     * may be at most 2.0 on unified memory (aten/src/ATen/mps/MPSAllocator.mm, init_allocator;
+     * PyTorch's "MPS Environment Variables" page). */
+    [OD_ADV_MPS_WATERMARK] = {"set PYTORCH_MPS_HIGH_WATERMARK_RATIO=2.0, the most it takes on Apple silicon (the "
+                              "default is 1.7; 0.0 removes the cap, at the risk of swapping and system instability)",
+                              "the pool may grow to 2.0/1.7 of the watermark that stopped it", NULL, 0},
     [OD_ADV_MPS_SHRINK] = {"reduce the batch size, or free other allocations held by the process",
                            "the step fits under the watermark", NULL, 1},
     [OD_ADV_RAISE_FRACTION] = {"raise or remove torch.cuda.set_per_process_memory_fraction(...): the device itself had "

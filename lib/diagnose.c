@@ -1899,10 +1899,25 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
     case OD_VERDICT_FRAGMENTATION:
     case OD_VERDICT_CAP_LIMIT:
         if (r && r->framework == OD_FW_PYTORCH_MPS) {
-            advise_as(x, 1, 1, 0, OD_ADV_MPS_WATERMARK, NULL,
-                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of the MPS allocator"));
+            /* max allowed = ratio x the recommended working set: under the default 1.7, the most
+             * (2.0) allows 2.0/1.7 of it. What the driver holds for the process must fit. */
+            uint64_t held = (r->have & OD_HAVE_PROCESS) ? r->process_bytes : r->allocated_bytes;
+            if ((r->have & OD_HAVE_ALLOWED) && (r->have & OD_HAVE_REQUESTED)) {
+                uint64_t raised = (uint64_t)((unsigned __int128)r->allowed_bytes * 20 / 17);
+                uint64_t need = held + r->requested_bytes;
+                char c2[32];
+                advise_as(x, 1, 1, 0, OD_ADV_MPS_WATERMARK, NULL,
+                          check_of(OD_CHECK_ARITHMETIC, need <= raised, 0, 0,
+                                   "the message: if the default 1.7 was in force, 2.0 raises the %s cap to %s, which "
+                                   "%s the %s needed (what the process holds + the request)",
+                                   iec(r->allowed_bytes, a, sizeof a), iec(raised, b, sizeof b),
+                                   need <= raised ? "holds" : "is still short of", iec(need, c2, sizeof c2)));
+            } else {
+                advise_as(x, 1, 1, 0, OD_ADV_MPS_WATERMARK, NULL,
+                          check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: the message prints no cap"));
+            }
             advise_as(x, 1, 3, 0, OD_ADV_MPS_SHRINK, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked"));
-            snprintf(d->verify, sizeof d->verify, "rerun with PYTORCH_MPS_HIGH_WATERMARK_RATIO=1.7");
+            snprintf(d->verify, sizeof d->verify, "rerun with PYTORCH_MPS_HIGH_WATERMARK_RATIO=2.0");
             break;
         }
         setting_items(x);

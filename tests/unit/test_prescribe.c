@@ -260,6 +260,31 @@ static void version_aware(void **state)
     free_message(&msg);
 }
 
+/* The MPS cap is ratio x the recommended working set, the ratio 1.7 by default and at most
+ * 2.0 (MPSAllocator.mm): advising "1.7" would change nothing. mps_watermark.txt prints max
+ * allowed 27.20 GB (16 GB x 1.7), 25.81 GB allocated, 384 KB other, 2.00 GB requested: at
+ * 2.0 the cap is 16 x 2.0 = 32.00 GB, which holds 25.81 + 0.0004 + 2.00 = 27.81 GB. */
+static void mps_watermark_raised_to_the_most(void **state)
+{
+    (void)state;
+    message msg = read_message("tests/data/messages/mps_watermark.txt");
+    od_diag_input in = log_input("log", &msg);
+    od_diagnosis *d = NULL;
+    od_error err;
+    assert_int_equal(od_diagnose_with(&in, 1, NULL, &d, &err), OD_OK);
+    assert_true(d->n_do_now >= 1);
+    const od_remedy *m = &d->do_now[0];
+    assert_non_null(strstr(m->action, "PYTORCH_MPS_HIGH_WATERMARK_RATIO=2.0"));
+    assert_null(strstr(m->action, "e.g. 1.7"));
+    assert_int_equal(m->check.method, OD_CHECK_ARITHMETIC);
+    assert_int_equal(m->check.avoids_oom, 1);
+    assert_non_null(strstr(m->check.detail, "to 32.00 GiB"));
+    assert_non_null(strstr(m->check.detail, "27.81 GiB needed"));
+    assert_non_null(strstr(d->verify, "RATIO=2.0"));
+    od_diagnosis_free(d);
+    free_message(&msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +292,7 @@ int main(void)
         cmocka_unit_test(frag_settings_tried_not_advised),
         cmocka_unit_test(leak_site_first),
         cmocka_unit_test(version_aware),
+        cmocka_unit_test(mps_watermark_raised_to_the_most),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
