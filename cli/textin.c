@@ -410,6 +410,10 @@ json_t *od_cli_oom_json(const od_oom_report *r)
     json_object_set_new(v, "meaning", meaning ? json_string(meaning) : json_null());
     json_object_set_new(v, "size_bug", json_boolean(r->size_bug || r->size_corrupt));
     json_object_set_new(v, "near_full", json_boolean(r->near_full));
+    json_object_set_new(v, "free_exceeds_request", json_boolean(r->free_exceeds_request));
+    json_object_set_new(v, "held_elsewhere_bytes",
+                        r->have_headroom ? json_integer((json_int_t)r->held_elsewhere_bytes) : json_null());
+    json_object_set_new(v, "other_ranks_contexts", json_boolean(r->stray_contexts));
     json_object_set_new(o, "verdict", v);
     if (r->have_torch_range) {
         char lo[32], hi[32];

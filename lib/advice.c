@@ -14,6 +14,11 @@
 #define MAX_SPLIT_WHY "cached blocks of 512 MiB or more stay whole for large requests instead of being split for small ones"
 #define MAX_SPLIT_CHECK "oomdoc replay <snapshot.pickle> --set max_split_size_mb:512"
 
+#define FREE_RACE_ACTION                                                                                        \
+    "watch the GPU's memory and processes through the failure (nvidia-smi; rocm-smi on AMD): the memory was free "  \
+    "again when the message was written"
+#define FREE_RACE_WHY "shows what took the memory at the failure: another job or rank, or a library's own allocation"
+
 static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_EXPANDABLE] = {"set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", EXPANDABLE_WHY, EXPANDABLE_CHECK, 0},
     [OD_ADV_EXPANDABLE_HIP] = {"set PYTORCH_HIP_ALLOC_CONF=expandable_segments:True", EXPANDABLE_WHY, EXPANDABLE_CHECK, 0},
@@ -63,6 +68,15 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
                                "block",
                                "oomdoc doctor tells capacity, fragmentation and leaks apart from it",
                                "oomdoc doctor <oom.pickle>", 0},
+    [OD_ADV_FREE_RACE] = {FREE_RACE_ACTION, FREE_RACE_WHY, "oomdoc watch -- <command>", 0},
+    [OD_ADV_FREE_RACE_HIP] = {FREE_RACE_ACTION, FREE_RACE_WHY, NULL, 0},
+    /* torch.distributed: "torch.cuda.set_device(local_rank)" before init; barrier(device_ids=)
+     * and torch.load(map_location=) keep a rank off GPU 0. */
+    [OD_ADV_RANK_CONTEXTS] = {"keep every rank on its own GPU: torch.cuda.set_device(local_rank) before any CUDA "
+                              "work, torch.load(..., map_location=f\"cuda:{local_rank}\") and "
+                              "dist.barrier(device_ids=[local_rank]); processes holding about the same small amount "
+                              "each on one GPU are other ranks' CUDA contexts",
+                              "their contexts leave this GPU", "oomdoc gpus", 0},
     [OD_ADV_JAX_PROFILE] = {"save a device memory profile where memory peaks: "
                             "jax.profiler.save_device_memory_profile(\"memory.prof\") right after the step",
                             "oomdoc doctor names the source lines that hold the live buffers",
@@ -254,17 +268,24 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
         }
         break;
     case OD_OOM_OTHER_PROCESSES:
+        if (r->stray_contexts)
+            h[n++] = OD_ADV_RANK_CONTEXTS;
         h[n++] = OD_ADV_STOP_OTHERS;
         h[n++] = OD_ADV_OTHER_GPU;
         break;
     case OD_OOM_CAPACITY:
+        if (r->stray_contexts)
+            h[n++] = OD_ADV_RANK_CONTEXTS;
         h[n++] = OD_ADV_SHRINK_STEP;
         h[n++] = OD_ADV_PLAN_FIRST;
         break;
     case OD_OOM_UNKNOWN:
         if (r->framework == OD_FW_TENSORFLOW)
             h[n++] = OD_ADV_TF_INFO;
-        else if (torch || r->framework == OD_FW_PYTORCH_MPS)
+        else if (r->free_exceeds_request) {
+            h[n++] = r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_FREE_RACE_HIP : OD_ADV_FREE_RACE;
+            h[n++] = OD_ADV_EXCLUSIVE;
+        } else if (torch || r->framework == OD_FW_PYTORCH_MPS)
             h[n++] = OD_ADV_TORCH_SNAPSHOT;
         break;
     case OD_OOM_HOST_MEMORY:
@@ -342,6 +363,10 @@ const char *od_advice_meaning(const od_oom_report *r)
     if (r->spill)
         return "allocated memory above the device's capacity: on Windows/WSL the driver spills into shared system "
                "memory (slowly) before failing";
+    if (r->free_exceeds_request)
+        return "the device had the memory free when the message was written: it was taken and given back around "
+               "the failure (another job or rank, a library's own cudaMalloc), or the driver could not hand out "
+               "what it reports free (Windows' WDDM, an APU sharing system memory)";
     if (r->near_full)
         return "defragmenting would serve this one request, but the framework already holds >= 90% of the device: "
                "the next request fails the same way";

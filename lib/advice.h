@@ -49,6 +49,9 @@ typedef enum {
     OD_ADV_ORT_ARENA,         /* ONNX Runtime's arena settings */
     OD_ADV_XLA_REMAT,         /* XLA compile-time OOM: remat, sharding */
     OD_ADV_JAX_PROFILE,       /* JAX's device memory profile at the peak */
+    OD_ADV_FREE_RACE,         /* free >= request at the message: watch what came and went */
+    OD_ADV_FREE_RACE_HIP,     /* the same on ROCm (no NVML: no oomdoc watch) */
+    OD_ADV_RANK_CONTEXTS,     /* other ranks' CUDA contexts on this GPU */
     OD_ADV_COUNT
 } od_advice;
 

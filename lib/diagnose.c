@@ -1971,14 +1971,32 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         }
         break;
     case OD_VERDICT_OTHER_PROCESSES: {
-        char pids[200] = "";
+        char pids[200] = "", c[32];
         size_t o = 0;
-        for (size_t i = 0; r && i < r->n_other && o < sizeof pids - 24; i++)
-            o += (size_t)snprintf(pids + o, sizeof pids - o, "%s%llu (%s)", i ? ", " : "",
-                                  (unsigned long long)r->other[i].pid, iec(r->other[i].bytes, a, sizeof a));
+        size_t listed = 0;
+        for (; r && listed < r->n_other && o < sizeof pids - 48; listed++)
+            o += (size_t)snprintf(pids + o, sizeof pids - o, "%s%llu (%s)", listed ? ", " : "",
+                                  (unsigned long long)r->other[listed].pid, iec(r->other[listed].bytes, a, sizeof a));
+        if (r && listed < r->n_other)
+            o += (size_t)snprintf(pids + o, sizeof pids - o, " and %zu more", r->n_other - listed);
         const od_advice_text *st = od_advice_get(OD_ADV_STOP_OTHERS);
         snprintf(buf, sizeof buf, "%s%s%s", st->action, o ? ": " : "", pids);
-        if (r)
+        if (r && r->stray_contexts)
+            advise_as(x, 1, 1, 0, OD_ADV_RANK_CONTEXTS, NULL,
+                      check_of(OD_CHECK_ARITHMETIC, r->free_bytes + r->others_bytes >= r->requested_bytes, 0,
+                               r->others_bytes, "the message: %zu processes hold %s between them, %s free with them "
+                               "gone for the %s request", r->n_other, iec(r->others_bytes, a, sizeof a),
+                               iec(r->free_bytes + r->others_bytes, b, sizeof b),
+                               iec(r->requested_bytes, c, sizeof c)));
+        if (r && r->elsewhere_dominates)
+            /* what held it is more than the job: freed, the device has the request free */
+            advise(x, 1, 1, 1, buf, st->effect, st->command,
+                   check_of(OD_CHECK_ARITHMETIC, r->free_bytes + r->held_elsewhere_bytes >= r->requested_bytes, 0,
+                            r->held_elsewhere_bytes, "the message: %s is held outside this job; freed, %s is free for "
+                            "the %s request", iec(r->held_elsewhere_bytes, a, sizeof a),
+                            iec(r->free_bytes + r->held_elsewhere_bytes, b, sizeof b),
+                            iec(r->requested_bytes, c, sizeof c)));
+        else if (r)
             advise(x, 1, 1, 0, buf, st->effect, st->command,
                    check_of(OD_CHECK_ARITHMETIC, r->others_bytes >= r->missing_bytes, 0, r->others_bytes,
                             "they hold %s; %s were missing", iec(r->others_bytes, a, sizeof a),
@@ -2009,6 +2027,15 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         /* Without a report, JAX figures say the job is JAX's: a torch snapshot is no use. */
         int jax = r ? r->framework == OD_FW_JAX : inputs_are_jax(ins, n_ins);
         int torch = !jax && (!r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM);
+        if (r && r->free_exceeds_request) {
+            /* the figures are not the state at the failure: a snapshot of the pool would not show it */
+            advise_as(x, 1, 1, 0, r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_FREE_RACE_HIP : OD_ADV_FREE_RACE, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what the message could not show"));
+            advise_as(x, 0, 5, 0, OD_ADV_EXCLUSIVE, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
+            snprintf(d->verify, sizeof d->verify, "rerun under the watch: its series shows the memory in use when it "
+                     "fails");
+            break;
+        }
         if (torch)
             advise_as(x, 1, 5, 0, OD_ADV_TORCH_SNAPSHOT, NULL,
                       check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what is missing"));

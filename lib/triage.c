@@ -4,6 +4,7 @@
  * words printed around it rather than by its position, which is what lets one scanner
  * read all the PyTorch wordings (they reorder and rename fields between releases). */
 #include "triage.h"
+#include "allocsim.h"
 #include "lines.h"
 #include "mem.h"
 #include "profile.h"
@@ -276,6 +277,17 @@ unsigned od_tf_dtype_size(const char *name, size_t len)
 
 /* ---------- the verdict ---------- */
 
+/* A device whose free memory is within the larger of this and 1/16 of the request is full:
+ * page tables, lazily loaded kernels and the two-decimal rounding of the figures take that
+ * much (real reports: 32 MiB failing with 41.56 MiB free, 8.13 GiB with 8.20 GiB). */
+#define FREE_MARGIN (64ULL << 20)
+
+/* Memory held outside the job counts as the cause when it is more than the job holds and,
+ * unless the processes the message lists alone hold that much, at least this: three times a
+ * CUDA context with cuBLAS and cuDNN loaded (620 MiB measured on an H200), so a job's own
+ * context on a small device is not taken for another process. */
+#define ELSEWHERE_MIN (2ULL << 30)
+
 /* 1 PiB: no single tensor request on any device is this large; the size was corrupted
  * (an overflowed shape, an uninitialized length). */
 #define ABSURD_BYTES (1ULL << 50)
@@ -287,8 +299,21 @@ void od_triage_classify(od_oom_report *r)
     r->headroom_bytes = r->available_bytes = r->missing_bytes = 0;
     r->others_bytes = 0;
     r->near_full = r->size_bug = r->size_corrupt = 0;
+    r->free_exceeds_request = r->free_barely_covers = r->elsewhere_dominates = r->stray_contexts = 0;
+    r->held_elsewhere_bytes = 0;
     for (size_t i = 0; i < r->n_other; i++)
         r->others_bytes += r->other[i].bytes;
+    /* Two or more other processes holding about the same small amount on this GPU (within
+     * 25%, each at most 2 GiB): the other ranks' CUDA contexts, created on the wrong device
+     * (540 MiB and 1.19 GiB each in real DDP reports). */
+    if (r->n_other >= 2) {
+        uint64_t lo = UINT64_MAX, hi = 0;
+        for (size_t i = 0; i < r->n_other; i++) {
+            lo = r->other[i].bytes < lo ? r->other[i].bytes : lo;
+            hi = r->other[i].bytes > hi ? r->other[i].bytes : hi;
+        }
+        r->stray_contexts = lo > 0 && hi <= (2ULL << 30) && hi <= lo + lo / 4;
+    }
     int req = (r->have & OD_HAVE_REQUESTED) != 0;
     if (req && r->requested_bytes >= ABSURD_BYTES)
         r->size_corrupt = 1;
@@ -385,6 +410,55 @@ void od_triage_classify(od_oom_report *r)
          * to two decimals, so "left under it" may read as a few MB. */
         r->missing_bytes = r->requested_bytes > r->available_bytes ? r->requested_bytes - r->available_bytes : 0;
         r->verdict = OD_OOM_CAP_LIMIT;
+        return;
+    }
+    int torch = (r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM) &&
+                r->kind == OD_KIND_ALLOCATOR;
+    int barely = 0; /* the device's free memory only just covers the request: it is full */
+    /* What cudaMalloc was asked for: the segment the request takes (ALLOCATOR.md). */
+    uint64_t seg = r->request_is_segment ? r->requested_bytes : od_allocsim_segment_size(r->requested_bytes);
+    if (torch && !cap && (r->have & OD_HAVE_FREE) && r->free_bytes >= seg) {
+        /* Without a cap PyTorch fails only when cudaMalloc/hipMalloc refuses the request after
+         * the cached free segments were released (ALLOCATOR.md), so less than the request was
+         * free at the failure. Free memory within FREE_MARGIN of it is a full device (the
+         * driver's page tables, lazily loaded kernels, figures rounded to two decimals);
+         * well above it, the free figure read after the failure contradicts it. */
+        uint64_t margin = seg / 16 > FREE_MARGIN ? seg / 16 : FREE_MARGIN;
+        if (r->free_bytes - seg >= margin) {
+            r->free_exceeds_request = 1;
+            return; /* unknown: what held the memory came and went */
+        }
+        barely = 1;
+    }
+    /* Memory on the device held by neither this job nor its pool: the processes the message
+     * lists, and what no figure accounts for (another container's processes, which NVML does
+     * not show; in a 1.x message, which lists no processes, everything outside the pool). */
+    uint64_t pool = r->allocated_bytes + ru;
+    uint64_t job = (r->have & OD_HAVE_PROCESS) && r->process_bytes > pool ? r->process_bytes : pool;
+    uint64_t elsewhere = r->others_bytes;
+    /* Not for a HIP report that lists no process (on an APU its capacity is system memory
+     * the host uses too), nor without the pool's cache figure (cudaMallocAsync's report:
+     * its cache would read as held elsewhere). */
+    if ((r->have & OD_HAVE_CAPACITY) && (r->have & OD_HAVE_FREE) && (r->have & OD_HAVE_RESERVED_UNALLOC) &&
+        (r->framework == OD_FW_PYTORCH_CUDA || r->n_other) &&
+        r->capacity_bytes > r->free_bytes + job + r->others_bytes)
+        elsewhere = r->capacity_bytes - r->free_bytes - job;
+    r->held_elsewhere_bytes = elsewhere;
+    /* (Listed processes holding the missing amount keep the rule below, which says so.) */
+    int listed_cover = r->requested_bytes > r->available_bytes && r->n_other > 0 &&
+                       r->others_bytes >= r->requested_bytes - r->available_bytes;
+    if (torch && !cap && !listed_cover && elsewhere > job && elsewhere >= r->requested_bytes &&
+        (r->others_bytes > job || elsewhere >= ELSEWHERE_MIN)) {
+        /* More of the device is held elsewhere than by the job: what the job or its cache does
+         * is not what stands between it and the request. */
+        r->missing_bytes = r->requested_bytes > r->available_bytes ? r->requested_bytes - r->available_bytes : 0;
+        r->elsewhere_dominates = 1;
+        r->verdict = OD_OOM_OTHER_PROCESSES;
+        return;
+    }
+    if (barely) {
+        r->free_barely_covers = 1;
+        r->verdict = OD_OOM_CAPACITY;
         return;
     }
     if (r->requested_bytes <= r->available_bytes) {
@@ -501,6 +575,57 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
     default:
         break;
     }
+    if (r->free_exceeds_request) {
+        snprintf(buf, size, "%s requested, yet the device had %s free when the message was written: without a cap "
+                            "PyTorch fails only when the driver refuses memory, so the free figure is not the "
+                            "state at the failure",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->free_bytes, b, sizeof b));
+        return 1;
+    }
+    if (r->free_barely_covers) {
+        uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
+        int n = snprintf(buf, size, "%s requested with only %s free: the device is full (its last megabytes are "
+                                    "not all allocatable, and the figures are rounded); %s is reserved but unallocated",
+                         od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->free_bytes, b, sizeof b),
+                         od_format_iec(ru, c, sizeof c));
+        if (r->n_other && n > 0 && (size_t)n < size)
+            snprintf(buf + n, size - (size_t)n, ", and %zu other process%s %s", r->n_other,
+                     r->n_other == 1 ? " holds" : "es hold", od_format_iec(r->others_bytes, a, sizeof a));
+        return 1;
+    }
+    if (r->elsewhere_dominates) {
+        uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
+        uint64_t job = r->allocated_bytes + ru;
+        if ((r->have & OD_HAVE_PROCESS) && r->process_bytes > job)
+            job = r->process_bytes;
+        char d[32], e[32];
+        od_format_iec(job, c, sizeof c);
+        od_format_iec(r->requested_bytes, d, sizeof d);
+        od_format_iec(r->free_bytes, e, sizeof e);
+        /* what no listed process accounts for, under 1 GiB, is rounding and contexts */
+        if (r->n_other && r->others_bytes + (1ULL << 30) > r->held_elsewhere_bytes)
+            snprintf(buf, size, "%zu other process%s %s on this GPU, more than this job's %s: %s requested, "
+                                "%s free",
+                     r->n_other, r->n_other == 1 ? " holds" : "es hold", od_format_iec(r->others_bytes, a, sizeof a), c,
+                     d, e);
+        else if (r->n_other)
+            snprintf(buf, size, "%s of the device is held outside this job, more than its own %s: %s by the %zu "
+                                "process%s the message lists, the rest by none it lists (another container's, "
+                                "which NVML does not show from this one); %s requested, %s free",
+                     od_format_iec(r->held_elsewhere_bytes, a, sizeof a), c,
+                     od_format_iec(r->others_bytes, b, sizeof b), r->n_other, r->n_other == 1 ? "" : "es", d, e);
+        else if (r->have & OD_HAVE_PROCESS)
+            snprintf(buf, size, "%s of the device is held by no process the message lists, more than this job's %s: "
+                                "another container's processes, which NVML does not show from this one; %s "
+                                "requested, %s free",
+                     od_format_iec(r->held_elsewhere_bytes, a, sizeof a), c, d, e);
+        else
+            snprintf(buf, size, "%s of the device is held outside PyTorch's pool, more than the pool's own %s: by "
+                                "other processes or other libraries in this one, which this wording does not list; "
+                                "%s requested, %s free",
+                     od_format_iec(r->held_elsewhere_bytes, a, sizeof a), c, d, e);
+        return 1;
+    }
     if (r->verdict == OD_OOM_CAPACITY && !r->have_headroom) {
         snprintf(buf, size, "%s requested and no pool figures printed: an allocation failed for want of memory, "
                             "so the work did not fit what was left",
@@ -600,7 +725,7 @@ static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *
 {
     size_tok t;
     uint64_t reserved_total = 0;
-    int have_reserved_total = 0;
+    int have_reserved_total = 0, cached_wording = 0;
     parse_device(r, msg, end);
     for (const char *p = msg; next_size(p, end, msg, &t); p = t.end) {
         const char *a = t.end;
@@ -612,9 +737,11 @@ static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *
         else if (starts(a, end, " already allocated") || starts(a, end, " is allocated by PyTorch"))
             set(r, OD_HAVE_ALLOCATED, &r->allocated_bytes, &t);
         else if (starts(a, end, " is reserved by PyTorch but unallocated") ||
-                 starts(a, end, " cached)") || starts(a, end, " cached;"))
+                 starts(a, end, " cached)") || starts(a, end, " cached;")) {
             /* before 1.4, "N cached" is already reserved - allocated */
             set(r, OD_HAVE_RESERVED_UNALLOC, &r->reserved_unallocated_bytes, &t);
+            cached_wording |= a[1] == 'c';
+        }
         else if (starts(a, end, " reserved in total by PyTorch")) {
             if (!have_reserved_total) {
                 reserved_total = t.bytes;
@@ -650,8 +777,10 @@ static void parse_torch(scan *s, od_oom_report *r, const char *msg, const char *
             reserved_total > r->allocated_bytes ? reserved_total - r->allocated_bytes : 0;
         r->have |= OD_HAVE_RESERVED_UNALLOC;
     }
-    /* The caching allocator prints the size it tried to reserve, not the tensor's. */
-    r->request_is_segment = (r->have & OD_HAVE_REQUESTED) != 0;
+    /* The caching allocator prints the size it tried to reserve, not the tensor's; before 1.4
+     * ("N cached") the request rounded to 512 B (real reports: 1.12 MiB, 12.50 MiB, 1024 KiB,
+     * none a segment size). */
+    r->request_is_segment = (r->have & OD_HAVE_REQUESTED) != 0 && !cached_wording;
     r->msg_hint_expandable = find(msg, end, "expandable_segments") != NULL;
     r->garbage_figure = find(msg, end, "17179869184.00 GiB") != NULL;
     if (find(msg, end, "CUDA error: out of memory") && !(r->have & OD_HAVE_REQUESTED))

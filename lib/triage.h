@@ -128,6 +128,16 @@ typedef struct {
     int near_full;             /* capacity although the free memory would hold the request: the
                                   framework's allocation is >= 90% of the limit (fragmentation is
                                   only the proximate cause) */
+    int free_exceeds_request;  /* PyTorch without a cap: the device had clearly more free than the
+                                  request when the message was written (verdict unknown) */
+    int free_barely_covers;    /* ... only just more (within 64 MiB or 1/16 of the request): the
+                                  device is full (capacity) */
+    int elsewhere_dominates;   /* other_processes because more of the device is held outside the
+                                  job than by it (held_elsewhere_bytes), not by the missing amount */
+    int stray_contexts;        /* two or more other processes hold about the same small amount (within
+                                  25%, at most 2 GiB each): other ranks' CUDA contexts on this GPU */
+    uint64_t held_elsewhere_bytes; /* capacity - free - this job (its process figure, else its pool),
+                                  at least the listed processes' sum; 0 without the figures */
     int size_bug;              /* the request alone exceeds the whole device */
     int size_corrupt;          /* the request is absurd (>= 1 PiB): a corrupted size */
 } od_oom_report;

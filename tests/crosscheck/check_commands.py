@@ -19,6 +19,7 @@ D = os.path.join(ROOT, "tests", "data")
 # A real file for each placeholder a command may carry.
 PLACEHOLDERS = {
     "<config.json>": "examples/configs/llama-160m.json",
+    "<command>": "true",
     "<snapshot.pickle>": "tests/data/snapshots/frag_default.pickle",
     "<new.pickle>": "tests/data/snapshots/noleak_eval.pickle",
     "<oom.pickle>": "tests/data/snapshots/snap_train_oom.pickle",

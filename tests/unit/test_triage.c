@@ -186,6 +186,102 @@ static void tf_stats_dump(void **state)
     od_triage_free(t);
 }
 
+/* Without a cap PyTorch fails only when the driver refuses the segment it asked for, so the
+ * device's free memory is read against that segment first (real reports, README rows). */
+static void free_against_the_segment(void **state)
+{
+    (void)state;
+    /* 12.50 MiB with 9.28 GiB free (1.0-1.3 wording): the figures contradict the failure */
+    od_triage *t = parse_file("tests/data/messages/torch_cached_free_exceeds.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->requested_bytes, H(1250, MiB));
+    assert_false(r->request_is_segment); /* before 1.4 the tensor's size, not the segment's */
+    assert_int_equal(r->free_bytes, H(928, GiB));
+    assert_true(r->free_exceeds_request);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+    /* ROCm: 2 MiB with 203.49 GiB free, though 14.93 GiB is cached */
+    t = parse_file("tests/data/messages/hip_free_exceeds.txt");
+    r = only_report(t);
+    assert_true(r->free_exceeds_request);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+    /* 32 MiB with 41.56 MiB free: 9.56 MiB over, under the 64 MiB margin: a full device, not
+     * fragmentation (only 1.90 MiB is cached) */
+    t = parse_file("tests/data/messages/torch21_free_barely.txt");
+    r = only_report(t);
+    assert_int_equal(r->free_bytes, H(4156, MiB));
+    assert_false(r->free_exceeds_request);
+    assert_true(r->free_barely_covers);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+    /* 8.13 GiB with 8.20 GiB free: 72 MiB over, under 1/16 of the request (520 MiB) */
+    t = parse_file("tests/data/messages/torch_cached_free_barely.txt");
+    r = only_report(t);
+    assert_true(r->free_barely_covers);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+    /* 1.12 MiB with 3.56 MiB free: the request takes a 20 MiB segment, more than was free;
+     * 787.74 MiB cached: fragmentation */
+    t = parse_file("tests/data/messages/torch_cached_neurosim.txt");
+    r = only_report(t);
+    assert_false(r->free_barely_covers);
+    assert_false(r->free_exceeds_request);
+    assert_int_equal(r->verdict, OD_OOM_FRAGMENTATION);
+    od_triage_free(t);
+}
+
+/* More of the device held outside the job than by it is the cause, whatever the cache does;
+ * many processes holding the same small amount are other ranks' contexts. */
+static void held_elsewhere(void **state)
+{
+    (void)state;
+    /* 15 processes x 1.19 GiB beside this process's 13.82 GiB; 677.26 MiB cached would
+     * have served the 52 MiB request, but the others hold more than the job */
+    od_triage *t = parse_file("tests/data/messages/torch21_rank_contexts.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->n_other, 15);
+    assert_int_equal(r->others_bytes, 15 * H(119, GiB));
+    assert_int_equal(r->process_bytes, H(1382, GiB));
+    assert_true(r->stray_contexts);
+    assert_true(r->elsewhere_dominates);
+    assert_int_equal(r->verdict, OD_OOM_OTHER_PROCESSES);
+    od_advice a[8];
+    size_t n = od_advice_for_report(r, a, 8);
+    assert_true(n >= 1);
+    assert_int_equal(a[0], OD_ADV_RANK_CONTEXTS);
+    od_triage_free(t);
+    /* rank 2 holds 75.45 GiB of 79.19 GiB; 7 x 540 MiB contexts beside it are less than the
+     * job: a full device, with the contexts' fix first */
+    t = parse_file("tests/data/messages/torch_rank_contexts_full.txt");
+    r = only_report(t);
+    assert_int_equal(r->n_other, 7);
+    assert_true(r->stray_contexts);
+    assert_false(r->elsewhere_dominates);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    n = od_advice_for_report(r, a, 8);
+    assert_int_equal(a[0], OD_ADV_RANK_CONTEXTS);
+    od_triage_free(t);
+    /* 1.x lists no processes: 14.56 - 1.31 free - 1.01 reserved = 12.24 GiB outside the pool */
+    t = parse_file("tests/data/messages/torch_reserved_outside_pool.txt");
+    r = only_report(t);
+    assert_int_equal(r->held_elsewhere_bytes, H(1456, GiB) - H(131, GiB) - H(101, GiB));
+    assert_int_equal(r->verdict, OD_OOM_OTHER_PROCESSES);
+    od_triage_free(t);
+    /* cudaMallocAsync prints no cache figure: what it caches is not taken for elsewhere */
+    t = parse_file("tests/data/messages/torch_malloc_async_chattts.txt");
+    r = only_report(t);
+    assert_false(r->elsewhere_dominates);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+    /* ROCm without a process list (an APU's capacity is system memory): not read this way */
+    t = parse_file("tests/data/messages/hip_capacity_strix.txt");
+    r = only_report(t);
+    assert_false(r->elsewhere_dominates);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+}
+
 static void real_frag_default(void **state)
 {
     od_triage *t = parse_file("tests/data/extracted/frag_default_oom.txt");
@@ -800,6 +896,7 @@ int main(void)
         cmocka_unit_test(hip_fragmentation),   cmocka_unit_test(mps_watermark),
         cmocka_unit_test(tensorflow_shape),    cmocka_unit_test(jax_resource_exhausted),
         cmocka_unit_test(jax_bfc_log),         cmocka_unit_test(tf_stats_dump),
+        cmocka_unit_test(free_against_the_segment), cmocka_unit_test(held_elsewhere),
         cmocka_unit_test(real_frag_default),   cmocka_unit_test(real_snap_train_oom),
         cmocka_unit_test(log_with_summary),    cmocka_unit_test(memory_stats_json),
         cmocka_unit_test(nvidia_smi),          cmocka_unit_test(smi_processes),

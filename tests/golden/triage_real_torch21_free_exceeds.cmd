@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch21_free_exceeds.txt # levihsu/OOTDiffusion#167
