@@ -77,6 +77,11 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
                               "dist.barrier(device_ids=[local_rank]); processes holding about the same small amount "
                               "each on one GPU are other ranks' CUDA contexts",
                               "their contexts leave this GPU", "oomdoc gpus", 0},
+    /* tensorflow/core/common_runtime/gpu/gpu_process_state.cc: the host allocator's limit,
+     * TF_GPU_HOST_MEM_LIMIT_IN_MB, 1 << 16 MB by default. */
+    [OD_ADV_TF_HOST_LIMIT] = {"raise TF_GPU_HOST_MEM_LIMIT_IN_MB (65536, 64 GiB, by default) if the host has the "
+                              "RAM; or keep fewer and smaller tensors on the CPU between GPU steps",
+                              "the pinned host pool may grow past the limit that stopped it", NULL, 0},
     [OD_ADV_JAX_PROFILE] = {"save a device memory profile where memory peaks: "
                             "jax.profiler.save_device_memory_profile(\"memory.prof\") right after the step",
                             "oomdoc doctor names the source lines that hold the live buffers",
@@ -209,6 +214,12 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
     od_advice h[10];
     size_t n = 0;
     int torch = r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM;
+    /* TF's stream executor sizes its first pool from the free memory the driver reports: a
+     * corrupt size there is the driver's figure, and growing the pool avoids asking for it. */
+    if (r->size_corrupt && r->kind == OD_KIND_DRIVER && r->framework == OD_FW_TENSORFLOW) {
+        h[n++] = OD_ADV_TF_GROWTH;
+        goto done;
+    }
     if (r->size_corrupt)
         h[n++] = OD_ADV_SIZE_CORRUPT;
     else if (r->size_bug)
@@ -220,7 +231,8 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
         goto done;
     case OD_KIND_HOST_RAM:
     case OD_KIND_HOST_KILLED:
-        h[n++] = OD_ADV_HOST_RAM;
+        /* (the general host remedies are PyTorch's: DataLoader workers, low_cpu_mem_usage) */
+        h[n++] = !strcmp(r->library, "tf-pinned") ? OD_ADV_TF_HOST_LIMIT : OD_ADV_HOST_RAM;
         goto done;
     case OD_KIND_VLLM_CACHE:
     case OD_KIND_VLLM_KV_LEN:
@@ -307,12 +319,16 @@ const char *od_advice_meaning(const od_oom_report *r)
 {
     switch (r->kind) {
     case OD_KIND_DRIVER:
+        if (r->size_corrupt && r->framework == OD_FW_TENSORFLOW)
+            return "TensorFlow asks the driver for its whole pool at startup, sized from the free memory the driver "
+                   "reports, and backs off by 10% per failure: a size no device has means that report was garbage "
+                   "(a driver or ROCm/CUDA runtime mismatch); memory growth asks for what the program needs instead";
         if (r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM)
             return "the CUDA driver's own error, outside the caching allocator: memory was refused to CUDA context "
                    "creation, an extension's own cudaMalloc, or because another process or exclusive-process mode "
                    "holds the GPU; a memory snapshot will not show it, nvidia-smi will";
-        return "a CUDA allocation made by the framework's own code (not its pool) failed: the device was full when "
-               "it asked";
+        return "a CUDA (or HIP) allocation made by the framework's own code (not its pool) failed: the device was "
+               "full when it asked";
     case OD_KIND_LIBRARY:
         if (r->framework == OD_FW_DEEPSPEED)
             return "DeepSpeed's inference kernels allocate their workspace with cudaMalloc outside PyTorch's pool, "
@@ -324,6 +340,9 @@ const char *od_advice_meaning(const od_oom_report *r)
         return "cuBLAS/cuDNN allocate handles and workspaces outside the framework's pool, so a pool that caches "
                "the device starves them: empty_cache(), TF memory growth or JAX preallocation off leave them room";
     case OD_KIND_HOST_RAM:
+        if (!strcmp(r->library, "tf-pinned"))
+            return "TensorFlow's pinned (page-locked) host pool, which stages tensors copied between the CPU and "
+                   "the GPU, reached its limit or the host's RAM: not GPU memory";
         return "host RAM, not GPU memory, ran out: the CPU allocator was refused";
     case OD_KIND_HOST_KILLED:
         return "SIGKILL (signal 9, exit code -9) with no Python error is the kernel's OOM killer: host RAM ran out, "

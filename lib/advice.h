@@ -52,6 +52,7 @@ typedef enum {
     OD_ADV_FREE_RACE,         /* free >= request at the message: watch what came and went */
     OD_ADV_FREE_RACE_HIP,     /* the same on ROCm (no NVML: no oomdoc watch) */
     OD_ADV_RANK_CONTEXTS,     /* other ranks' CUDA contexts on this GPU */
+    OD_ADV_TF_HOST_LIMIT,     /* TF's pinned host allocator's limit */
     OD_ADV_COUNT
 } od_advice;
 

@@ -289,8 +289,11 @@ unsigned od_tf_dtype_size(const char *name, size_t len)
 #define ELSEWHERE_MIN (2ULL << 30)
 
 /* 1 PiB: no single tensor request on any device is this large; the size was corrupted
- * (an overflowed shape, an uninitialized length). */
+ * (an overflowed shape, an uninitialized length). On a GPU, 16 TiB already is: the largest
+ * device has 288 GB, a 72-GPU rack 13.5 TB (TF on ROCm asked for 127.99 TiB at startup,
+ * keras#13889: the driver's free figure was garbage). */
 #define ABSURD_BYTES (1ULL << 50)
+#define ABSURD_DEVICE_BYTES (1ULL << 44)
 
 void od_triage_classify(od_oom_report *r)
 {
@@ -315,7 +318,8 @@ void od_triage_classify(od_oom_report *r)
         r->stray_contexts = lo > 0 && hi <= (2ULL << 30) && hi <= lo + lo / 4;
     }
     int req = (r->have & OD_HAVE_REQUESTED) != 0;
-    if (req && r->requested_bytes >= ABSURD_BYTES)
+    if (req && (r->requested_bytes >= ABSURD_BYTES ||
+                (r->framework != OD_FW_HOST && r->requested_bytes >= ABSURD_DEVICE_BYTES)))
         r->size_corrupt = 1;
     else if (req && (r->have & OD_HAVE_CAPACITY) && r->requested_bytes > r->capacity_bytes &&
              r->kind != OD_KIND_XLA_COMPILE && r->kind != OD_KIND_VLLM_STARTUP &&
@@ -361,6 +365,10 @@ void od_triage_classify(od_oom_report *r)
         }
         break;
     case OD_KIND_DRIVER:
+        /* TF's first pool sized from a garbage free-memory figure: nothing says what the
+         * program needs (od_advice_meaning). */
+        if (r->size_corrupt && r->framework == OD_FW_TENSORFLOW)
+            return;
         /* No figure of its own: the nvidia-smi process table pasted beside it is the
          * evidence. Two processes or more holding memory on the GPU means at least one is
          * not this job (a table taken while it ran lists the job too). */
@@ -494,7 +502,17 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
     char a[32], b[32], c[32];
     switch (r->kind) {
     case OD_KIND_HOST_RAM:
-        if (r->have & OD_HAVE_REQUESTED)
+        if (!strcmp(r->library, "tf-pinned") && (r->have & OD_HAVE_CAPACITY) && (r->have & OD_HAVE_ALLOCATED))
+            snprintf(buf, size, "TensorFlow's pinned host allocator could not get %s: %s of its %s limit was in use "
+                                "(TF_GPU_HOST_MEM_LIMIT_IN_MB): host memory, not the GPU's",
+                     od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->allocated_bytes, b, sizeof b),
+                     od_format_iec(r->capacity_bytes, c, sizeof c));
+        else if (!strcmp(r->library, "tf-pinned"))
+            snprintf(buf, size, "TensorFlow's pinned host allocator could not get %s: its limit "
+                                "(TF_GPU_HOST_MEM_LIMIT_IN_MB, 64 GiB by default) or the host's RAM ran out, not the "
+                                "GPU's memory",
+                     od_format_iec(r->requested_bytes, a, sizeof a));
+        else if (r->have & OD_HAVE_REQUESTED)
             snprintf(buf, size, "the CPU allocator could not get %s of host RAM: the machine's memory, not the GPU's, ran out",
                      od_format_iec(r->requested_bytes, a, sizeof a));
         else
@@ -554,6 +572,12 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
                  od_format_iec(r->missing_bytes, c, sizeof c));
         return 1;
     case OD_KIND_DRIVER:
+        if (r->size_corrupt && r->framework == OD_FW_TENSORFLOW) {
+            snprintf(buf, size, "%s requested, more than any device has: the size of TensorFlow's first pool, from "
+                                "a free-memory figure the driver got wrong, not the program's need",
+                     od_format_iec(r->requested_bytes, a, sizeof a));
+            return 1;
+        }
         if (r->verdict != OD_OOM_OTHER_PROCESSES || r->smi_processes < 2)
             break;
         snprintf(buf, size, "the driver refused memory with no figures, and nvidia-smi beside the error shows %u "
@@ -984,6 +1008,13 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
         if (!r)
             return 1;
         r->xla = 1;
+        /* TF's pinned host allocator ("cuda_host_bfc", TF 2.x "gpu_host_bfc"): host memory,
+         * capped by TF_GPU_HOST_MEM_LIMIT_IN_MB (64 GiB by default), not the GPU's. */
+        if (find(line, le, "cuda_host_bfc") || find(line, le, "gpu_host_bfc")) {
+            r->framework = OD_FW_HOST;
+            r->kind = OD_KIND_HOST_RAM;
+            snprintf(r->library, sizeof r->library, "tf-pinned");
+        }
         s->open_bfc = r;
         s->open_idx = s->t->n_reports - 1;
         s->open_has_exc = 0;
@@ -1402,8 +1433,11 @@ static int scan_other_line(scan *s, const char *line, const char *le, const char
         }
         return 1;
     }
-    /* A CUDA driver error printed by a framework's own code. */
-    if (find(line, le, "CUDA_ERROR_OUT_OF_MEMORY") || find(line, le, "cudaErrorMemoryAllocation")) {
+    /* A CUDA (or HIP: TF's rocm_driver.cc) driver error printed by a framework's own code;
+     * early HIP numbered out-of-memory 1002. */
+    if (find(line, le, "CUDA_ERROR_OUT_OF_MEMORY") || find(line, le, "cudaErrorMemoryAllocation") ||
+        find(line, le, "HIP_ERROR_OutOfMemory") || find(line, le, "hipErrorOutOfMemory") ||
+        (find(line, le, "hipError_t(1002)") && find(line, le, "failed to allocate"))) {
         od_framework fw = find(line, le, "onnxruntime") ? OD_FW_ONNXRUNTIME : context_framework(s, line, le);
         /* "failed to allocate X (N bytes) from device" is the stream executor's (TF, XLA). */
         if (fw == OD_FW_PYTORCH_CUDA && find(line, le, "from device"))
@@ -2804,6 +2838,7 @@ static const char *const anchors[] = {
     "No available memory", "KV cache", "Free memory on device", "Ran out of memory",
     "Attempting to reserve ", "Failed to allocate", "failed to alloc", "Available memory of ",
     "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation", "Workspace", "cudaSuccess",
+    "HIP_ERROR_OutOfMemory", "hipErrorOutOfMemory", "hipError_t(1002)",
     "cudaMalloc retry failed", "ran out of memory", "OOM when allocating", "ResourceExhaustedError",
     "RESOURCE_EXHAUSTED", "Resource exhausted:", "Limit:", "InUse:", "PyTorch CUDA memory summary",
     "FB Memory Usage", "memory.total", "Processes:", "MiB /", "Requested:", "would exceed allowed memory",

@@ -282,6 +282,44 @@ static void held_elsewhere(void **state)
     od_triage_free(t);
 }
 
+/* TensorFlow on ROCm prints the stream executor's line with HIP's status; its pinned host
+ * allocator (cuda_host_bfc) is host memory; a first pool of 127.99 TiB is a garbage figure. */
+static void tf_rocm_and_pinned_host(void **state)
+{
+    (void)state;
+    od_triage *t = parse_file("tests/data/messages/tf_rocm_driver.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_TENSORFLOW);
+    assert_int_equal(r->kind, OD_KIND_DRIVER);
+    assert_int_equal(r->requested_bytes, 933298432);
+    assert_false(r->size_corrupt);
+    od_triage_free(t);
+    /* five lines backing off by 10% from 140729850295296 bytes: one event, the first size */
+    t = parse_file("tests/data/messages/tf_rocm_garbage_pool.txt");
+    r = only_report(t);
+    assert_int_equal(r->requested_bytes, 140729850295296ULL);
+    assert_true(r->size_corrupt);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    od_advice a[8];
+    size_t n = od_advice_for_report(r, a, 8);
+    assert_int_equal(n, 1);
+    assert_int_equal(a[0], OD_ADV_TF_GROWTH);
+    od_triage_free(t);
+    t = parse_file("tests/data/messages/tf_rocm_hip1002.txt");
+    r = only_report(t);
+    assert_int_equal(r->requested_bytes, 7889485824ULL);
+    od_triage_free(t);
+    t = parse_file("tests/data/messages/tf_host_bfc.txt");
+    r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_HOST);
+    assert_int_equal(r->kind, OD_KIND_HOST_RAM);
+    assert_int_equal(r->requested_bytes, H(372, GiB));
+    assert_int_equal(r->verdict, OD_OOM_HOST_MEMORY);
+    n = od_advice_for_report(r, a, 8);
+    assert_int_equal(a[0], OD_ADV_TF_HOST_LIMIT);
+    od_triage_free(t);
+}
+
 static void real_frag_default(void **state)
 {
     od_triage *t = parse_file("tests/data/extracted/frag_default_oom.txt");
@@ -897,6 +935,7 @@ int main(void)
         cmocka_unit_test(tensorflow_shape),    cmocka_unit_test(jax_resource_exhausted),
         cmocka_unit_test(jax_bfc_log),         cmocka_unit_test(tf_stats_dump),
         cmocka_unit_test(free_against_the_segment), cmocka_unit_test(held_elsewhere),
+        cmocka_unit_test(tf_rocm_and_pinned_host),
         cmocka_unit_test(real_frag_default),   cmocka_unit_test(real_snap_train_oom),
         cmocka_unit_test(log_with_summary),    cmocka_unit_test(memory_stats_json),
         cmocka_unit_test(nvidia_smi),          cmocka_unit_test(smi_processes),

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/tf_host_bfc.txt # tensorflow/tensorflow#11915
