@@ -68,6 +68,7 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     row("reserved but unallocated", r->have & OD_HAVE_RESERVED_UNALLOC, r->reserved_unallocated_bytes);
     row(r->framework == OD_FW_HOST ? "process RSS" : r->self_from_other ? "this process (as Process N)" : "this process in total",
         r->have & OD_HAVE_PROCESS, r->process_bytes);
+    row("compiled program, in all", r->program_bytes != 0, r->program_bytes);
     if (r->kind == OD_KIND_VLLM_KV_LEN && r->max_model_len)
         printf("  %-28s %llu tokens, KV cache %llu tokens\n", "max_model_len",
                (unsigned long long)r->max_model_len, (unsigned long long)r->kv_cache_tokens);

@@ -393,6 +393,7 @@ json_t *od_cli_oom_json(const od_oom_report *r)
         json_object_set_new(o, "max_model_len", json_integer((json_int_t)r->max_model_len));
         json_object_set_new(o, "kv_cache_tokens", json_integer((json_int_t)r->kv_cache_tokens));
     }
+    json_object_set_new(o, "program_bytes", r->program_bytes ? json_integer((json_int_t)r->program_bytes) : json_null());
     json_object_set_new(o, "figures_rounded", json_boolean(r->rounded));
     json_object_set_new(o, "requested_is_segment_size", json_boolean(r->request_is_segment));
     if (r->dtype[0])

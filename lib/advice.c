@@ -282,6 +282,8 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
     case OD_OOM_OTHER_PROCESSES:
         if (r->stray_contexts)
             h[n++] = OD_ADV_RANK_CONTEXTS;
+        if (r->framework == OD_FW_JAX) /* a second JAX process's preallocation, most often */
+            h[n++] = OD_ADV_JAX_PREALLOC;
         h[n++] = OD_ADV_STOP_OTHERS;
         h[n++] = OD_ADV_OTHER_GPU;
         break;
@@ -304,7 +306,7 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
         h[n++] = OD_ADV_HOST_RAM;
         break;
     }
-    if (r->framework == OD_FW_JAX)
+    if (r->framework == OD_FW_JAX && r->verdict != OD_OOM_OTHER_PROCESSES)
         h[n++] = OD_ADV_JAX_PREALLOC;
     else if (r->framework == OD_FW_TENSORFLOW && r->verdict != OD_OOM_FRAGMENTATION)
         h[n++] = OD_ADV_TF_GROWTH;

@@ -293,6 +293,10 @@ unsigned od_tf_dtype_size(const char *name, size_t len)
  * device has 288 GB, a 72-GPU rack 13.5 TB (TF on ROCm asked for 127.99 TiB at startup,
  * keras#13889: the driver's free figure was garbage). */
 #define ABSURD_BYTES (1ULL << 50)
+
+/* An XLA program whose buffers total less than this cannot exhaust a GPU (the smallest that
+ * runs JAX has 2 GiB, and JAX takes 75% of it up front) unless something else holds it. */
+#define PROGRAM_SMALL (1ULL << 30)
 #define ABSURD_DEVICE_BYTES (1ULL << 44)
 
 void od_triage_classify(od_oom_report *r)
@@ -395,6 +399,13 @@ void od_triage_classify(od_oom_report *r)
     int mps = r->framework == OD_FW_PYTORCH_MPS;
     if (!req)
         return;
+    /* A compiled program this small cannot fill any GPU by itself: the memory was held
+     * elsewhere (a second JAX or TF process preallocating, another framework in this one). */
+    if (r->framework == OD_FW_JAX && r->program_bytes && r->program_bytes < PROGRAM_SMALL &&
+        !(r->have & OD_HAVE_ALLOCATED)) {
+        r->verdict = OD_OOM_OTHER_PROCESSES;
+        return;
+    }
     if (!(r->have & OD_HAVE_ALLOCATED) || !(cap || (r->have & OD_HAVE_CAPACITY))) {
         r->verdict = OD_OOM_CAPACITY; /* only the request: nothing says the memory existed */
         return;
@@ -648,6 +659,19 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
                                 "other processes or other libraries in this one, which this wording does not list; "
                                 "%s requested, %s free",
                      od_format_iec(r->held_elsewhere_bytes, a, sizeof a), c, d, e);
+        return 1;
+    }
+    if (r->framework == OD_FW_JAX && r->program_bytes && r->verdict == OD_OOM_OTHER_PROCESSES) {
+        snprintf(buf, size, "%s requested, and the compiled program needs only %s in all (XLA's total allocation): "
+                            "it cannot fill a GPU by itself, so the memory was held elsewhere (another JAX or TF "
+                            "process preallocating, or another framework in this one)",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->program_bytes, b, sizeof b));
+        return 1;
+    }
+    if (r->verdict == OD_OOM_CAPACITY && !r->have_headroom && r->program_bytes) {
+        snprintf(buf, size, "%s requested; the compiled program needs %s in all (XLA's total allocation): it runs "
+                            "only where that much is free",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->program_bytes, b, sizeof b));
         return 1;
     }
     if (r->verdict == OD_OOM_CAPACITY && !r->have_headroom) {
@@ -1076,6 +1100,11 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
                    parse_uint(skip_sp(k + 6, le), le, &v)) {
             r->allocated_bytes = v;
             r->have |= OD_HAVE_ALLOCATED;
+        } else if ((k = find(line, le, "total allocation:")) && !r->program_bytes) {
+            /* XLA's BufferAssignment stats: what the compiled program needs in all */
+            size_tok t;
+            if (next_size(k + 17, le, line, &t))
+                r->program_bytes = t.bytes;
         }
     }
     return 0;
@@ -2838,7 +2867,7 @@ static const char *const anchors[] = {
     "No available memory", "KV cache", "Free memory on device", "Ran out of memory",
     "Attempting to reserve ", "Failed to allocate", "failed to alloc", "Available memory of ",
     "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation", "Workspace", "cudaSuccess",
-    "HIP_ERROR_OutOfMemory", "hipErrorOutOfMemory", "hipError_t(1002)",
+    "HIP_ERROR_OutOfMemory", "hipErrorOutOfMemory", "hipError_t(1002)", "total allocation:",
     "cudaMalloc retry failed", "ran out of memory", "OOM when allocating", "ResourceExhaustedError",
     "RESOURCE_EXHAUSTED", "Resource exhausted:", "Limit:", "InUse:", "PyTorch CUDA memory summary",
     "FB Memory Usage", "memory.total", "Processes:", "MiB /", "Requested:", "would exceed allowed memory",

@@ -117,6 +117,8 @@ typedef struct {
                                 the nvidia-smi process table in the same text shows holding memory on
                                 its GPU (the report's GPU when it names one), 0 when none was read */
     uint64_t smi_processes_bytes; /* their memory, summed */
+    uint64_t program_bytes;  /* XLA: the compiled program's "total allocation" (BufferAssignment
+                                stats), 0 when not printed */
 
     /* The verdict and the numbers behind it (valid when the needed figures exist). */
     od_oom_verdict verdict;

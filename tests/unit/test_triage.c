@@ -320,6 +320,29 @@ static void tf_rocm_and_pinned_host(void **state)
     od_triage_free(t);
 }
 
+/* XLA's BufferAssignment stats say what the compiled program needs in all: 12.00 MiB cannot
+ * exhaust a GPU by itself (jax#13428, 'no matter how small the batch size'), 14.44 GiB
+ * is the program's own need. */
+static void jax_program_size(void **state)
+{
+    (void)state;
+    od_triage *t = parse_file("tests/data/messages/jax_gpu_bufferassignment.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->requested_bytes, 6291456);
+    assert_int_equal(r->program_bytes, 12 * MiB);
+    assert_int_equal(r->verdict, OD_OOM_OTHER_PROCESSES);
+    od_advice a[8];
+    size_t n = od_advice_for_report(r, a, 8);
+    assert_true(n >= 1);
+    assert_int_equal(a[0], OD_ADV_JAX_PREALLOC);
+    od_triage_free(t);
+    t = parse_file("tests/data/messages/jax_gpu_afprofile.txt");
+    r = only_report(t);
+    assert_int_equal(r->program_bytes, H(1444, GiB));
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+}
+
 static void real_frag_default(void **state)
 {
     od_triage *t = parse_file("tests/data/extracted/frag_default_oom.txt");
@@ -730,7 +753,7 @@ static void other_wordings(void **state)
         {"tests/data/messages/vllm_startup_free.txt", OD_FW_VLLM, OD_OOM_CAP_LIMIT, 21303037788ULL},
         {"tests/data/messages/xla_tpu_lwm.txt", OD_FW_JAX, OD_OOM_CAPACITY, 23568633037ULL},
         {"tests/data/messages/torch_xla_reserve_resnet.txt", OD_FW_PYTORCH_XLA, OD_OOM_FRAGMENTATION, 6957847020ULL},
-        {"tests/data/messages/jax_gpu_bufferassignment.txt", OD_FW_JAX, OD_OOM_CAPACITY, 6291456ULL},
+        {"tests/data/messages/jax_gpu_bufferassignment.txt", OD_FW_JAX, OD_OOM_OTHER_PROCESSES, 6291456ULL},
         {"tests/data/messages/ort_arena_corrupt.txt", OD_FW_ONNXRUNTIME, OD_OOM_CAPACITY, 4585490524328388608ULL},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
@@ -935,7 +958,7 @@ int main(void)
         cmocka_unit_test(tensorflow_shape),    cmocka_unit_test(jax_resource_exhausted),
         cmocka_unit_test(jax_bfc_log),         cmocka_unit_test(tf_stats_dump),
         cmocka_unit_test(free_against_the_segment), cmocka_unit_test(held_elsewhere),
-        cmocka_unit_test(tf_rocm_and_pinned_host),
+        cmocka_unit_test(tf_rocm_and_pinned_host), cmocka_unit_test(jax_program_size),
         cmocka_unit_test(real_frag_default),   cmocka_unit_test(real_snap_train_oom),
         cmocka_unit_test(log_with_summary),    cmocka_unit_test(memory_stats_json),
         cmocka_unit_test(nvidia_smi),          cmocka_unit_test(smi_processes),
