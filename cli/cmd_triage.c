@@ -124,7 +124,10 @@ static void print_summary(const od_mem_summary *m)
            od_format_iec(m->reserved_peak_bytes, b, sizeof b));
     uint64_t ru = m->reserved_bytes > m->allocated_bytes ? m->reserved_bytes - m->allocated_bytes : 0;
     printf("  %-28s %s\n", "reserved but unallocated", od_format_iec(ru, a, sizeof a));
-    printf("  %-28s %s\n", "non-releasable (stranded)", od_format_iec(m->non_releasable_bytes, a, sizeof a));
+    if (m->have_non_releasable)
+        printf("  %-28s %s\n", "non-releasable (stranded)", od_format_iec(m->non_releasable_bytes, a, sizeof a));
+    else
+        printf("  %-28s not in the table\n", "non-releasable (stranded)");
     if (m->have_counts)
         printf("  %-28s %llu OOMs, %llu cudaMalloc retries\n", "events", (unsigned long long)m->ooms,
                (unsigned long long)m->retries);
@@ -201,7 +204,9 @@ static json_t *json_doc(const od_triage *t, const char *path)
         json_object_set_new(o, "allocated_peak_bytes", json_integer((json_int_t)m->allocated_peak_bytes));
         json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)m->reserved_bytes));
         json_object_set_new(o, "reserved_peak_bytes", json_integer((json_int_t)m->reserved_peak_bytes));
-        json_object_set_new(o, "non_releasable_bytes", json_integer((json_int_t)m->non_releasable_bytes));
+        json_object_set_new(o, "non_releasable_bytes", m->have_non_releasable
+                                                           ? json_integer((json_int_t)m->non_releasable_bytes)
+                                                           : json_null());
         json_object_set_new(o, "ooms", m->have_counts ? json_integer((json_int_t)m->ooms) : json_null());
         json_object_set_new(o, "cuda_malloc_retries", m->have_counts ? json_integer((json_int_t)m->retries) : json_null());
         json_object_set_new(o, "figures_truncated", json_true());

@@ -394,7 +394,7 @@ const char *od_advice_meaning(const od_oom_report *r)
     if (r->msg_hint_expandable && (r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM) &&
         (r->have & OD_HAVE_RESERVED_UNALLOC) && (r->have & OD_HAVE_REQUESTED) &&
         r->reserved_unallocated_bytes < r->requested_bytes && r->verdict != OD_OOM_FRAGMENTATION)
-        return "the message's own expandable_segments hint does not apply: little is reserved but unallocated, so "
-               "there is no fragmentation to avoid";
+        return "the message's own expandable_segments hint does not apply: less is reserved but unallocated than "
+               "the request, so defragmenting the cache would not serve it";
     return NULL;
 }

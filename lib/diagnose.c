@@ -1010,10 +1010,14 @@ static void evidence_from_log(od_diagnosis *d, const od_diag_input *in, size_t i
     for (size_t i = 0; i < t->n_summaries; i++) {
         const od_mem_summary *m = &t->summaries[i];
         uint64_t ru = m->reserved_bytes > m->allocated_bytes ? m->reserved_bytes - m->allocated_bytes : 0;
-        evid(d, idx, "non_releasable_bytes", (double)m->non_releasable_bytes,
+        if (!m->have_non_releasable)
+            snprintf(e, sizeof e, "no row for");
+        else
+            iec(m->non_releasable_bytes, e, sizeof e);
+        evid(d, idx, m->have_non_releasable ? "non_releasable_bytes" : NULL, (double)m->non_releasable_bytes,
              "%s: memory_summary: %s allocated, %s reserved (%s unallocated, %s non-releasable), %llu OOMs",
              in->name, iec(m->allocated_bytes, a, sizeof a), iec(m->reserved_bytes, b, sizeof b),
-             iec(ru, c, sizeof c), iec(m->non_releasable_bytes, e, sizeof e), (unsigned long long)m->ooms);
+             iec(ru, c, sizeof c), e, (unsigned long long)m->ooms);
     }
     jax_stats js;
     if (input_jax_stats(in, &js))

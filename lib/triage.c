@@ -1621,6 +1621,7 @@ static const char *scan_summary(scan *s, const char *line, const char *end, uint
         else if (starts(lab, le, "Non-releasable memory ")) {
             uint64_t pk = 0;
             summary_row(q, le, &m->non_releasable_bytes, &pk);
+            m->have_non_releasable = 1;
         }
         p = le < rows_end ? le + (lit ? 2 : 1) : rows_end;
         last = p;
@@ -2751,7 +2752,7 @@ static od_status scan_text(char *buf, size_t len, const input_flags *fl, const c
     for (size_t i = 0; i < t->n_summaries; i++) {
         od_mem_summary *m = &t->summaries[i];
         uint64_t ru = m->reserved_bytes > m->allocated_bytes ? m->reserved_bytes - m->allocated_bytes : 0;
-        m->verdict = m->have_counts && m->ooms > 0 && stranded_like(m->non_releasable_bytes, ru)
+        m->verdict = m->have_counts && m->ooms > 0 && m->have_non_releasable && stranded_like(m->non_releasable_bytes, ru)
                          ? OD_OOM_FRAGMENTATION : OD_OOM_UNKNOWN;
     }
     if (t->stats) {

@@ -151,6 +151,7 @@ typedef struct {
     uint64_t allocated_bytes, allocated_peak_bytes;
     uint64_t reserved_bytes, reserved_peak_bytes;
     uint64_t non_releasable_bytes; /* inactive split blocks: stranded by fragmentation */
+    int have_non_releasable;       /* its row was in the table (a paste cut short may lack it) */
     uint64_t ooms, retries;
     int have_counts;
     od_oom_verdict verdict;  /* fragmentation when non-releasable ~ reserved-unallocated and

@@ -388,8 +388,24 @@ static void log_with_summary(void **state)
     od_triage_free(t);
     t = parse_file("tests/data/extracted/frag_default_summary.txt");
     assert_int_equal(t->n_summaries, 1);
+    assert_true(t->summaries[0].have_non_releasable);
     assert_int_equal(t->summaries[0].verdict, OD_OOM_FRAGMENTATION);
     od_triage_free(t);
+    /* the same table pasted without its Non-releasable rows: the figure is missing, not 0 B,
+     * and without it the table cannot say fragmentation */
+    size_t len;
+    char *txt = slurp("tests/data/extracted/frag_default_summary.txt", &len);
+    char *cut = strstr(txt, "| Non-releasable memory");
+    assert_non_null(cut);
+    char *resume = strstr(cut, "| Allocations");
+    assert_non_null(resume);
+    memmove(cut, resume, strlen(resume) + 1);
+    t = parse_str(txt);
+    assert_int_equal(t->n_summaries, 1);
+    assert_false(t->summaries[0].have_non_releasable);
+    assert_int_equal(t->summaries[0].verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+    free(txt);
 }
 
 static void memory_stats_json(void **state)

@@ -70,7 +70,7 @@ static void same_triage(const char *what, const od_triage *a, const od_triage *b
         if (x->offset != y->offset || x->line != y->line || x->device != y->device ||
             x->allocated_bytes != y->allocated_bytes || x->allocated_peak_bytes != y->allocated_peak_bytes ||
             x->reserved_bytes != y->reserved_bytes || x->reserved_peak_bytes != y->reserved_peak_bytes ||
-            x->non_releasable_bytes != y->non_releasable_bytes || x->ooms != y->ooms || x->retries != y->retries ||
+            x->non_releasable_bytes != y->non_releasable_bytes || x->have_non_releasable != y->have_non_releasable || x->ooms != y->ooms || x->retries != y->retries ||
             x->have_counts != y->have_counts || x->verdict != y->verdict)
             fail_msg("%s: summary %zu differs", what, i);
     }
