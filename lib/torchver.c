@@ -32,7 +32,7 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
      * read it: unsure. 1.10 is the first release whose OOM message names both ("If
      * reserved memory is >> allocated memory try setting max_split_size_mb ... See
      * documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF"), so 1.10. */
-    [OD_TORCH_ALLOC_CONF] = {1, 10, "PYTORCH_CUDA_ALLOC_CONF"},
+    [OD_TORCH_ALLOC_CONF] = {1, 10, "PYTORCH_CUDA_ALLOC_CONF", NULL},
     [OD_TORCH_MAX_SPLIT_SIZE_MB] = {1, 10, "max_split_size_mb", "max_split_size_mb"},
     /* PR #74213 "[CUDACachingAllocator] Better use of blocks with rounding of allocation
      * sizes" (banitag1, opened 2022-03-15, after 1.11's cut): the single-number form
@@ -43,7 +43,7 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
      * form, intervals from 1 MB to 64 GB and ">" for the rest. PR #93942 (Feb 2023) made
      * a skipped interval inherit the previous one; advice lists every interval, so the
      * difference does not matter. */
-    [OD_TORCH_ROUNDUP_POWER2_LIST] = {2, 0, "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]"},
+    [OD_TORCH_ROUNDUP_POWER2_LIST] = {2, 0, "roundup_power2_divisions:[256:1,512:2,1024:4,>:8]", NULL},
     /* PR #74261 "[CUDACachingAlloc/GPUInference] Implement garbage collection without GPU
      * sync" (jaewonlee-fb, 2022-03-15). */
     [OD_TORCH_GARBAGE_COLLECTION_THRESHOLD] = {1, 12, "garbage_collection_threshold",
@@ -58,7 +58,7 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
     [OD_TORCH_BACKEND_CUDA_MALLOC_ASYNC] = {2, 0, "backend:cudaMallocAsync", "backend:cudaMallocAsync"},
     /* PR #108488 "[CUDA Host Allocator] Add support of CudaHostRegister" (banitag1, opened
      * 2023-09-03, still in review 2023-10-05), after 2.1's August cut. */
-    [OD_TORCH_PINNED_USE_CUDA_HOST_REGISTER] = {2, 2, "pinned_use_cuda_host_register"},
+    [OD_TORCH_PINNED_USE_CUDA_HOST_REGISTER] = {2, 2, "pinned_use_cuda_host_register", NULL},
     /* PR #48172 "[Feature] Allow user to specify a fraction of the GPU memory" (CalvinXKY,
      * Nov 2020; pytorch issue #58466 uses it on torch 1.8.1). */
     [OD_TORCH_SET_PER_PROCESS_MEMORY_FRACTION] = {1, 8, "torch.cuda.set_per_process_memory_fraction",
@@ -66,15 +66,15 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
     /* PR #27361 "Comprehensive-ish instrumentation for CUDA memory allocator" (jma127,
      * opened 2019-10-04, after 1.3's release) added memory_stats, memory_summary,
      * memory_snapshot and reset_peak_memory_stats. */
-    [OD_TORCH_MEMORY_SUMMARY] = {1, 4, "torch.cuda.memory_summary"},
-    [OD_TORCH_MEMORY_STATS] = {1, 4, "torch.cuda.memory_stats"},
+    [OD_TORCH_MEMORY_SUMMARY] = {1, 4, "torch.cuda.memory_summary", NULL},
+    [OD_TORCH_MEMORY_STATS] = {1, 4, "torch.cuda.memory_stats", NULL},
     /* empty_cache predates the 0.4 API (it is in 0.3 or earlier); the exact first release
      * was not checked, and 0.4 is the conservative choice. */
-    [OD_TORCH_EMPTY_CACHE] = {0, 4, "torch.cuda.empty_cache"},
+    [OD_TORCH_EMPTY_CACHE] = {0, 4, "torch.cuda.empty_cache", NULL},
     /* 0.4.0 added memory_allocated / max_memory_allocated / memory_cached (0.4.0 release
      * notes, "torch.cuda" section). */
-    [OD_TORCH_MAX_MEMORY_ALLOCATED] = {0, 4, "torch.cuda.max_memory_allocated"},
-    [OD_TORCH_RESET_PEAK_MEMORY_STATS] = {1, 4, "torch.cuda.reset_peak_memory_stats"},
+    [OD_TORCH_MAX_MEMORY_ALLOCATED] = {0, 4, "torch.cuda.max_memory_allocated", NULL},
+    [OD_TORCH_RESET_PEAK_MEMORY_STATS] = {1, 4, "torch.cuda.reset_peak_memory_stats", NULL},
     /* PR #82146 "annotated allocator snapshots" (zdevito, Aug 2022): the private
      * torch.cuda.memory._record_memory_history(enabled: bool) and blocks' "history" in
      * _snapshot(). The bool form still works in every later release: torch/cuda/memory.py
@@ -83,7 +83,7 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
         "_record_memory_history"},
     /* PR #86241 "Caching allocator tracing" (zdevito, 2022-10-04): trace_alloc_max_entries
      * and the device_traces it fills, after 1.13's cut. */
-    [OD_TORCH_RECORD_MEMORY_HISTORY_TRACE] = {2, 0, "torch.cuda.memory._record_memory_history(True, trace_alloc_max_entries=N)"},
+    [OD_TORCH_RECORD_MEMORY_HISTORY_TRACE] = {2, 0, "torch.cuda.memory._record_memory_history(True, trace_alloc_max_entries=N)", NULL},
     /* The string-valued signature (enabled="all"|"state"|None, context=, stacks=,
      * max_entries=) with the bool one kept as _record_memory_history_legacy
      * (torch/cuda/memory.py), documented with _dump_snapshot on "Understanding CUDA Memory
@@ -100,15 +100,15 @@ static const feature_row features[OD_TORCH_N_FEATURES] = {
     /* PR #69508 added use_reentrant to torch.utils.checkpoint.checkpoint (pytorch issue
      * #71322, 2022-01-14: "The use_reentrant flag was introduced ... in #69508"), before
      * 1.11's February cut. Not passing it warns from 2.1 (#100551). */
-    [OD_TORCH_CHECKPOINT_USE_REENTRANT] = {1, 11, "torch.utils.checkpoint.checkpoint(use_reentrant=False)"},
+    [OD_TORCH_CHECKPOINT_USE_REENTRANT] = {1, 11, "torch.utils.checkpoint.checkpoint(use_reentrant=False)", NULL},
     /* PR #88015 "[mta][foreach] Implement fused adamw" (crcrpar, Oct-Nov 2022); #95415,
      * the 2.0 cherry-pick of #95241 (Feb 2023), documents AdamW's fused as opt-in. */
     [OD_TORCH_ADAMW_FUSED] = {2, 0, "torch.optim.AdamW(fused=True)", "fused=True"},
     /* PR #63269 "[CUDA graphs] Prototype API and documentation" (mcarilli, 2021-08-14)
      * added torch/cuda/graphs.py with torch.cuda.graph and graph_pool_handle, before
      * 1.10's cut (1.10 release notes: CUDA Graphs APIs). */
-    [OD_TORCH_CUDA_GRAPH] = {1, 10, "torch.cuda.graph"},
-    [OD_TORCH_GRAPH_POOL_HANDLE] = {1, 10, "torch.cuda.graph_pool_handle"},
+    [OD_TORCH_CUDA_GRAPH] = {1, 10, "torch.cuda.graph", NULL},
+    [OD_TORCH_GRAPH_POOL_HANDLE] = {1, 10, "torch.cuda.graph_pool_handle", NULL},
     /* torch.compile is the headline of 2.0 (2.0 release notes). */
     [OD_TORCH_COMPILE] = {2, 0, "torch.compile", "torch.compile"},
 };

@@ -3143,6 +3143,16 @@ static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_
         if (match_phrases(ts, join, ts->tail_len + k, 0) & M_ANCHOR)
             anchor = 1;
     }
+    /* ... and the scanner reads a phrase word-wrapped at a space (od_torch_phrase_at) */
+    if (!anchor && ts->tail_len && h < n) {
+        char join[2 * JOIN_BYTES + 1];
+        size_t k = n - h < JOIN_BYTES ? n - h : JOIN_BYTES;
+        memcpy(join, ts->tail, ts->tail_len);
+        join[ts->tail_len] = ' ';
+        memcpy(join + ts->tail_len + 1, p + h, k);
+        if (match_phrases(ts, join, ts->tail_len + 1 + k, 0) & M_ANCHOR)
+            anchor = 1;
+    }
     ts->tail_len = n < JOIN_BYTES ? n : JOIN_BYTES;
     memcpy(ts->tail, p + n - ts->tail_len, ts->tail_len);
 
