@@ -220,6 +220,11 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
         h[n++] = OD_ADV_TF_GROWTH;
         goto done;
     }
+    if (r->backoff_steps && r->kind == OD_KIND_DRIVER && r->framework == OD_FW_TENSORFLOW) {
+        h[n++] = OD_ADV_TF_GROWTH;
+        h[n++] = OD_ADV_DRIVER_SMI;
+        goto done;
+    }
     if (r->size_corrupt)
         h[n++] = OD_ADV_SIZE_CORRUPT;
     else if (r->size_bug)
@@ -325,6 +330,10 @@ const char *od_advice_meaning(const od_oom_report *r)
             return "TensorFlow asks the driver for its whole pool at startup, sized from the free memory the driver "
                    "reports, and backs off by 10% per failure: a size no device has means that report was garbage "
                    "(a driver or ROCm/CUDA runtime mismatch); memory growth asks for what the program needs instead";
+        if (r->backoff_steps && r->framework == OD_FW_TENSORFLOW)
+            return "TensorFlow sizes its pool from the free memory the driver reports and, refused, asks 10% less "
+                   "until it gets a pool: the device could not give all it reported free (another process, or "
+                   "memory the driver cannot hand out), and TF runs on with the smaller pool";
         if (r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM)
             return "the CUDA driver's own error, outside the caching allocator: memory was refused to CUDA context "
                    "creation, an extension's own cudaMalloc, or because another process or exclusive-process mode "

@@ -373,6 +373,10 @@ void od_triage_classify(od_oom_report *r)
          * program needs (od_advice_meaning). */
         if (r->size_corrupt && r->framework == OD_FW_TENSORFLOW)
             return;
+        /* TF backing off from its pool's size is logged while it retries smaller: the lines
+         * are not the failure (an exception after them is, and is its own report). */
+        if (r->backoff_steps && r->framework == OD_FW_TENSORFLOW)
+            return;
         /* No figure of its own: the nvidia-smi process table pasted beside it is the
          * evidence. Two processes or more holding memory on the GPU means at least one is
          * not this job (a table taken while it ran lists the job too). */
@@ -587,6 +591,14 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
             snprintf(buf, size, "%s requested, more than any device has: the size of TensorFlow's first pool, from "
                                 "a free-memory figure the driver got wrong, not the program's need",
                      od_format_iec(r->requested_bytes, a, sizeof a));
+            return 1;
+        }
+        if (r->backoff_steps && r->framework == OD_FW_TENSORFLOW) {
+            snprintf(buf, size, "TensorFlow asked for %s for its pool and backed off by 10%% %u time%s (to %s): "
+                                "these lines are logged while it retries smaller, and are not the failure; an "
+                                "'OOM when allocating' after them would be",
+                     od_format_iec(r->requested_bytes, a, sizeof a), r->backoff_steps, r->backoff_steps == 1 ? "" : "s",
+                     od_format_iec(r->backoff_last_bytes, b, sizeof b));
             return 1;
         }
         if (r->verdict != OD_OOM_OTHER_PROCESSES || r->smi_processes < 2)
@@ -1124,6 +1136,15 @@ static od_framework context_framework(const scan *s, const char *line, const cha
     return OD_FW_PYTORCH_CUDA;
 }
 
+/* The stream executor's "failed to allocate X (N bytes) from device": N. */
+static int se_request(const char *line, const char *le, uint64_t *out)
+{
+    const char *k = find(line, le, "failed to allocate ");
+    const char *q = k ? find(k, le, "(") : NULL;
+    const char *e = q ? parse_uint(q + 1, le, out) : NULL;
+    return e && starts(skip_sp(e, le), le, "bytes");
+}
+
 /* The report made by a recent line (within 3 lines) of the same framework and kind, so a
  * follow-up line ("Failed to CUDA calloc N bytes") adds to it; NULL when none. */
 static od_oom_report *recent(scan *s, od_framework fw, od_oom_kind kind, uint64_t lineno)
@@ -1478,21 +1499,29 @@ static int scan_other_line(scan *s, const char *line, const char *le, const char
         }
         r = recent(s, fw, kind, lineno);
         if (r) {
-            s->last_lineno = lineno; /* TF retries with smaller sizes: one event */
+            /* TF retries with smaller sizes: one event. BFCAllocator::Extend backs off by
+             * 10% per failure (kBackpedalFactor 0.9); the same size again is a repeat. */
+            s->last_lineno = lineno;
+            uint64_t b;
+            if (kind != OD_KIND_HOST_RAM && (r->have & OD_HAVE_REQUESTED) && se_request(line, le, &b)) {
+                if (b == r->backoff_last_bytes)
+                    r->occurrences++;
+                else if (b < r->backoff_last_bytes && b >= r->backoff_last_bytes / 10 * 8)
+                    r->backoff_steps++;
+                r->backoff_last_bytes = b;
+            }
             return 1;
         }
         r = make(s, fw, kind, kind == OD_KIND_HOST_RAM ? "pinned" : NULL, line, lineno);
         if (r && kind == OD_KIND_HOST_RAM && (k = find(line, le, "failed to alloc ")) && parse_uint(k + 16, le, &v)) {
             r->requested_bytes = v;
             r->have |= OD_HAVE_REQUESTED;
-        } else if (r && (k = find(line, le, "failed to allocate "))) {
-            const char *q = find(k, le, "(");
-            if (q && parse_uint(q + 1, le, &v) && starts(skip_sp(parse_uint(q + 1, le, &v), le), le, "bytes")) {
-                r->requested_bytes = v;
-                r->have |= OD_HAVE_REQUESTED;
-            } else if (next_size(k + 19, le, line, &t)) {
-                set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
-            }
+        } else if (r && se_request(line, le, &v)) {
+            r->requested_bytes = r->backoff_last_bytes = v;
+            r->have |= OD_HAVE_REQUESTED;
+        } else if (r && (k = find(line, le, "failed to allocate ")) && next_size(k + 19, le, line, &t)) {
+            set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+            r->backoff_last_bytes = r->requested_bytes;
         }
         return 1;
     }

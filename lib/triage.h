@@ -117,6 +117,9 @@ typedef struct {
                                 the nvidia-smi process table in the same text shows holding memory on
                                 its GPU (the report's GPU when it names one), 0 when none was read */
     uint64_t smi_processes_bytes; /* their memory, summed */
+    unsigned backoff_steps;  /* TF's stream executor: lines after the first that asked 10% less
+                                (BFCAllocator backing off from its pool's size) */
+    uint64_t backoff_last_bytes; /* the last size it asked for */
     uint64_t program_bytes;  /* XLA: the compiled program's "total allocation" (BufferAssignment
                                 stats), 0 when not printed */
 

@@ -305,9 +305,19 @@ static void tf_rocm_and_pinned_host(void **state)
     assert_int_equal(n, 1);
     assert_int_equal(a[0], OD_ADV_TF_GROWTH);
     od_triage_free(t);
+    /* 7.35G, 6.61G, 5.95G: BFCAllocator backing off by 10%, logged while it retries */
     t = parse_file("tests/data/messages/tf_rocm_hip1002.txt");
     r = only_report(t);
     assert_int_equal(r->requested_bytes, 7889485824ULL);
+    assert_int_equal(r->backoff_steps, 2);
+    assert_int_equal(r->backoff_last_bytes, 6390482944ULL);
+    assert_int_equal(r->verdict, OD_OOM_UNKNOWN);
+    od_triage_free(t);
+    /* one line: nothing says it backed off */
+    t = parse_file("tests/data/messages/tf_cuda_driver_pixor.txt");
+    r = only_report(t);
+    assert_int_equal(r->backoff_steps, 0);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
     od_triage_free(t);
     t = parse_file("tests/data/messages/tf_host_bfc.txt");
     r = only_report(t);
