@@ -411,6 +411,7 @@ json_t *od_cli_oom_json(const od_oom_report *r)
     json_object_set_new(v, "meaning", meaning ? json_string(meaning) : json_null());
     json_object_set_new(v, "size_bug", json_boolean(r->size_bug || r->size_corrupt));
     json_object_set_new(v, "near_full", json_boolean(r->near_full));
+    json_object_set_new(v, "cache_too_small", json_boolean(r->stranded_small));
     json_object_set_new(v, "free_exceeds_request", json_boolean(r->free_exceeds_request));
     json_object_set_new(v, "held_elsewhere_bytes",
                         r->have_headroom ? json_integer((json_int_t)r->held_elsewhere_bytes) : json_null());

@@ -307,6 +307,7 @@ void od_triage_classify(od_oom_report *r)
     r->others_bytes = 0;
     r->near_full = r->size_bug = r->size_corrupt = 0;
     r->free_exceeds_request = r->free_barely_covers = r->elsewhere_dominates = r->stray_contexts = 0;
+    r->stranded_small = 0;
     r->held_elsewhere_bytes = 0;
     for (size_t i = 0; i < r->n_other; i++)
         r->others_bytes += r->other[i].bytes;
@@ -488,9 +489,18 @@ void od_triage_classify(od_oom_report *r)
         /* The memory existed, but the framework already holds >= 90% of the limit and the
          * stranded cache is small next to the request: defragmenting buys one allocation,
          * the work still does not fit. */
+        int cache_small = (unsigned __int128)ru * 20 < limit; /* under 5% of the limit */
         if ((unsigned __int128)r->allocated_bytes * 10 >= (unsigned __int128)limit * 9 &&
-            ru < 2 * r->requested_bytes) {
+            (ru < 2 * r->requested_bytes || cache_small)) {
             r->near_full = 1;
+            r->verdict = OD_OOM_CAPACITY;
+            return;
+        }
+        /* PyTorch: a cache smaller than the request and under 5% of the limit strands too
+         * little to matter; most of the request had to come from free memory that was not
+         * there (20.48 MiB cached, 27.19 MiB free, 32 MiB asked on a 5.94 GiB card). */
+        if (torch && ru < r->requested_bytes && cache_small) {
+            r->stranded_small = 1;
             r->verdict = OD_OOM_CAPACITY;
             return;
         }
@@ -690,6 +700,17 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
         snprintf(buf, size, "%s requested and no pool figures printed: an allocation failed for want of memory, "
                             "so the work did not fit what was left",
                  od_format_iec(r->requested_bytes, a, sizeof a));
+        return 1;
+    }
+    if (r->stranded_small) {
+        uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
+        char e[32];
+        int capped = (r->have & OD_HAVE_ALLOWED) && !((r->have & OD_HAVE_CAPACITY) && r->allowed_bytes >= r->capacity_bytes);
+        snprintf(buf, size, "%s requested <= %s available, so fragmentation is the proximate cause; but only %s "
+                            "is stranded in the cache (under 5%% of the %s) and %s is %s: the %s is full",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->available_bytes, b, sizeof b),
+                 od_format_iec(ru, c, sizeof c), capped ? "cap" : "device", od_format_iec(r->headroom_bytes, e, sizeof e),
+                 capped ? "left under it" : "free", capped ? "cap" : "device");
         return 1;
     }
     if (r->near_full) {

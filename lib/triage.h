@@ -133,6 +133,8 @@ typedef struct {
     int near_full;             /* capacity although the free memory would hold the request: the
                                   framework's allocation is >= 90% of the limit (fragmentation is
                                   only the proximate cause) */
+    int stranded_small;        /* capacity although cache + free would hold the request: PyTorch's
+                                  cache is smaller than it and under 5% of the limit */
     int free_exceeds_request;  /* PyTorch without a cap: the device had clearly more free than the
                                   request when the message was written (verdict unknown) */
     int free_barely_covers;    /* ... only just more (within 64 MiB or 1/16 of the request): the

@@ -353,6 +353,36 @@ static void jax_program_size(void **state)
     od_triage_free(t);
 }
 
+/* The cache + free memory would hold the request, but what the cache strands is too little
+ * to matter: the device is full (capacity), fragmentation only the proximate cause. */
+static void cache_too_small_to_matter(void **state)
+{
+    (void)state;
+    /* 32 MiB with 20.48 MiB cached (4.80 - 4.78 GiB) and 27.19 MiB free on 5.94 GiB: the
+     * cache is smaller than the request and under 5% of the card */
+    od_triage *t = parse_file("tests/data/messages/torch_reserved_cache_small.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->reserved_unallocated_bytes, H(480, GiB) - H(478, GiB));
+    assert_true(r->stranded_small);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+    /* 7.20 of 8.00 GiB allocated (90%), 102.40 MiB cached: 5x the request, but 1.25% of
+     * the card */
+    t = parse_file("tests/data/messages/torch_reserved_near_full_ckpt.txt");
+    r = only_report(t);
+    assert_int_equal(r->requested_bytes, 20 * MiB);
+    assert_true(r->near_full);
+    assert_int_equal(r->verdict, OD_OOM_CAPACITY);
+    od_triage_free(t);
+    /* 140.56 MiB cached under a 2 GiB cap (6.9%), 73% allocated: fragmentation */
+    t = parse_file("tests/data/extracted/frag_default_oom.txt");
+    r = only_report(t);
+    assert_false(r->stranded_small);
+    assert_false(r->near_full);
+    assert_int_equal(r->verdict, OD_OOM_FRAGMENTATION);
+    od_triage_free(t);
+}
+
 static void real_frag_default(void **state)
 {
     od_triage *t = parse_file("tests/data/extracted/frag_default_oom.txt");
@@ -985,6 +1015,7 @@ int main(void)
         cmocka_unit_test(jax_bfc_log),         cmocka_unit_test(tf_stats_dump),
         cmocka_unit_test(free_against_the_segment), cmocka_unit_test(held_elsewhere),
         cmocka_unit_test(tf_rocm_and_pinned_host), cmocka_unit_test(jax_program_size),
+        cmocka_unit_test(cache_too_small_to_matter),
         cmocka_unit_test(real_frag_default),   cmocka_unit_test(real_snap_train_oom),
         cmocka_unit_test(log_with_summary),    cmocka_unit_test(memory_stats_json),
         cmocka_unit_test(nvidia_smi),          cmocka_unit_test(smi_processes),

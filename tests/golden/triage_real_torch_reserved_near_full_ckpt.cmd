@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch_reserved_near_full_ckpt.txt # karpathy/nanoGPT#236

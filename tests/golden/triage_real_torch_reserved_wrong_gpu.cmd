@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/torch_reserved_wrong_gpu.txt # hiyouga/LlamaFactory#182
