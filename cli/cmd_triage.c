@@ -57,7 +57,8 @@ static void print_report(const od_oom_report *r, size_t i, size_t n)
     printf("\n");
     row("requested", r->have & OD_HAVE_REQUESTED, r->requested_bytes);
     if (r->dtype[0])
-        printf("  %-28s %s, shape x dtype size, exact\n", "  tensor dtype", r->dtype);
+        printf("  %-28s %s, shape x dtype size, %s\n", "  tensor dtype", r->dtype,
+               r->dtype_from_op ? "the dtype from the op's T attribute" : "exact");
     const char *note = od_cli_request_note(r);
     if (note)
         printf("  %-28s %s\n", "", note);

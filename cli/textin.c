@@ -396,8 +396,10 @@ json_t *od_cli_oom_json(const od_oom_report *r)
     json_object_set_new(o, "program_bytes", r->program_bytes ? json_integer((json_int_t)r->program_bytes) : json_null());
     json_object_set_new(o, "figures_rounded", json_boolean(r->rounded));
     json_object_set_new(o, "requested_is_segment_size", json_boolean(r->request_is_segment));
-    if (r->dtype[0])
+    if (r->dtype[0]) {
         json_object_set_new(o, "dtype", json_string(r->dtype));
+        json_object_set_new(o, "dtype_from_op", json_boolean(r->dtype_from_op));
+    }
     json_t *v = json_object();
     char reason[512];
     od_cli_oom_reason(r, reason, sizeof reason);

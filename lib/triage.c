@@ -953,7 +953,8 @@ static void parse_mps(od_oom_report *r, const char *msg, const char *end)
 }
 
 /* "shape[128,768,64,64] and type float": elements x dtype size, or 0. */
-static uint64_t tf_shape_bytes(const char *p, const char *end, char *dtype, size_t dtsz)
+static uint64_t tf_shape_bytes(const char *p, const char *end, const char *hint, const char *hint_end, char *dtype,
+                               size_t dtsz, int *from_op)
 {
     /* TF 2.x "shape[128,768]", TF 1.x "tensor of shape [4096]" */
     const char *sh = find(p, end, "shape[");
@@ -982,17 +983,29 @@ static uint64_t tf_shape_bytes(const char *p, const char *end, char *dtype, size
         return 0;
     }
     const char *ty = find(q, end, "type ");
-    if (!ty || ty - q > 16)
+    *from_op = 0;
+    if (ty && ty - q <= 16) {
+        ty += 5;
+    } else if (hint && (ty = find(hint, hint_end, "T=DT_"))) {
+        /* TF 1.x printed no type; the op's node on the next line names its T attribute
+         * ("[[Node: ... = SpaceToBatchND[T=DT_FLOAT, ...") */
+        ty += 5;
+        end = hint_end;
+        *from_op = 1;
+    } else {
         return 0;
-    ty += 5;
-    const char *te = ty;
-    while (te < end && (isalnum((unsigned char)*te) || *te == '_'))
-        te++;
-    unsigned es = od_tf_dtype_size(ty, (size_t)(te - ty));
+    }
+    char low[24];
+    size_t l = 0;
+    for (const char *te = ty; te < end && l < sizeof low - 1 && (isalnum((unsigned char)*te) || *te == '_'); te++)
+        low[l++] = *from_op ? (char)tolower((unsigned char)*te) : *te;
+    low[l] = '\0';
+    unsigned es = od_tf_dtype_size(low, l);
     if (!es)
         return 0;
-    size_t l = (size_t)(te - ty) < dtsz - 1 ? (size_t)(te - ty) : dtsz - 1;
-    memcpy(dtype, ty, l);
+    if (l > dtsz - 1)
+        l = dtsz - 1;
+    memcpy(dtype, low, l);
     dtype[l] = '\0';
     return (uint64_t)(n * es);
 }
@@ -1086,7 +1099,15 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
     }
     if (exc) {
         char dtype[24] = "";
-        uint64_t shape_bytes = tf_shape_bytes(line, le, dtype, sizeof dtype);
+        int from_op = 0;
+        /* the next line: a TF 1.x node, or the figure a word wrap moved there */
+        const char *end = s->buf + s->len, *nx = le < end ? le + 1 : end;
+        const char *ne = nx < end ? memchr(nx, '\n', (size_t)(end - nx)) : NULL;
+        if (!ne)
+            ne = end;
+        const char *node = skip_sp(nx, ne);
+        uint64_t shape_bytes = tf_shape_bytes(line, le, starts(node, ne, "[[Node:") ? node : NULL, ne, dtype,
+                                              sizeof dtype, &from_op);
         /* A second exception line joins the open event only to add the tensor shape. */
         if (!r || (s->open_has_exc && !(shape_bytes && !r->dtype[0]))) {
             od_framework fw = s->xla_torch_input ? OD_FW_PYTORCH_XLA
@@ -1099,8 +1120,10 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
             s->open_bfc = r;
             s->open_idx = s->t->n_reports - 1;
         }
-        if (shape_bytes)
+        if (shape_bytes) {
             memcpy(r->dtype, dtype, sizeof dtype);
+            r->dtype_from_op = from_op;
+        }
         if (mentions_jax(line, le) && !s->xla_torch_input)
             r->framework = OD_FW_JAX;
         s->open_has_exc = 1;
@@ -1112,7 +1135,10 @@ static int scan_tf_line(scan *s, const char *line, const char *le, uint64_t line
         } else if (!(r->have & OD_HAVE_REQUESTED)) {
             uint64_t b;
             int rd;
-            if (tf_request(line, le, &b, &rd)) {
+            /* "Resource exhausted: Out" / "of memory while trying to allocate N bytes.": a
+             * word wrap puts the figure on the next line (jax#788) */
+            if (tf_request(line, le, &b, &rd) ||
+                (find(nx, ne, "while trying to allocate ") && tf_request(nx, ne, &b, &rd))) {
                 r->requested_bytes = b;
                 r->rounded = rd;
                 r->have |= OD_HAVE_REQUESTED;
@@ -2918,7 +2944,8 @@ static const char *const anchors[] = {
     "No available memory", "KV cache", "Free memory on device", "Ran out of memory",
     "Attempting to reserve ", "Failed to allocate", "failed to alloc", "Available memory of ",
     "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation", "Workspace", "cudaSuccess",
-    "HIP_ERROR_OutOfMemory", "hipErrorOutOfMemory", "hipError_t(1002)", "total allocation:",
+    "HIP_ERROR_OutOfMemory", "hipErrorOutOfMemory", "hipError_t(1002)", "total allocation:", "[[Node:",
+    "while trying to allocate ",
     "cudaMalloc retry failed", "ran out of memory", "OOM when allocating", "ResourceExhaustedError",
     "RESOURCE_EXHAUSTED", "Resource exhausted:", "Limit:", "InUse:", "PyTorch CUDA memory summary",
     "FB Memory Usage", "memory.total", "Processes:", "MiB /", "Requested:", "would exceed allowed memory",

@@ -103,6 +103,7 @@ typedef struct {
     int request_is_segment; /* the request figure is the allocator's rounded segment size */
     int xla;                /* TF/XLA BFC-style report (environment hints differ) */
     char dtype[24];         /* TF: the tensor's dtype, "" when not printed */
+    int dtype_from_op;      /* ... read from the op's T attribute on the next line (TF 1.x) */
     unsigned occurrences;   /* how many times this same report appeared in a row */
     int self_from_other;    /* a "Process N has X" line was this process (containers) */
     int spill;              /* allocated above capacity: Windows/WSL shared system memory */

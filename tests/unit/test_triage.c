@@ -383,6 +383,24 @@ static void cache_too_small_to_matter(void **state)
     od_triage_free(t);
 }
 
+/* Two real pastes whose figure is on the next line: TF 1.x printed the shape without a type
+ * (the op's node below names T=DT_FLOAT), and a word wrap after "Out" moved XLA's request. */
+static void figure_on_the_next_line(void **state)
+{
+    (void)state;
+    od_triage *t = parse_file("tests/data/messages/tf1_shape_node_type.txt");
+    const od_oom_report *r = only_report(t);
+    assert_int_equal(r->requested_bytes, 5760ULL * 4 * 4 * 2048 * 4);
+    assert_string_equal(r->dtype, "float");
+    assert_true(r->dtype_from_op);
+    od_triage_free(t);
+    t = parse_file("tests/data/messages/jax_wrapped_request.txt");
+    r = only_report(t);
+    assert_int_equal(r->framework, OD_FW_JAX);
+    assert_int_equal(r->requested_bytes, 5520758552ULL);
+    od_triage_free(t);
+}
+
 static void real_frag_default(void **state)
 {
     od_triage *t = parse_file("tests/data/extracted/frag_default_oom.txt");
@@ -1015,7 +1033,7 @@ int main(void)
         cmocka_unit_test(jax_bfc_log),         cmocka_unit_test(tf_stats_dump),
         cmocka_unit_test(free_against_the_segment), cmocka_unit_test(held_elsewhere),
         cmocka_unit_test(tf_rocm_and_pinned_host), cmocka_unit_test(jax_program_size),
-        cmocka_unit_test(cache_too_small_to_matter),
+        cmocka_unit_test(cache_too_small_to_matter), cmocka_unit_test(figure_on_the_next_line),
         cmocka_unit_test(real_frag_default),   cmocka_unit_test(real_snap_train_oom),
         cmocka_unit_test(log_with_summary),    cmocka_unit_test(memory_stats_json),
         cmocka_unit_test(nvidia_smi),          cmocka_unit_test(smi_processes),

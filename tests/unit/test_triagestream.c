@@ -42,7 +42,8 @@ static void same_report(const char *what, const od_oom_report *a, const od_oom_r
                a->kv_cache_tokens == b->kv_cache_tokens && a->smi_processes == b->smi_processes &&
                a->smi_processes_bytes == b->smi_processes_bytes && a->program_bytes == b->program_bytes &&
                a->held_elsewhere_bytes == b->held_elsewhere_bytes && a->backoff_steps == b->backoff_steps &&
-               a->backoff_last_bytes == b->backoff_last_bytes && a->verdict == b->verdict &&
+               a->backoff_last_bytes == b->backoff_last_bytes && a->dtype_from_op == b->dtype_from_op &&
+               a->verdict == b->verdict &&
                a->have_headroom == b->have_headroom && a->headroom_bytes == b->headroom_bytes &&
                a->available_bytes == b->available_bytes && a->missing_bytes == b->missing_bytes &&
                a->others_bytes == b->others_bytes && a->near_full == b->near_full && a->size_bug == b->size_bug &&
