@@ -293,11 +293,33 @@ unsigned od_tf_dtype_size(const char *name, size_t len)
  * device has 288 GB, a 72-GPU rack 13.5 TB (TF on ROCm asked for 127.99 TiB at startup,
  * keras#13889: the driver's free figure was garbage). */
 #define ABSURD_BYTES (1ULL << 50)
+#define ABSURD_DEVICE_BYTES (1ULL << 44)
 
 /* An XLA program whose buffers total less than this cannot exhaust a GPU (the smallest that
  * runs JAX has 2 GiB, and JAX takes 75% of it up front) unless something else holds it. */
 #define PROGRAM_SMALL (1ULL << 30)
-#define ABSURD_DEVICE_BYTES (1ULL << 44)
+
+/* Reserved-but-unallocated is absent where the allocator has no separate cache figure
+ * (TF/XLA's BFC pool, MPS): it counts as zero there. */
+static uint64_t ru_of(const od_oom_report *r)
+{
+    return (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
+}
+
+/* "N allowed" equal to (or above) the device is no cap: no fraction was set. */
+static int capped(const od_oom_report *r)
+{
+    return (r->have & OD_HAVE_ALLOWED) != 0 &&
+           !((r->have & OD_HAVE_CAPACITY) && r->allowed_bytes >= r->capacity_bytes);
+}
+
+/* What this job holds: its process figure where printed (pool plus context and libraries),
+ * else its pool. */
+static uint64_t job_of(const od_oom_report *r)
+{
+    uint64_t pool = r->allocated_bytes + ru_of(r);
+    return (r->have & OD_HAVE_PROCESS) && r->process_bytes > pool ? r->process_bytes : pool;
+}
 
 void od_triage_classify(od_oom_report *r)
 {
@@ -398,9 +420,7 @@ void od_triage_classify(od_oom_report *r)
     default:
         break;
     }
-    /* "N allowed" equal to (or above) the device is no cap: no fraction was set. */
-    int cap = (r->have & OD_HAVE_ALLOWED) != 0 &&
-              !((r->have & OD_HAVE_CAPACITY) && r->allowed_bytes >= r->capacity_bytes);
+    int cap = capped(r);
     int mps = r->framework == OD_FW_PYTORCH_MPS;
     if (!req)
         return;
@@ -415,9 +435,7 @@ void od_triage_classify(od_oom_report *r)
         r->verdict = OD_OOM_CAPACITY; /* only the request: nothing says the memory existed */
         return;
     }
-    /* Reserved-but-unallocated is absent where the allocator has no separate cache
-     * figure (TF/XLA's BFC pool, MPS): it counts as zero there. */
-    uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
+    uint64_t ru = ru_of(r);
     uint64_t used = r->allocated_bytes + ru;
     /* MPS checks its watermark against everything the driver holds for the process. */
     if (mps && (r->have & OD_HAVE_PROCESS) && r->process_bytes > r->allocated_bytes)
@@ -457,8 +475,7 @@ void od_triage_classify(od_oom_report *r)
     /* Memory on the device held by neither this job nor its pool: the processes the message
      * lists, and what no figure accounts for (another container's processes, which NVML does
      * not show; in a 1.x message, which lists no processes, everything outside the pool). */
-    uint64_t pool = r->allocated_bytes + ru;
-    uint64_t job = (r->have & OD_HAVE_PROCESS) && r->process_bytes > pool ? r->process_bytes : pool;
+    uint64_t job = job_of(r);
     uint64_t elsewhere = r->others_bytes;
     /* Not for a HIP report that lists no process (on an APU its capacity is system memory
      * the host uses too), nor without the pool's cache figure (cudaMallocAsync's report:
@@ -640,23 +657,18 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
         return 1;
     }
     if (r->free_barely_covers) {
-        uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
         int n = snprintf(buf, size, "%s requested with only %s free: the device is full (its last megabytes are "
                                     "not all allocatable, and the figures are rounded); %s is reserved but unallocated",
                          od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->free_bytes, b, sizeof b),
-                         od_format_iec(ru, c, sizeof c));
+                         od_format_iec(ru_of(r), c, sizeof c));
         if (r->n_other && n > 0 && (size_t)n < size)
             snprintf(buf + n, size - (size_t)n, ", and %zu other process%s %s", r->n_other,
                      r->n_other == 1 ? " holds" : "es hold", od_format_iec(r->others_bytes, a, sizeof a));
         return 1;
     }
     if (r->elsewhere_dominates) {
-        uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
-        uint64_t job = r->allocated_bytes + ru;
-        if ((r->have & OD_HAVE_PROCESS) && r->process_bytes > job)
-            job = r->process_bytes;
         char d[32], e[32];
-        od_format_iec(job, c, sizeof c);
+        od_format_iec(job_of(r), c, sizeof c);
         od_format_iec(r->requested_bytes, d, sizeof d);
         od_format_iec(r->free_bytes, e, sizeof e);
         /* what no listed process accounts for, under 1 GiB, is rounding and contexts */
@@ -703,19 +715,17 @@ int od_triage_reason(const od_oom_report *r, char *buf, size_t size)
         return 1;
     }
     if (r->stranded_small) {
-        uint64_t ru = (r->have & OD_HAVE_RESERVED_UNALLOC) ? r->reserved_unallocated_bytes : 0;
         char e[32];
-        int capped = (r->have & OD_HAVE_ALLOWED) && !((r->have & OD_HAVE_CAPACITY) && r->allowed_bytes >= r->capacity_bytes);
+        int cap = capped(r);
         snprintf(buf, size, "%s requested <= %s available, so fragmentation is the proximate cause; but only %s "
                             "is stranded in the cache (under 5%% of the %s) and %s is %s: the %s is full",
                  od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->available_bytes, b, sizeof b),
-                 od_format_iec(ru, c, sizeof c), capped ? "cap" : "device", od_format_iec(r->headroom_bytes, e, sizeof e),
-                 capped ? "left under it" : "free", capped ? "cap" : "device");
+                 od_format_iec(ru_of(r), c, sizeof c), cap ? "cap" : "device",
+                 od_format_iec(r->headroom_bytes, e, sizeof e), cap ? "left under it" : "free", cap ? "cap" : "device");
         return 1;
     }
     if (r->near_full) {
-        uint64_t limit = (r->have & OD_HAVE_ALLOWED) && r->allowed_bytes < r->capacity_bytes ? r->allowed_bytes
-                                                                                              : r->capacity_bytes;
+        uint64_t limit = capped(r) ? r->allowed_bytes : r->capacity_bytes;
         char lim[32];
         snprintf(buf, size, "%s requested <= %s available, so fragmentation is the proximate cause; but %s of %s "
                             "is already allocated (>= 90%%): the work does not fit",
@@ -2972,6 +2982,7 @@ static const struct { const char *needle; int flag; } flag_phrases[] = {
 typedef struct {
     uint16_t head[65536];
     uint16_t next[N_ANCHORS + N_FLAG_PHRASES];
+    size_t longest;          /* the longest anchor's length */
 } phrase_index;
 
 static const char *phrase(size_t i)
@@ -2987,8 +2998,11 @@ static unsigned bigram(const char *p)
 static void index_phrases(phrase_index *ix)
 {
     memset(ix->head, 0, sizeof ix->head);
+    ix->longest = 0;
     for (size_t i = N_ANCHORS + N_FLAG_PHRASES; i-- > 0;) {
         const char *ph = phrase(i);
+        if (i < N_ANCHORS && strlen(ph) > ix->longest)
+            ix->longest = strlen(ph);
         assert(strlen(ph) >= 2 && strlen(ph) < JOIN_BYTES);
         unsigned b = bigram(ph);
         ix->next[i] = ix->head[b];
@@ -3075,6 +3089,21 @@ static unsigned match_phrases(od_triage_stream *ts, const char *p, size_t n, int
 static int may_join(char a, char b)
 {
     return word_char(a) && word_char(b) && !isdigit((unsigned char)b);
+}
+
+/* Does the previous line's tail, a space when spaced, and p[0..n) hold an anchor across the
+ * break? (One within either side was found on its own line: only the longest anchor's length
+ * less one on each side is read, for every line.) */
+static int tail_joins(od_triage_stream *ts, const char *p, size_t n, int spaced)
+{
+    char join[2 * JOIN_BYTES + 1];
+    size_t side = ts->ix.longest - 1;
+    size_t t = ts->tail_len < side ? ts->tail_len : side, k = n < side ? n : side, at = t;
+    memcpy(join, ts->tail + ts->tail_len - t, t);
+    if (spaced)
+        join[at++] = ' ';
+    memcpy(join + at, p, k);
+    return (match_phrases(ts, join, at + k, 0) & M_ANCHOR) != 0;
 }
 
 static int put(char **buf, size_t *len, size_t *cap, const char *p, size_t n)
@@ -3212,24 +3241,10 @@ static int stream_line(od_triage_stream *ts, const char *line, size_t n, uint64_
     size_t h = 0;
     while (h < n && (p[h] == ' ' || p[h] == '\t'))
         h++;
-    if (ts->tail_len && h < n && may_join(ts->tail[ts->tail_len - 1], p[h])) {
-        char join[2 * JOIN_BYTES];
-        size_t k = n - h < JOIN_BYTES ? n - h : JOIN_BYTES;
-        memcpy(join, ts->tail, ts->tail_len);
-        memcpy(join + ts->tail_len, p + h, k);
-        if (match_phrases(ts, join, ts->tail_len + k, 0) & M_ANCHOR)
-            anchor = 1;
-    }
-    /* ... and the scanner reads a phrase word-wrapped at a space (od_torch_phrase_at) */
-    if (!anchor && ts->tail_len && h < n) {
-        char join[2 * JOIN_BYTES + 1];
-        size_t k = n - h < JOIN_BYTES ? n - h : JOIN_BYTES;
-        memcpy(join, ts->tail, ts->tail_len);
-        join[ts->tail_len] = ' ';
-        memcpy(join + ts->tail_len + 1, p + h, k);
-        if (match_phrases(ts, join, ts->tail_len + 1 + k, 0) & M_ANCHOR)
-            anchor = 1;
-    }
+    /* ... as one word (a fixed-width wrap), or at a space (a word wrap: od_torch_phrase_at) */
+    if (!anchor && ts->tail_len && h < n)
+        anchor = (may_join(ts->tail[ts->tail_len - 1], p[h]) && tail_joins(ts, p + h, n - h, 0)) ||
+                  tail_joins(ts, p + h, n - h, 1);
     ts->tail_len = n < JOIN_BYTES ? n : JOIN_BYTES;
     memcpy(ts->tail, p + n - ts->tail_len, ts->tail_len);
 
