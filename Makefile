@@ -17,7 +17,7 @@ LIBS    := -ljansson -lz -lm -ldl -pthread
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 BUILD   ?= build/rel
-LIB_SRC := $(sort $(wildcard lib/*.c))
+LIB_SRC := $(sort $(wildcard lib/*/*.c lib/*/*/*.c))
 CLI_SRC := $(sort $(wildcard cli/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -25,7 +25,8 @@ LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%_replay)
-ALL_CFLAGS = $(WARN) $(DEFS) $(CFLAGS) $(EXTRA_CFLAGS) -MMD -MP
+INCS    := -Iinclude -Ilib
+ALL_CFLAGS = $(WARN) $(DEFS) $(INCS) $(CFLAGS) $(EXTRA_CFLAGS) -MMD -MP
 
 .PHONY: all deps deps-test demo test check asan fuzz bench clean install uninstall
 all: oomdoc shlib
@@ -53,22 +54,22 @@ $(BUILD)/%.o: %.c | deps
 # The pickle reader's threaded dispatch needs each handler to keep its own indirect jump;
 # GCC merges them unless told not to. Compilers without these flags (clang) do not get them.
 THREADED_FLAGS := $(shell $(CC) -Werror -fno-gcse -fno-crossjumping -x c -c -o /dev/null /dev/null 2>/dev/null && echo -fno-gcse -fno-crossjumping)
-$(BUILD)/lib/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
+$(BUILD)/lib/read/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
 
 # The pickle tests again with the reader's plain switch dispatch (what compilers without
 # computed goto get), so that path is built and checked too.
-$(BUILD)/tests/test_pickle_switch: tests/unit/test_pickle.c lib/pickle.c $(BUILD)/liboomdoc.a | deps-test
+$(BUILD)/tests/test_pickle_switch: tests/unit/test_pickle.c lib/read/pickle.c $(BUILD)/liboomdoc.a | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -DOD_THREADED=0 -Ilib -o $@ tests/unit/test_pickle.c lib/pickle.c $(BUILD)/liboomdoc.a -lcmocka $(LIBS)
+	$(CC) $(ALL_CFLAGS) -DOD_THREADED=0 -o $@ tests/unit/test_pickle.c lib/read/pickle.c $(BUILD)/liboomdoc.a -lcmocka $(LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(BUILD)/liboomdoc.a | deps-test
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Ilib -o $@ $< $(BUILD)/liboomdoc.a -lcmocka $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/liboomdoc.a -lcmocka $(LIBS)
 
 # Fuzz targets built as plain programs that replay a corpus (no fuzzer needed).
 $(BUILD)/tests/fuzz_%_replay: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(BUILD)/liboomdoc.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Ilib -o $@ $< tests/fuzz/replay_main.c $(BUILD)/liboomdoc.a $(LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $< tests/fuzz/replay_main.c $(BUILD)/liboomdoc.a $(LIBS)
 
 # The main job on a real run that died with CUDA OOM: its snapshot and its error message.
 demo: oomdoc
@@ -100,7 +101,7 @@ sanitized-check: $(BUILD)/oomdoc $(UNIT_BIN) $(BUILD)/tests/test_pickle_switch $
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
 build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 	@mkdir -p $(@D)
-	clang $(WARN) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined,float-cast-overflow -fno-sanitize-recover=all -Ilib -o $@ $< $(LIB_SRC) $(LIBS)
+	clang $(WARN) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined,float-cast-overflow -fno-sanitize-recover=all $(INCS) -o $@ $< $(LIB_SRC) $(LIBS)
 
 bench: oomdoc
 	@sh bench/run.sh
@@ -131,7 +132,7 @@ sanitized-check: $(FAKENVML_LIBS)
 # liboomdoc.so holds the library and the subcommands (built -fPIC in $(BUILD)/pic) plus
 # od_cli_run_capture (cli/capture.c), which the Python package calls through ctypes. The
 # binary links liboomdoc.a statically, so the installed one needs no LD_LIBRARY_PATH.
-VERSION   := $(shell sed -n 's/^\#define OD_VERSION "\(.*\)"/\1/p' lib/od.h)
+VERSION   := $(shell sed -n 's/^\#define OD_VERSION "\(.*\)"/\1/p' include/oomdoc/od.h)
 SOVERSION := $(firstword $(subst ., ,$(VERSION)))
 SONAME    := liboomdoc.so.$(SOVERSION)
 SHLIB     := $(BUILD)/liboomdoc.so.$(VERSION)
@@ -143,9 +144,7 @@ shlib: $(BUILD)/liboomdoc.so
 $(BUILD)/pic/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
-$(BUILD)/pic/lib/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
-# The umbrella header includes its siblings as installed; in the tree they sit in lib/.
-$(BUILD)/cli/capture.o $(BUILD)/pic/cli/capture.o: ALL_CFLAGS += -Ilib
+$(BUILD)/pic/lib/read/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
 
 $(SHLIB): $(PIC_OBJ)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $(PIC_OBJ) $(LIBS)
@@ -174,7 +173,7 @@ PYTHON      ?= python3
 # lib/python3.X/dist-packages, other builds lib/python3.X/site-packages.
 pythondir   ?= $(libdir)/$(shell $(PYTHON) -c 'import sys; print("python%d.%d/%s" % (sys.version_info[:2] + ("dist-packages" if any(p.endswith("dist-packages") for p in sys.path) else "site-packages",)))')
 INSTALL     ?= install
-PUBLIC_H    := include/oomdoc/oomdoc.h lib/od.h lib/input.h lib/snapshot.h lib/tracestore.h lib/allocconf.h
+PUBLIC_H    := $(sort $(wildcard include/oomdoc/*.h))
 PY_SRC      := $(sort $(wildcard python/oomdoc/*.py))
 MAN_PAGES   := $(sort $(wildcard man/*.1))
 

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "replay.h"
-#include "snapshot.h"
+#include "model/replay.h"
+#include "oomdoc/snapshot.h"
 
 /* CPU time of this process: the machine is shared, and time spent waiting for a core
  * says nothing about the replay. Wall time is printed too. */

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../include/oomdoc/oomdoc.h"
 #include "commands.h"
+#include "oomdoc/oomdoc.h"
 #include "output.h"
 
 typedef int (*command_fn)(int argc, char **argv);

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/snapdiff.h"
-#include "../lib/units.h"
+#include "analyze/snapdiff.h"
+#include "base/units.h"
 #include "commands.h"
 #include "output.h"
 #include "snapin.h"

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/nvml.h"
-#include "../lib/units.h"
+#include "base/units.h"
 #include "commands.h"
 #include "nvmlcli.h"
 #include "output.h"
+#include "read/nvml.h"
 
 #define MAX_PROCS 1024
 #define MAX_MIG 16

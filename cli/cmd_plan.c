@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "commands.h"
+#include "model/plan.h"
 #include "output.h"
 #include "planflags.h"
-#include "../lib/hfconfig.h"
-#include "../lib/plan.h"
-#include "../lib/safetensors.h"
-#include "../lib/units.h"
+#include "read/hfconfig.h"
+#include "read/safetensors.h"
 
 #include <dirent.h>
 #include <sys/stat.h>

@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/input.h"
-#include "../lib/profile.h"
-#include "../lib/profilesvg.h"
-#include "../lib/units.h"
+#include "base/units.h"
 #include "commands.h"
+#include "oomdoc/input.h"
 #include "output.h"
+#include "read/profile.h"
+#include "render/profilesvg.h"
 
 static void usage(void)
 {

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/units.h"
 #include "commands.h"
+#include "model/replay.h"
+#include "oomdoc/snapshot.h"
 #include "output.h"
-#include "../lib/replay.h"
-#include "../lib/snapshot.h"
-#include "../lib/units.h"
 
 static const char usage[] =
     "Usage: oomdoc replay FILE [options]\n"

@@ -12,16 +12,16 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lib/diagnose.h"
-#include "../lib/hfconfig.h"
-#include "../lib/inputkind.h"
-#include "../lib/plan.h"
-#include "../lib/report.h"
-#include "../lib/units.h"
+#include "analyze/diagnose.h"
+#include "base/units.h"
 #include "commands.h"
+#include "model/plan.h"
 #include "output.h"
 #include "planflags.h"
 #include "profin.h"
+#include "read/hfconfig.h"
+#include "read/inputkind.h"
+#include "render/report.h"
 #include "snapin.h"
 #include "textin.h"
 
@@ -190,7 +190,7 @@ static void unload(loaded *l)
     free(l->text);
 }
 
-/* Plan flags: the names oomdoc plan uses (lib/estimate.h's name functions). */
+/* Plan flags: the names oomdoc plan uses (lib/model/estimate.h's name functions). */
 typedef struct {
     const char *config, *gpu;
     uint64_t memory;

@@ -3,11 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lib/pools.h"
-#include "../lib/snapshot.h"
-#include "../lib/summary.h"
-#include "../lib/units.h"
+#include "analyze/summary.h"
+#include "base/units.h"
 #include "commands.h"
+#include "model/pools.h"
+#include "oomdoc/snapshot.h"
 #include "output.h"
 
 static void usage(FILE *f)

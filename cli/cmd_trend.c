@@ -6,15 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/input.h"
-#include "../lib/iterations.h"
-#include "../lib/inputkind.h"
-#include "../lib/profile.h"
-#include "../lib/trend.h"
-#include "../lib/units.h"
+#include "base/units.h"
 #include "commands.h"
+#include "model/iterations.h"
+#include "oomdoc/input.h"
 #include "output.h"
 #include "profin.h"
+#include "read/inputkind.h"
+#include "read/profile.h"
+#include "read/trend.h"
 #include "snapin.h"
 #include "textin.h"
 

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/advice.h"
-#include "../lib/triage.h"
-#include "../lib/units.h"
+#include "analyze/advice.h"
+#include "base/units.h"
 #include "commands.h"
 #include "output.h"
+#include "read/triage/triage.h"
 #include "textin.h"
 
 static void usage(void)

@@ -21,13 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/nvml.h"
-#include "../lib/prom.h"
-#include "../lib/units.h"
-#include "../lib/watchtrend.h"
+#include "analyze/watchtrend.h"
+#include "base/units.h"
 #include "commands.h"
 #include "nvmlcli.h"
 #include "output.h"
+#include "read/nvml.h"
+#include "render/prom.h"
 
 #define NVML_PROCS 1024
 #define IO_TIMEOUT_MS 1000

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../lib/nvml.h"
+#include "read/nvml.h"
 
 /* Open NVML; on failure print one line "oomdoc: CMD: why" and return NULL with
  * *exit_code = 4 (GPU/NVML unavailable). Close with od_nvml_close. */

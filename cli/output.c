@@ -11,8 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/input.h"
-#include "../lib/units.h"
+#include "base/units.h"
+#include "oomdoc/input.h"
 
 const char *od_c_bold = "", *od_c_red = "", *od_c_yellow = "", *od_c_green = "",
            *od_c_dim = "", *od_c_reset = "";

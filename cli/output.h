@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <jansson.h>
 
-#include "../lib/od.h"
+#include "oomdoc/od.h"
 
 /* Documented exit codes (oomdoc --help, man/oomdoc.1). */
 enum {

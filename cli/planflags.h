@@ -3,7 +3,7 @@
 #ifndef OD_CLI_PLANFLAGS_H
 #define OD_CLI_PLANFLAGS_H
 
-#include "../lib/estimate.h"
+#include "model/estimate.h"
 
 /* The getopt_long entries, with these option codes. */
 enum { OD_FLAG_BATCH = 0x1000, OD_FLAG_SEQ, OD_FLAG_PRECISION, OD_FLAG_OPTIMIZER, OD_FLAG_ATTENTION,

@@ -3,7 +3,7 @@
 
 #include <stdio.h>
 
-#include "../lib/input.h"
+#include "oomdoc/input.h"
 #include "output.h"
 
 od_profile *od_cli_load_profile(const char *path, const char *text, size_t len, int *exit_code)

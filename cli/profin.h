@@ -6,8 +6,8 @@
 
 #include <stddef.h>
 
-#include "../lib/inputkind.h"
-#include "../lib/profile.h"
+#include "read/inputkind.h"
+#include "read/profile.h"
 
 /* Load a profiler record: from text[0..len) when text is not NULL, else streamed from
  * path. Returns the profile (free with od_profile_free), or NULL with *exit_code set and

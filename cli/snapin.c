@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-#include "../lib/input.h"
+#include "oomdoc/input.h"
 #include "output.h"
 
 od_snapshot *od_cli_load_snapshot(const char *path, int *exit_code)

@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "../lib/snapshot.h"
+#include "oomdoc/snapshot.h"
 
 /* Load the snapshot in path ("-" = stdin). On failure prints the error line and returns
  * NULL with *exit_code set (3 for bad input). The caller frees with od_snapshot_free. */

@@ -9,14 +9,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../lib/advice.h"
-#include "../lib/diagnose.h"
-#include "../lib/input.h"
-#include "../lib/inputkind.h"
-#include "../lib/lines.h"
-#include "../lib/mem.h"
-#include "../lib/units.h"
+#include "analyze/advice.h"
+#include "analyze/diagnose.h"
+#include "base/lines.h"
+#include "base/mem.h"
+#include "base/units.h"
+#include "oomdoc/input.h"
 #include "output.h"
+#include "read/inputkind.h"
 
 struct od_cli_text {
     const char *path;

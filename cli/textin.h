@@ -6,15 +6,15 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#include "../lib/inputkind.h"
-#include "../lib/snapshot.h"
-#include "../lib/trend.h"
-#include "../lib/triage.h"
+#include "oomdoc/snapshot.h"
+#include "read/inputkind.h"
+#include "read/trend.h"
+#include "read/triage/triage.h"
 
 /* A log, step log or series as it is read: opened (gunzipped transparently), its first
  * bytes at hand to tell a snapshot or profiler record from text, then handed to the
  * parsers chunk by chunk, so that memory is what they keep, never the input. No size
- * limit: the parsers' line-break rule (lib/lines.h) stops what is not text.
+ * limit: the parsers' line-break rule (lib/base/lines.h) stops what is not text.
  * od_cli_text_open returns a reader the caller frees with od_cli_text_close (NULL is
  * fine), or NULL with the error printed and *exit_code set. */
 typedef struct od_cli_text od_cli_text;

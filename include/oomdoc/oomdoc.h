@@ -14,8 +14,8 @@
 
 #include <stddef.h>
 
-#include "od.h"
 #include "input.h"
+#include "od.h"
 #include "snapshot.h"
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@ from .api import OomdocError, Result, diff, doctor, plan, replay, snapshot, tren
 from .capture import StepLogger, dump, on_oom, record, step, torch_support
 from . import integrations
 
-__version__ = "0.1.0"  # lib/od.h's OD_VERSION; tests check they agree
+__version__ = "0.1.0"  # include/oomdoc/od.h's OD_VERSION; tests check they agree
 
 __all__ = ["doctor", "snapshot", "plan", "triage", "replay", "trend", "diff", "Result",
            "OomdocError", "record", "on_oom", "step", "dump", "StepLogger", "torch_support",

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 
-SONAME = "liboomdoc.so.0"  # lib/od.h's OD_VERSION major; tests check they agree
+SONAME = "liboomdoc.so.0"  # include/oomdoc/od.h's OD_VERSION major; tests check they agree
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _TREE = os.path.dirname(os.path.dirname(_HERE))  # python/oomdoc -> the source tree
 

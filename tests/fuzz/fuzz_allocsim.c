@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allocsim.h"
-#include "replay.h"
+#include "model/allocsim.h"
+#include "model/replay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

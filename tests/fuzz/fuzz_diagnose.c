@@ -4,11 +4,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "categorize.h"
-#include "diagnose.h"
-#include "iterations.h"
-#include "snapdiff.h"
-#include "snapshot.h"
+#include "analyze/categorize.h"
+#include "analyze/diagnose.h"
+#include "analyze/snapdiff.h"
+#include "model/iterations.h"
+#include "oomdoc/snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "estimate.h"
-#include "hfconfig.h"
+#include "model/estimate.h"
+#include "read/hfconfig.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,11 +1,11 @@
 /* fuzz_http_request.c - the HTTP request head parser of the Prometheus endpoint
- * (lib/prom.h): any bytes, fed whole and in every prefix a slow client could send, give
+ * (lib/render/prom.h): any bytes, fed whole and in every prefix a slow client could send, give
  * "incomplete", a request, or a format error with an offset inside the head - never a
  * crash. */
 #include <stdint.h>
 #include <string.h>
 
-#include "prom.h"
+#include "render/prom.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

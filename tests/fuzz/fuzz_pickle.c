@@ -4,9 +4,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "pickle.h"
-#include "snapshot.h"
-#include "summary.h"
+#include "analyze/summary.h"
+#include "oomdoc/snapshot.h"
+#include "read/pickle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

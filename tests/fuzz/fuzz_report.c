@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report.h"
-#include "snapshot.h"
-#include "timeline.h"
+#include "analyze/timeline.h"
+#include "oomdoc/snapshot.h"
+#include "render/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

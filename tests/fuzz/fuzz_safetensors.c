@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "safetensors.h"
+#include "read/safetensors.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

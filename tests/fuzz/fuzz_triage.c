@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "advice.h"
-#include "triage.h"
+#include "analyze/advice.h"
+#include "read/triage/triage.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

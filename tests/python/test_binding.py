@@ -39,7 +39,7 @@ class Binding(unittest.TestCase):
     def test_backend_and_versions(self):
         kind, path = oomdoc.backend()
         self.assertEqual(kind, os.environ.get("OOMDOC_BACKEND", "ctypes"), path)
-        od = re.search(r'#define OD_VERSION "(.*)"', _read("lib/od.h")).group(1)
+        od = re.search(r'#define OD_VERSION "(.*)"', _read("include/oomdoc/od.h")).group(1)
         self.assertEqual(oomdoc.__version__, od)
         self.assertEqual(oomdoc.library_version(), od)
         self.assertEqual(oomdoc._binding.SONAME, "liboomdoc.so.%s" % od.split(".")[0])

@@ -19,7 +19,7 @@ mk() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u CC -u BUILD -u OPT -u EXTRA_CF
 
 mk install DESTDIR="$dest" PREFIX=/usr/local >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; ko "make install"; exit 1; }
 p=$dest/usr/local
-ver=$(sed -n 's/^#define OD_VERSION "\(.*\)"/\1/p' lib/od.h)
+ver=$(sed -n 's/^#define OD_VERSION "\(.*\)"/\1/p' include/oomdoc/od.h)
 major=${ver%%.*}
 for f in bin/oomdoc lib/liboomdoc.so.$ver lib/liboomdoc.a lib/pkgconfig/oomdoc.pc \
          include/oomdoc/oomdoc.h include/oomdoc/od.h include/oomdoc/snapshot.h \

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pickle.h"
+#include "read/pickle.h"
 
 #define PP_MAX_NODES 50000000u /* both runs stop printing at the same value */
 #define PP_KEEP ((size_t)1 << 20) /* log bytes kept to show a difference; all are hashed */

@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "snapshot.h"
+#include "oomdoc/snapshot.h"
 
 static inline od_snapshot *load_snapshot(const char *path)
 {

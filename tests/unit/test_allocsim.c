@@ -8,7 +8,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "allocsim.h"
+#include "model/allocsim.h"
 
 #define MiB (1ull << 20)
 

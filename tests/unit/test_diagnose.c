@@ -14,14 +14,14 @@
 #include "snapload.h"
 #include <jansson.h>
 
-#include "advice.h"
-#include "categorize.h"
-#include "diagnose.h"
-#include "input.h"
-#include "profile.h"
-#include "triage.h"
-#include "iterations.h"
-#include "snapdiff.h"
+#include "analyze/advice.h"
+#include "analyze/categorize.h"
+#include "analyze/diagnose.h"
+#include "analyze/snapdiff.h"
+#include "model/iterations.h"
+#include "oomdoc/input.h"
+#include "read/profile.h"
+#include "read/triage/triage.h"
 
 #define DIR "tests/data/snapshots/"
 #define MiB (1024.0 * 1024.0)

@@ -13,7 +13,7 @@
 #include "slurp.h"
 #include <jansson.h>
 
-#include "hfconfig.h"
+#include "read/hfconfig.h"
 
 static uint64_t params_of(const char *path)
 {

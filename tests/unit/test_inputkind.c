@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "input.h"
-#include "inputkind.h"
-#include "profile.h"
-#include "trend.h"
-#include "triage.h"
+#include "oomdoc/input.h"
+#include "read/inputkind.h"
+#include "read/profile.h"
+#include "read/trend.h"
+#include "read/triage/triage.h"
 
 /* The whole of path, gunzipped, NUL-terminated; *flags gets OD_DETECT_GZIP when it was
  * gzip-compressed. */

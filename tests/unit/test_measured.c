@@ -12,8 +12,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "estimate.h"
-#include "hfconfig.h"
+#include "model/estimate.h"
+#include "read/hfconfig.h"
 
 #define MIB (1024.0 * 1024.0)
 

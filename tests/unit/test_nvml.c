@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nvml.h"
+#include "read/nvml.h"
 
 static char fake[4096], fake_old[4096], script[64];
 

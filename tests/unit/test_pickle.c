@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pickle.h"
-#include "snapshot.h"
+#include "oomdoc/snapshot.h"
+#include "read/pickle.h"
 
 #include "pickle_paths.h"
 #include "pickle_samples.h"

@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "hfconfig.h"
-#include "plan.h"
+#include "model/plan.h"
+#include "read/hfconfig.h"
 
 static void load(const char *path, od_model *m)
 {
@@ -578,7 +578,7 @@ static void test_fsdp_ddp(void **state)
  * equations (the table gives no numbers): no parallelism sbh(34 + 5as/h); tensor parallel
  * sbh(10 + 24/t + 5as/(ht)); + sequence parallel sbh/t(34 + 5as/h); tensor parallel +
  * selective recomputation sbh(10 + 24/t); all three 34sbh/t; full recomputation 2sbh.
- * Computed here independently of lib/estimate.c. */
+ * Computed here independently of lib/model/estimate.c. */
 static double paper_layer(double s, double b, double h, double a, double t, int sp, od_ckpt ck)
 {
     double sbh = s * b * h;

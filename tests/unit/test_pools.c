@@ -9,9 +9,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "pools.h"
+#include "analyze/summary.h"
+#include "model/pools.h"
 #include "snapload.h"
-#include "summary.h"
 
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)

@@ -13,10 +13,10 @@
 #include "slurp.h"
 #include "snapload.h"
 
-#include "diagnose.h"
-#include "hfconfig.h"
-#include "plan.h"
-#include "triage.h"
+#include "analyze/diagnose.h"
+#include "model/plan.h"
+#include "read/hfconfig.h"
+#include "read/triage/triage.h"
 
 typedef struct {
     char *text;

@@ -14,11 +14,11 @@
 #include <jansson.h>
 #include <zlib.h>
 
-#include "diagnose.h"
-#include "jsonstream.h"
-#include "pprof.h"
-#include "profile.h"
-#include "profilesvg.h"
+#include "analyze/diagnose.h"
+#include "base/jsonstream.h"
+#include "read/pprof.h"
+#include "read/profile.h"
+#include "render/profilesvg.h"
 
 #define DIR "tests/data/profiler/"
 

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "prom.h"
+#include "render/prom.h"
 
 static od_status parse(const char *s, od_http_request *req, int *complete, od_error *err)
 {

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay.h"
-#include "snapshot.h"
+#include "model/replay.h"
+#include "oomdoc/snapshot.h"
 
 #define DIR "tests/data/snapshots/"
 /* torch's total for the fixtures' device (tests/data/README.md) */

@@ -13,9 +13,9 @@
 #include <cmocka.h>
 #include "snapload.h"
 
-#include "report.h"
-#include "summary.h"
-#include "timeline.h"
+#include "analyze/summary.h"
+#include "analyze/timeline.h"
+#include "render/report.h"
 
 #define MiB (1024ull * 1024ull)
 

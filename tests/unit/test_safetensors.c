@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "hfconfig.h"
-#include "safetensors.h"
+#include "read/hfconfig.h"
+#include "read/safetensors.h"
 #include "slurp.h"
 
 #define DIR "tests/data/safetensors/"

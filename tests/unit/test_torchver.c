@@ -10,9 +10,9 @@
 #include <cmocka.h>
 #include "slurp.h"
 
-#include "advice.h"
-#include "torchver.h"
-#include "triage.h"
+#include "analyze/advice.h"
+#include "base/torchver.h"
+#include "read/triage/triage.h"
 
 static od_torch_version V(unsigned major, unsigned minor)
 {

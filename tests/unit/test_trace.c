@@ -15,12 +15,12 @@
 #include "snapload.h"
 #include <jansson.h>
 
-#include "categorize.h"
-#include "diagnose.h"
-#include "iterations.h"
-#include "summary.h"
-#include "timeline.h"
-#include "trace.h"
+#include "analyze/categorize.h"
+#include "analyze/diagnose.h"
+#include "analyze/summary.h"
+#include "analyze/timeline.h"
+#include "model/iterations.h"
+#include "model/trace.h"
 
 #define SNAP "tests/data/snapshots/"
 #define SYN "tests/data/synthetic/"

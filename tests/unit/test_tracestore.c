@@ -10,8 +10,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "oomdoc/tracestore.h"
 #include "snapload.h"
-#include "tracestore.h"
 
 static void assert_same(const od_trace_entry *a, const od_trace_entry *b)
 {

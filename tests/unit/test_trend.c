@@ -11,8 +11,8 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "input.h"
-#include "trend.h"
+#include "oomdoc/input.h"
+#include "read/trend.h"
 
 #define MiB (1024.0 * 1024.0)
 #define GiB (1024.0 * MiB)

@@ -11,8 +11,8 @@
 #include <cmocka.h>
 #include "slurp.h"
 
-#include "advice.h"
-#include "triage.h"
+#include "analyze/advice.h"
+#include "read/triage/triage.h"
 
 #define KiB (1ULL << 10)
 #define MiB (1ULL << 20)

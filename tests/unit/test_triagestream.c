@@ -16,8 +16,8 @@
 #include <cmocka.h>
 #include "slurp.h"
 
-#include "lines.h"
-#include "triage.h"
+#include "base/lines.h"
+#include "read/triage/triage.h"
 
 static const char *const dirs[] = {
     "tests/data/messages", "tests/data/extracted", "tests/data/measured", "tests/data/profiler",

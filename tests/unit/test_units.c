@@ -6,7 +6,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "units.h"
+#include "base/units.h"
 
 static void parses_iec_and_si(void **state)
 {

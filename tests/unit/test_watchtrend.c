@@ -11,7 +11,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "watchtrend.h"
+#include "analyze/watchtrend.h"
 
 #define MIB (1024ull * 1024)
 #define GIB (1024ull * MIB)

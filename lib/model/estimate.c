@@ -1,0 +1,1208 @@
+/* estimate.c - the memory model. Sizes are computed in double (exact below 2^53 bytes)
+ * and rounded once at the end.
+ *
+ * Notation: h hidden, q = heads*head_dim, kv = kv_heads*head_dim, I MLP width, V vocab,
+ * N = batch*seq tokens. Byte widths: W parameter, A compute (matmul outputs), R the
+ * residual stream (fp32 under autocast, whose residual adds promote bf16 to fp32). */
+#include "model/estimate.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model/gpus.h"
+
+#define MIB (1024.0 * 1024.0)
+
+typedef struct {
+    const od_model *m;
+    const od_workload *w;
+    od_param_counts pc;
+    int amp, mixed;
+    double W, A, R;
+    double B, S, N;         /* per-GPU micro-batch: N = B*S/cp tokens on this GPU */
+    double Sq;              /* query positions on this GPU: S/cp (keys stay S) */
+    double tp;
+    double rep;             /* what Megatron replicates over tp (norms, dropouts, the
+                             * residual stream) is split by this: tp with --sp, else 1 */
+    const char *kernel;
+} ctx;
+
+const char *od_precision_name(od_precision p)
+{
+    static const char *n[] = {"fp32", "amp-bf16", "amp-fp16", "bf16", "mixed-fp16", "mixed-bf16"};
+    return (unsigned)p < 6 ? n[p] : "?";
+}
+const char *od_optimizer_name(od_optimizer o)
+{
+    static const char *n[] = {"adamw", "adamw-fused", "sgd", "sgd-nomom", "adafactor", "adam8bit",
+                              "paged-adamw-8bit"};
+    return (unsigned)o < 7 ? n[o] : "?";
+}
+const char *od_fsdp_name(int fsdp)
+{
+    static const char *n[] = {"none", "full", "grad-op", "hybrid"};
+    return (unsigned)fsdp < 4 ? n[fsdp] : "?";
+}
+
+/* Record one assumption the estimate rests on. */
+static void assume(od_estimate *e, const char *text, const char *source)
+{
+    if (e->n_assumptions < OD_MAX_ASSUMPTIONS) {
+        e->assumptions[e->n_assumptions].text = text;
+        e->assumptions[e->n_assumptions].source = source;
+        e->n_assumptions++;
+    }
+}
+
+const char *od_base_weights_name(od_base_weights b)
+{
+    static const char *n[] = {"default", "nf4", "int8", "bf16"};
+    return (unsigned)b < 4 ? n[b] : "?";
+}
+
+static const char *const LORA_NAMES[] = {"q", "k", "v", "o", "gate", "up", "down"};
+
+const char *od_lora_targets_text(unsigned targets, char *buf, size_t n)
+{
+    if (!n)
+        return buf;
+    buf[0] = 0;
+    if (!targets || (targets & OD_LORA_ALL) == OD_LORA_ALL) {
+        snprintf(buf, n, "all-linear");
+        return buf;
+    }
+    size_t l = 0;
+    for (int i = 0; i < 7; i++)
+        if (targets & (1u << i) && l < n)
+            l += (size_t)snprintf(buf + l, n - l, "%s%s", l ? "," : "", LORA_NAMES[i]);
+    return buf;
+}
+
+int od_lora_targets_parse(const char *text, unsigned *out)
+{
+    if (!strcmp(text, "all-linear") || !strcmp(text, "all")) {
+        *out = 0;
+        return 0;
+    }
+    unsigned t = 0;
+    const char *p = text;
+    while (*p) {
+        size_t k = strcspn(p, ",");
+        int hit = -1;
+        for (int i = 0; i < 7; i++)
+            if (strlen(LORA_NAMES[i]) == k && !strncmp(p, LORA_NAMES[i], k))
+                hit = i;
+        /* the module names themselves work too: q_proj, gate_proj ... */
+        for (int i = 0; i < 7 && hit < 0; i++)
+            if (k == strlen(LORA_NAMES[i]) + 5 && !strncmp(p, LORA_NAMES[i], k - 5) &&
+                !strncmp(p + k - 5, "_proj", 5))
+                hit = i;
+        if (hit < 0)
+            return -1;
+        t |= 1u << hit;
+        p += k;
+        if (*p == ',')
+            p++;
+    }
+    if (!t)
+        return -1;
+    *out = t == OD_LORA_ALL ? 0 : t;
+    return 0;
+}
+const char *od_attention_name(od_attention a)
+{
+    static const char *n[] = {"sdpa", "eager", "flash"};
+    return (unsigned)a < 3 ? n[a] : "?";
+}
+const char *od_ckpt_name(od_ckpt c)
+{
+    static const char *n[] = {"none", "full", "selective"};
+    return (unsigned)c < 3 ? n[c] : "?";
+}
+const char *od_weights_name(od_weights w)
+{
+    static const char *n[] = {"bf16", "fp16", "fp32", "int8", "int4", "gptq-int4", "awq-int4",
+                              "nf4", "fp8"};
+    return (unsigned)w < 9 ? n[w] : "?";
+}
+const char *od_kv_cache_name(od_kv_cache k)
+{
+    static const char *n[] = {"none", "dynamic", "static", "paged"};
+    return (unsigned)k < 4 ? n[k] : "?";
+}
+
+void od_workload_defaults(od_workload *w)
+{
+    memset(w, 0, sizeof *w);
+    w->task = OD_TASK_TRAIN;
+    w->batch = 1;
+    w->seq = 1024;
+    w->precision = OD_PREC_AMP_BF16;
+    w->optimizer = OD_OPT_ADAMW;
+    w->attention = OD_ATTN_SDPA;
+    w->ckpt = OD_CKPT_NONE;
+    w->grad_accum = 1;
+    w->dp = w->tp = w->pp = w->cp = w->vpp = 1;
+    w->nodes = 1;
+    w->prompt = 512;
+    w->new_tokens = 128;
+    w->weights = OD_W_BF16;
+    w->kv_cache = OD_KV_DYNAMIC;
+    w->paged_block = 16;
+    w->workspace_bytes = OD_CUBLAS_WS_SM90;
+}
+
+/* ---- what autograd saves (training) -------------------------------------------- */
+
+/* Bytes per token a norm saves, with its output feeding n_cons linear layers.
+ * Under autocast each consuming linear casts the fp32 output separately (casts of
+ * non-leaf tensors are not cached), so each saves its own 2-byte copy. */
+static double norm_saved_whole(const ctx *c, double n_cons)
+{
+    double h = c->m->hidden, out = c->amp ? n_cons * 2 * h : c->A * h;
+    switch (c->m->norm) {
+    case OD_NORM_LAYER:
+        /* native_layer_norm saves input, mean, rstd; the output goes to the linears */
+        return c->R * h + out + 8;
+    case OD_NORM_RMS:
+        /* x.to(fp32) [pow and mul save it], x*rsqrt [weight-mul saves the downcast] */
+        if (c->A == 2 && !c->amp)
+            return 4 * h + 2 * h + 2 * h + 4;   /* bf16: fp32 copy, downcast, output */
+        return 4 * h + 4 * h + (c->amp ? out : 4 * h) + 4;
+    case OD_NORM_RMS_GEMMA:
+        /* x.float(), _norm(x) saved by the (1 + w) mul, type_as(x) to the linears */
+        if (c->A == 2 && !c->amp)
+            return 4 * h + 4 * h + 2 * h + 4;
+        return 4 * h + 4 * h + (c->amp ? out : 4 * h) + 4;
+    }
+    return 0;
+}
+
+/* The same per GPU: sequence parallelism splits the norm and what the following
+ * column-parallel linear saves (Megatron saves that linear's input before its all-gather
+ * and gathers it again in backward; Korthikanti et al. 2022, section 4.2.2). */
+static double norm_saved(const ctx *c, double n_cons)
+{
+    return norm_saved_whole(c, n_cons) / c->rep;
+}
+
+static int masked(const ctx *c)
+{
+    return c->m->sliding_window && c->S > (double)c->m->sliding_window &&
+           c->w->attention == OD_ATTN_SDPA;
+}
+
+/* Which SDPA kernel torch picks for training (no padding mask, causal). */
+static const char *sdpa_kernel(const ctx *c)
+{
+    const od_model *m = c->m;
+    /* BLOOM and MPT add their ALiBi bias to explicit scores: transformers has no SDPA
+     * path for them */
+    if (c->w->attention == OD_ATTN_EAGER || m->alibi || m->eager_only)
+        return "eager";
+    if (c->w->attention == OD_ATTN_FLASH)
+        return "flash";
+    int gqa = m->kv_heads != m->heads;
+    /* A sequence longer than the sliding window needs an explicit mask: no flash; and
+     * transformers repeats K/V itself then (no enable_gqa with a mask). */
+    if (masked(c))
+        return m->head_dim % 8 == 0 ? "mem_efficient" : "math";
+    /* FlashAttention-2 kernels: fp16/bf16, head_dim <= 256, GQA natively. */
+    if (c->A == 2 && m->head_dim <= 256 && m->head_dim % 8 == 0)
+        return "flash";
+    /* Memory-efficient kernel: also fp32, but transformers passes enable_gqa=True for
+     * GQA, which that kernel rejects: the math fallback runs then. */
+    if (!gqa && m->head_dim % 8 == 0)
+        return "mem_efficient";
+    return "math";
+}
+
+/* Attention saves: bytes per token (tok) and bytes per score element (s2: times
+ * batch*heads*seq^2). */
+static void attn_saved(const ctx *c, double *tok, double *s2)
+{
+    const od_model *m = c->m;
+    double A = c->A, tp = c->tp;
+    double q = (double)m->heads * m->head_dim / tp, kv = (double)m->kv_heads * m->head_dim / tp;
+    int rotary = m->positions == 0 && !m->alibi, gqa = m->kv_heads != m->heads;
+    double pdrop = m->attn_dropout;
+    *tok = *s2 = 0;
+    if (m->qk_norm) /* per-head RMSNorm: fp32 copy + downcast saved for q and k */
+        *tok += (c->A == 4 ? 8 : 6) * (q + kv);
+    if (!strcmp(c->kernel, "flash") || !strcmp(c->kernel, "mem_efficient")) {
+        /* q, k, v and the output (which o_proj saves too: the kernel's output is laid
+         * out (B, S, H, D), so transpose+reshape is a view), plus fp32 logsumexp. */
+        *tok += A * (q + 2 * kv) + A * q + 4.0 * m->heads / tp;
+        if (m->fused_qkv && rotary) /* rotary makes new q, k; the fused qkv stays for v */
+            *tok += A * (q + kv);
+        if (masked(c) && gqa) /* repeat_kv copies saved instead of k, v */
+            *tok += 2 * A * (q - kv);
+        return;
+    }
+    double sm_bytes, cast;
+    if (!strcmp(c->kernel, "math")) {
+        /* at::_scaled_dot_product_attention_math: q*scale, repeat_interleave(k)*scale,
+         * repeat_interleave(v), softmax output; output copied for o_proj. */
+        *tok += A * q + A * q + A * (gqa ? q : kv) + A * q;
+        sm_bytes = A;
+        cast = 0;
+    } else {
+        /* transformers eager: matmul(q, k^T) saves q and the (repeated) k, softmax saves
+         * its output (the shared eager_attention_forward asks softmax(dtype=float32);
+         * GPT-2's own keeps the input dtype; autocast runs softmax in fp32 anyway), a
+         * downcast follows, dropout keeps a bool mask and its output. */
+        *tok += A * q + A * (gqa ? q : kv) + A * (gqa ? q : kv) + A * q;
+        if (m->fused_qkv && rotary)
+            *tok += A * (q + kv);
+        int fp32_softmax = strcmp(m->model_type, "gpt2") != 0 || c->amp || A == 4;
+        sm_bytes = fp32_softmax ? 4 : A;
+        cast = A < sm_bytes ? A : 0;
+    }
+    *s2 = sm_bytes + (pdrop > 0 ? 1 + A : cast);
+}
+
+/* Bytes per token a dense MLP of width w saves. */
+static double mlp_width_saved(const ctx *c, double w)
+{
+    double A = c->A;
+    if (c->m->gated_mlp) /* gate, up, act(gate), act*up */
+        return 4 * A * w;
+    if (c->m->act == OD_ACT_GELU_NEW) {
+        /* 0.5*x*(1+tanh(k*(x+0.044715*x^3))): pow saves x, tanh its output, the final
+         * mul both factors; c_proj saves the product. Under autocast pow runs in fp32
+         * (an fp32 copy of x is what it saves) and the chain stays fp32. */
+        return c->amp ? (4 + 4 + 4 + 2 + 2) * w : 5 * A * w;
+    }
+    return 2 * A * w; /* act input + act output */
+}
+
+static double mlp_saved(const ctx *c, int moe)
+{
+    const od_model *m = c->m;
+    double h = m->hidden, tp = c->tp;
+    if (!moe)
+        return mlp_width_saved(c, m->intermediate / tp);
+    /* Routed experts, transformers 5's default grouped_mm path: each (token, expert)
+     * pair gathers its input row, runs gate_up -> act(gate)*up -> down through
+     * torch grouped_mm and is scaled by its routing weight. grouped_mm is not an
+     * autocast op, so under autocast all of it stays in the fp32 of the weights. Saved
+     * per pair: the gathered input, gate_up, act(gate), the product, the down output. */
+    double We = c->W, k = m->experts_per_token;
+    double t = k * We * (2 * h + 4.0 * m->expert_intermediate / tp);
+    t += 4.0 * m->experts + 12.0 * k;  /* router softmax (fp32), top-k values/indices */
+    if (m->shared_intermediate)       /* shared expert: a dense gated MLP + sigmoid gate */
+        t += mlp_width_saved(c, m->shared_intermediate / tp) + (m->shared_gate ? c->A * h + 4 : 0);
+    return t;
+}
+
+/* Bytes per token a Mamba mixer saves for backward with the CUDA kernels transformers
+ * uses when they are installed (else it falls back to a slow path that materializes
+ * batch x inner x seq x state tensors). Mamba calls mamba_ssm's mamba_inner_fn, which keeps
+ * xz (2 inner), x_dbl, contiguous B and C, the scan output and, in fp32, the scan's
+ * chunk states: inner x 2 state per 2048 tokens (selective_scan_interface.py,
+ * MambaInnerFn, checkpoint_lvl 1). Jamba normalizes dt, B and C between the kernels, so
+ * autograd keeps in_proj's output, the conv output, delta, the scan output and its gated
+ * copy for out_proj besides. */
+static double ssm_saved(const ctx *c)
+{
+    const od_model *m = c->m;
+    double di = m->ssm_inner / c->tp, ds = m->ssm_state, r = m->ssm_dt_rank, A = c->A;
+    double chunks = ceil(c->Sq / 2048.0);
+    double scan = 4 * di * 2 * ds * chunks / c->Sq;
+    if (m->ssm_dt_norms)
+        return A * (6 * di + 3 * (r + 2 * ds)) + scan;
+    return A * (3 * di + r + 4 * ds) + scan;
+}
+
+/* Bytes one layer saves for backward, for the micro-batch (tokens + score terms); ssm:
+ * a Mamba mixer stands where attention would. */
+static double layer_saved_kind(const ctx *c, int moe, int ssm, int selective, double *scores_out)
+{
+    const od_model *m = c->m;
+    double h = m->hidden, N = c->N;
+    double at_tok, s2;
+    attn_saved(c, &at_tok, &s2);
+    double scores = c->B * (m->heads / c->tp) * c->Sq * c->S * s2;
+    if (selective)
+        scores = 0; /* the attention core is recomputed */
+    double n_attn = m->fused_qkv ? 1 : 3;
+    if (ssm) {
+        at_tok = ssm_saved(c);
+        scores = 0;
+        n_attn = 1; /* in_proj */
+    }
+    double n_mlp = moe ? 1 + (m->shared_intermediate ? 2 + m->shared_gate : 0)
+                       : (m->gated_mlp && !m->fused_gate_up ? 2 : 1);
+    double t = 0;
+    if (m->parallel_block) {
+        /* one input for both branches; a second norm adds its own output */
+        t += norm_saved(c, n_attn + n_mlp);
+        if (m->parallel_block == 2 && !c->amp)
+            t += c->A * h / c->rep;
+    } else {
+        t += norm_saved(c, n_attn) + (m->no_mlp ? 0 : norm_saved(c, n_mlp));
+    }
+    t += at_tok + (m->no_mlp ? 0 : mlp_saved(c, moe));
+    if (m->resid_dropout > 0)
+        t += 2 * h / c->rep; /* bool masks of the two residual dropouts */
+    if (m->sandwich_norm)
+        t += 2 * 8 * h / c->rep;
+    if (scores_out)
+        *scores_out = scores;
+    return t * N + scores;
+}
+
+/* The same, averaged over the layers' kinds (attention or Mamba mixer, dense or MoE;
+ * taken as independent). */
+static double layer_saved(const ctx *c, int moe, int selective, double *scores_out)
+{
+    const od_model *m = c->m;
+    double fs = m->layers ? (double)m->ssm_layers / (double)m->layers : 0;
+    double t = (1 - fs) * layer_saved_kind(c, moe, 0, selective, scores_out);
+    if (fs > 0)
+        t += fs * layer_saved_kind(c, moe, 1, selective, fs == 1 ? scores_out : NULL);
+    return t;
+}
+
+/* Largest transient of one layer's backward: gradients of the widest intermediates. */
+static double layer_bwd_transient(const ctx *c)
+{
+    const od_model *m = c->m;
+    if (m->experts)
+        return (3 * c->W * m->expert_intermediate * m->experts_per_token / c->tp +
+                2 * c->R * m->hidden / c->rep) * c->N;
+    return (3 * c->A * m->intermediate / c->tp + 2 * c->R * m->hidden / c->rep) * c->N;
+}
+
+static double opt_state_bytes(const ctx *c, double trainable, double Ws)
+{
+    const od_model *m = c->m;
+    switch (c->w->optimizer) {
+    case OD_OPT_ADAMW:
+    case OD_OPT_ADAMW_FUSED:
+        return 2 * trainable * Ws;
+    case OD_OPT_SGD:
+        return trainable * Ws;
+    case OD_OPT_SGD_NOMOM:
+        return 0;
+    case OD_OPT_ADAM8BIT:
+    case OD_OPT_PAGED_ADAM8BIT:
+        /* two uint8 states + one fp32 absmax per 256-element block each */
+        return trainable * (2 + 2 * 4.0 / 256);
+    case OD_OPT_ADAFACTOR: {
+        /* factored second moment: a row and a column vector per matrix; vectors keep
+         * a full one. No first moment (beta1 = None). */
+        if (c->w->lora_rank)
+            return trainable * Ws;
+        double h = m->hidden, q = (double)m->heads * m->head_dim, kv = (double)m->kv_heads * m->head_dim;
+        double I = m->intermediate, mats = (h + q) * 2 + (h + kv) * 2;
+        mats += (m->gated_mlp ? 3 : 2) * (h + I);
+        if (m->experts)
+            mats += m->experts * (m->gated_mlp ? 3 : 2) * (h + m->expert_intermediate);
+        double vec = 6 * h;
+        double emb = m->vocab + h + (m->positions ? m->positions + h : 0) +
+                     (m->tied_embeddings ? 0 : m->vocab + h);
+        return (m->layers * (mats + vec) + emb) * Ws;
+    }
+    }
+    return 0;
+}
+
+static double opt_temp_bytes(const ctx *c, double trainable, double Ws)
+{
+    switch (c->w->optimizer) {
+    case OD_OPT_ADAMW:
+        /* _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs) allocates one full set
+         * (all params share one device/dtype group), then divides/adds in place. */
+        return trainable * Ws;
+    case OD_OPT_ADAFACTOR:
+        /* single-tensor Adafactor: var_estimate = row_var @ col_var has the shape of
+         * the largest parameter; update and norm temporaries come on top. */
+        return (double)c->pc.largest_tensor * Ws * (c->w->lora_rank ? 0 : 1);
+    default:
+        /* fused AdamW / SGD / 8-bit kernels update in place */
+        return 0;
+    }
+}
+
+/* Whether LoRA targets module bit (0 = all-linear). */
+static int targets(const od_workload *w, unsigned bit)
+{
+    return !w->lora_targets || (w->lora_targets & bit);
+}
+
+/* Layers that train: all but the first --freeze ones. */
+static double trained_layers(const od_model *m, const od_workload *w)
+{
+    return w->freeze_layers >= m->layers ? 0 : (double)(m->layers - w->freeze_layers);
+}
+
+static double lora_params(const od_model *m, const od_workload *w, double r)
+{
+    double h = m->hidden, q = (double)m->heads * m->head_dim, kv = (double)m->kv_heads * m->head_dim;
+    double I = m->experts ? m->expert_intermediate : m->intermediate;
+    /* A: in x r, B: r x out for each targeted projection (a plain MLP's fc is "up", its
+     * proj "down"; it has no gate) */
+    double per = targets(w, OD_LORA_Q) * (h + q) + targets(w, OD_LORA_K) * (h + kv) +
+                 targets(w, OD_LORA_V) * (h + kv) + targets(w, OD_LORA_O) * (q + h) +
+                 (m->gated_mlp ? targets(w, OD_LORA_GATE) : 0) * (h + I) +
+                 targets(w, OD_LORA_UP) * (h + I) + targets(w, OD_LORA_DOWN) * (h + I);
+    return r * per * trained_layers(m, w);
+}
+
+/* Bytes of the frozen LoRA base stored as b: the block linears quantized (bitsandbytes
+ * leaves the embeddings, norms and lm_head in 16 bits). */
+static double base_bytes(const ctx *c, od_base_weights b)
+{
+    const od_model *m = c->m;
+    double V = m->encoder ? 0 : (double)m->vocab, h = m->hidden;
+    double P = c->pc.total, Pq = (double)c->pc.matmul - V * h; /* not lm_head */
+    switch (b) {
+    case OD_BASE_NF4: return Pq * (0.5 + 1.0 / 64 + 4.0 / (64 * 256)) + (P - Pq) * 2;
+    case OD_BASE_INT8: return Pq + Pq / h * 4 + (P - Pq) * 2;
+    case OD_BASE_BF16: return 2 * P;
+    default: return P * c->W;
+    }
+}
+
+/* Past this an estimate is meaningless (and uint64 sums could overflow). */
+#define ABSURD_BYTES 288230376151711744.0 /* 2^58 = 256 PiB */
+
+static uint64_t u(double x) { return x <= 0 ? 0 : x >= ABSURD_BYTES ? (uint64_t)ABSURD_BYTES : (uint64_t)(x + 0.5); }
+
+static od_status absurd(od_error *err)
+{
+    return od_fail(err, OD_ERR_LIMIT, "the estimate exceeds 256 PiB: sizes are absurd");
+}
+
+static od_status check(const od_model *m, const od_workload *w, od_error *err)
+{
+    if (!w->batch)
+        return od_fail(err, OD_ERR_ARG, "--batch must be at least 1");
+    if (w->batch > (1u << 24))
+        return od_fail(err, OD_ERR_ARG, "--batch is absurdly large");
+    if (!w->dp || !w->tp || !w->pp || !w->grad_accum)
+        return od_fail(err, OD_ERR_ARG, "--dp, --tp, --pp and --grad-accum must be at least 1");
+    if (w->tp > 1 && m->ssm_layers < m->layers && (m->heads % w->tp || m->kv_heads % w->tp))
+        return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the number of (key/value) heads",
+                       (unsigned long long)w->tp);
+    /* Mamba mixers split along their inner width */
+    if (w->tp > 1 && m->ssm_layers && m->ssm_inner % w->tp)
+        return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the Mamba inner width %llu",
+                       (unsigned long long)w->tp, (unsigned long long)m->ssm_inner);
+    if ((w->fsdp || w->ddp) && w->deepspeed)
+        return od_fail(err, OD_ERR_ARG, "--framework is one of torch, deepspeed, fsdp, ddp");
+    if (w->sp && w->tp < 2)
+        return od_fail(err, OD_ERR_ARG, "--sp (sequence parallelism) splits along --tp: give --tp 2 or more");
+    if (w->fsdp && w->ddp)
+        return od_fail(err, OD_ERR_ARG, "FSDP and DDP are two wrappers: give one --framework");
+    if (w->ddp && w->zero)
+        return od_fail(err, OD_ERR_ARG, "DDP keeps full replicas: --zero needs --framework fsdp or deepspeed");
+    if (w->fsdp == OD_FSDP_HYBRID && (w->nodes < 2 || w->dp % w->nodes))
+        return od_fail(err, OD_ERR_ARG, "--fsdp hybrid shards within a node: give --nodes N (N >= 2 "
+                       "dividing --dp)");
+    if (w->base_weights && !w->lora_rank)
+        return od_fail(err, OD_ERR_ARG, "--base-weights is the frozen base of a LoRA fine-tune: "
+                       "give --lora-rank too");
+    if (w->freeze_layers > m->layers)
+        return od_fail(err, OD_ERR_ARG, "--freeze %llu exceeds the %llu layers",
+                       (unsigned long long)w->freeze_layers, (unsigned long long)m->layers);
+    if (w->pp > m->layers)
+        return od_fail(err, OD_ERR_ARG, "--pp %llu exceeds the %llu layers",
+                       (unsigned long long)w->pp, (unsigned long long)m->layers);
+    uint64_t cp = w->cp ? w->cp : 1, vpp = w->vpp ? w->vpp : 1;
+    if (cp > 1024 || vpp > 1024)
+        return od_fail(err, OD_ERR_ARG, "--cp and --vpp are absurdly large");
+    if (cp > 1 && w->task != OD_TASK_TRAIN)
+        return od_fail(err, OD_ERR_ARG, "--cp splits a training sequence; generate() has no "
+                       "context parallelism");
+    /* Megatron cuts each sequence into 2 x cp chunks and gives rank r chunks r and
+     * 2cp-1-r (get_batch_on_this_cp_rank: balanced causal work) */
+    if (cp > 1 && w->seq % (2 * cp))
+        return od_fail(err, OD_ERR_ARG, "--cp %llu needs --seq divisible by 2 x cp = %llu "
+                       "(each GPU takes two of 2cp chunks)", (unsigned long long)cp,
+                       (unsigned long long)(2 * cp));
+    if (vpp > 1 && w->pp < 2)
+        return od_fail(err, OD_ERR_ARG, "--vpp (virtual stages per GPU) interleaves a pipeline: "
+                       "give --pp 2 or more");
+    if (vpp > 1 && m->layers % (w->pp * vpp))
+        return od_fail(err, OD_ERR_ARG, "--pp %llu x --vpp %llu must divide the %llu layers "
+                       "(each virtual stage holds the same number)", (unsigned long long)w->pp,
+                       (unsigned long long)vpp, (unsigned long long)m->layers);
+    if (w->zero < 0 || w->zero > 3)
+        return od_fail(err, OD_ERR_ARG, "--zero must be 0, 1, 2 or 3");
+    if (w->nodes > 1 && w->dp % w->nodes) /* 0 reads as 1 node */
+        return od_fail(err, OD_ERR_ARG, "--nodes must divide --dp (GPUs per node = dp / nodes)");
+    if ((w->offload_params || w->zero_init) && w->zero != 3)
+        return od_fail(err, OD_ERR_ARG, "--offload-params and --zero-init need --zero 3");
+    if (w->task == OD_TASK_TRAIN && (!w->seq || w->seq > (1u << 24)))
+        return od_fail(err, OD_ERR_ARG, "--seq must be between 1 and 16777216");
+    if (w->task == OD_TASK_INFER && (!w->prompt || w->prompt + w->new_tokens > (1u << 24)))
+        return od_fail(err, OD_ERR_ARG, "--prompt must be at least 1 and prompt + new tokens sane");
+    return OD_OK;
+}
+
+/* DeepSpeed's model states per GPU and host RAM per node, as docs/memory.rst states them
+ * (estimate_zero2/zero3_model_states_mem_needs: fp16/bf16 mixed precision with Adam, 16
+ * bytes per parameter in all, a 1.5 buffer factor on host RAM), split into parameters,
+ * gradients and optimizer state. P parameters, Lg the largest layer's, N GPUs of which
+ * n per node. ZeRO-0/1, which memory.rst leaves out, follow the same accounting. */
+static void deepspeed_states(const ctx *c, double *params, double *grads, double *states,
+                             double *host)
+{
+    const od_workload *w = c->w;
+    double P = (double)c->pc.total / c->tp / (double)w->pp;
+    double Lg = (double)c->pc.largest_tensor / c->tp;
+    double N = (double)w->dp, nodes = w->nodes ? (double)w->nodes : 1, n = N / nodes, buf = 1.5;
+    int off = w->offload_optimizer;
+    switch (w->zero) {
+    case 0:
+    case 1:
+    case 2:
+        *params = 2 * P;
+        if (off) {
+            *grads = *states = 0;
+            *host = P * fmax(4 * N, 16) * buf;
+        } else if (w->zero == 0) {
+            *grads = 2 * P;             /* fp16 gradients */
+            *states = 12 * P;           /* fp32 master weights, m, v */
+            *host = P * 4 * n * buf;    /* each process loads the fp32 model */
+        } else {
+            /* 4P + 16P/N: fp16 gradients whole, their fp32 copy, master, m, v sharded */
+            *grads = 2 * P + 4 * P / N;
+            *states = 12 * P / N;
+            *host = P * 4 * n * buf;
+        }
+        break;
+    default:
+        /* two gathered layers in fp16 (the one computing and the one prefetched) */
+        *params = 4 * Lg;
+        *grads = *states = 0;
+        if (off && w->offload_params) {
+            *host = P * (w->zero_init ? 18 / nodes : fmax(4 * n, 18 / nodes)) * buf;
+        } else if (off) {
+            *params += 2 * P / N;
+            *host = P * (w->zero_init ? 16 / nodes : fmax(4 * n, 16 / nodes)) * buf;
+        } else {
+            *params += 2 * P / N;
+            *grads = 4 * P / N;
+            *states = 12 * P / N;
+            *host = (w->zero_init ? Lg : P) * 4 * n * buf;
+        }
+    }
+}
+
+static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    /* an encoder has no LM head: its task head (a classifier) is negligible */
+    double h = m->hidden, V = m->encoder ? 0 : (double)m->vocab, N = c->N, B = c->B, S = c->S;
+    double P = c->pc.total, Pm = c->pc.matmul;
+    double tp = c->tp, pp = (double)w->pp, dp = (double)w->dp;
+    double Wg = c->W, Ws = c->W;
+    double Lt = trained_layers(m, w), frozen = (double)m->layers - Lt;
+    double trainable = w->lora_rank ? lora_params(m, w, (double)w->lora_rank) : P;
+    if (!w->lora_rank && w->freeze_layers) /* the embeddings and the first N layers */
+        trainable = fmax(0, P - (double)c->pc.embedding - frozen * (double)c->pc.per_layer);
+    if (w->lora_rank) /* adapters live in fp32 under autocast, in the weights' dtype else */
+        Wg = Ws = c->amp || c->W == 4 ? 4 : 2;
+
+    /* Persistent state between steps. */
+    double base_w = w->base_weights ? base_bytes(c, w->base_weights) : P * c->W;
+    double params = base_w / tp / pp + (w->lora_rank ? trainable * Wg / tp / pp : 0);
+    if (m->encoder) /* BertEmbeddings' int64 position_ids and token_type_ids buffers */
+        params += 16.0 * (double)m->positions / tp / pp;
+    if (w->zero >= 3)
+        params = params / dp + 2 * c->pc.per_layer * c->W / tp; /* + gathered layers */
+    double grads = trainable * Wg / tp / pp / (w->zero >= 2 ? dp : 1);
+    /* mixed precision: the optimizer keeps fp32 master weights and fp32 moments */
+    double master = c->mixed ? 4 * trainable : 0;
+    if (c->mixed)
+        Ws = 4;
+    double states = (master + opt_state_bytes(c, trainable, Ws)) / tp / pp / (w->zero >= 1 ? dp : 1);
+    double opt_temp = opt_temp_bytes(c, trainable, Ws) / tp / pp / (w->zero >= 1 ? dp : 1);
+    double host = w->offload_optimizer ? states : 0;
+    if (w->offload_optimizer)
+        states = opt_temp = 0;
+    if (w->deepspeed)
+        deepspeed_states(c, &params, &grads, &states, &host);
+    if (w->deepspeed)
+        opt_temp = 0; /* FusedAdam / DeepSpeedCPUAdam update in place */
+    if (w->fsdp) {
+        /* flat parameters sharded in their stored dtype over the shard group; gathered
+         * in the compute dtype (MixedPrecision param_dtype) one FSDP unit (a layer) at a
+         * time plus the one prefetched; SHARD_GRAD_OP keeps them gathered from forward
+         * through backward. Gradients: the shards, plus one unit's unsharded gradient
+         * before its reduce-scatter. */
+        double nodes = w->nodes ? (double)w->nodes : 1;
+        double G = w->fsdp == OD_FSDP_HYBRID ? dp / nodes : dp;
+        double Wc = c->A, unit = (double)c->pc.per_layer * Wc / tp;
+        params = base_w / tp / pp / G +
+                 (w->fsdp == OD_FSDP_GRAD_OP ? P * Wc / tp / pp : 2 * unit);
+        grads = trainable * Wg / tp / pp / G +
+                trainable / fmax(1, (double)m->layers) * Wg / tp;
+        states = (master + opt_state_bytes(c, trainable, Ws)) / tp / pp / G;
+        opt_temp = opt_temp_bytes(c, trainable, Ws) / tp / pp / G;
+        host = w->offload_optimizer ? states : 0;
+        if (w->offload_optimizer)
+            states = opt_temp = 0;
+    }
+    /* DDP's reducer copies every gradient into its buckets (bucket_cap_mb = 25) unless
+     * gradient_as_bucket_view makes the gradients views of them */
+    double ddp_b = w->ddp && !w->ddp_bucket_view ? trainable * Wg / tp / pp : 0;
+    /* two cuBLAS workspaces: the forward's thread and the autograd engine's device
+     * thread each hold one (see od_workload.workspace_bytes) */
+    double ws = 2.0 * (double)w->workspace_bytes;
+
+    /* Activations saved for backward. 1F1B: the first stage holds its L/pp layers for
+     * up to pp micro-batches in flight (Narayanan et al. 2021, section 2.2.1; Korthikanti
+     * et al. 2022, eq. 5: L layers' worth in all). The interleaved schedule with vpp
+     * virtual stages per GPU holds (1 + (pp-1)/(pp vpp)) times that (Megatron-LM
+     * megatron/training/theoretical_memory_usage.py: interleaved_schedule_memory_penalty);
+     * fewer micro-batches than pp keep fewer in flight. */
+    double Lp = ceil((double)m->layers / pp);
+    double vpp = w->vpp > 1 ? (double)w->vpp : 1;
+    double inflight = pp > 1 ? fmin(pp, (double)w->grad_accum) : 1;
+    if (vpp > 1)
+        inflight *= 1 + (pp - 1) / (pp * vpp);
+    uint64_t nmoe = od_model_moe_layers(m);
+    double frac_moe = m->layers ? (double)nmoe / m->layers : 0;
+    double per_layer;
+    if (w->ckpt == OD_CKPT_FULL) {
+        per_layer = c->R * h * N / c->rep; /* checkpoint keeps each layer's input */
+    } else {
+        int sel = w->ckpt == OD_CKPT_SELECTIVE;
+        per_layer = frac_moe * layer_saved(c, 1, sel, NULL) + (1 - frac_moe) * layer_saved(c, 0, sel, NULL);
+    }
+    double layer_full = frac_moe > 0.5 ? layer_saved(c, 1, 0, NULL) : layer_saved(c, 0, 0, NULL);
+    if (w->lora_rank && c->amp && w->ckpt != OD_CKPT_FULL) {
+        /* each adapter's lora_A casts the layer input again (autocast caches only
+         * leaves, not activations) and saves that copy */
+        double q = (double)m->heads * m->head_dim;
+        double I = m->experts ? 0 : m->intermediate;
+        double ins = (targets(w, OD_LORA_Q) + targets(w, OD_LORA_K) + targets(w, OD_LORA_V)) * h +
+                     targets(w, OD_LORA_O) * q + (m->gated_mlp ? targets(w, OD_LORA_GATE) : 0) * h +
+                     targets(w, OD_LORA_UP) * h + targets(w, OD_LORA_DOWN) * I;
+        per_layer += 2 * ins / tp * N;
+    }
+    /* frozen first layers see no input that requires grad: autograd saves nothing there */
+    double train_frac = m->layers ? Lt / (double)m->layers : 1;
+    out->per_layer_activation_bytes = u(per_layer);
+    out->activation_layers = Lp * inflight * train_frac;
+    double acts = Lp * inflight * per_layer * train_frac;
+    if (m->embd_dropout > 0)
+        acts += h * N / c->rep; /* embedding dropout mask */
+    if (masked(c) && w->ckpt != OD_CKPT_FULL)
+        acts += B * c->Sq * S * c->A; /* the additive sliding-window mask every layer saves */
+    /* autocast casts each fp32 weight to bf16 once per forward (cached for leaves that
+     * require grad) and linear saves the copy for backward */
+    double copies = c->amp ? (Pm - V * h - (double)c->pc.experts) * train_frac * 2 / tp / pp +
+                                 V * h * 2 / tp / pp : 0;
+    double head_copy = c->amp ? V * h * 2 / tp : 0;
+    if (w->base_weights) {
+        /* bitsandbytes' 4/8-bit matmuls keep the quantized weight for backward and
+         * dequantize one at a time (the largest block linear, in 16 bits); a bf16 base
+         * needs no autocast copy */
+        double I = m->experts ? m->expert_intermediate : m->intermediate;
+        copies = head_copy = 0;
+        if (w->base_weights != OD_BASE_BF16)
+            acts += 2 * h * fmax(I, (double)m->heads * m->head_dim) / tp;
+    }
+    double copies_saved = w->ckpt == OD_CKPT_FULL ? head_copy : copies;
+    acts += copies_saved;
+
+    /* Head: final norm, logits, the loss. transformers' ForCausalLMLoss upcasts the
+     * logits (logits.float()) and cross_entropy's log_softmax saves an fp32 result of
+     * N x V; its backward holds that, the incoming gradient and its output. */
+    double Nl = w->chunked_loss ? fmin(N, 4096) : N;   /* tokens whose logits coexist */
+    double head_saved = norm_saved(c, 1) * N + (w->chunked_loss ? 0 : 4 * V * N / tp);
+    if (m->logit_softcap)
+        head_saved += c->A * V * N / tp;
+    if (w->chunked_loss)
+        head_saved += 4 * h * N; /* fused linear-CE keeps d(hidden) from the forward */
+    double logits_tr = c->A * V * Nl / tp + (c->A != 4 ? 4 * V * Nl / tp : 0);
+    if (w->chunked_loss)
+        logits_tr += 4 * V * Nl / tp;
+    double fwd_extra = 0;
+    if (c->amp)
+        fwd_extra += 4 * h * N; /* final norm output (fp32) held by the model output */
+    if (!strcmp(c->kernel, "eager"))
+        fwd_extra += B * c->Sq * S * (c->amp ? 4 : c->A); /* the 4-D additive causal mask */
+    if (w->ckpt == OD_CKPT_FULL && c->amp)
+        fwd_extra += copies - head_copy; /* autocast cache lives until autocast exits */
+    double loss_grad = 2 * 4 * V * Nl / tp;
+
+    /* DeepSpeed keeps its gradient buffers (partitions, buckets) allocated */
+    double grads_live = (w->grad_accum > 1 || inflight > 1 || w->deepspeed) ? grads : 0;
+    double base = ws + params + states + grads_live + ddp_b;
+    double after_fwd = base + acts + head_saved;
+    double fwd = after_fwd + logits_tr + fwd_extra;
+    /* one layer in flight during the forward (checkpointed layers drop it after) */
+    if (w->ckpt == OD_CKPT_FULL)
+        fwd = fmax(fwd, base + acts + layer_full + (c->amp ? copies : 0));
+    double bwd = after_fwd + loss_grad;
+    /* later in backward: logits gone, head gradient in, one layer's gradients live */
+    double bwd2 = base + acts + norm_saved(c, 1) * N +
+                  V * h * Wg / tp + layer_bwd_transient(c);
+    if (w->ckpt == OD_CKPT_FULL)
+        bwd2 += layer_full + (c->amp ? (copies - head_copy) / (Lp > 0 ? Lp : 1) : 0);
+    double bwd_peak = fmax(bwd, bwd2);
+    double opt = ws + params + states + grads + opt_temp + ddp_b;
+    double first = fmax(fmax(fwd, bwd_peak) - states,
+                        ws + params + grads + states + opt_temp + ddp_b);
+
+    if (!(fmax(fmax(fwd, bwd_peak), fmax(opt, first)) < ABSURD_BYTES))
+        return absurd(err);
+    out->model_states_bytes = u(params + grads + states + ddp_b);
+    out->host_bytes = u(host);
+    out->forward_peak_bytes = u(fwd);
+    out->backward_peak_bytes = u(bwd_peak);
+    out->optimizer_peak_bytes = u(opt);
+    out->first_step_peak_bytes = u(first);
+
+    od_breakdown *b = &out->at_peak;
+    memset(b, 0, sizeof *b);
+    b->parameters = u(params);
+    b->optimizer_states = u(states);
+    b->workspace = u(ws);
+    if (opt >= fwd && opt >= bwd_peak) {
+        out->peak_phase = "optimizer";
+        b->gradients = u(grads + ddp_b);
+        b->temporaries += u(opt_temp);
+    } else {
+        b->gradients = u(grads_live + ddp_b);
+        b->activations = u(acts);
+        double rest;
+        if (bwd_peak >= fwd) {
+            out->peak_phase = "backward";
+            if (bwd >= bwd2) {
+                b->logits_and_loss = u(head_saved + loss_grad);
+                rest = 0;
+            } else {
+                b->gradients += u(V * h * Wg / tp);
+                b->activations = u(acts + norm_saved(c, 1) * N);
+                rest = bwd2 - base - acts - norm_saved(c, 1) * N - V * h * Wg / tp;
+            }
+        } else {
+            out->peak_phase = "forward";
+            b->logits_and_loss = u(head_saved + logits_tr);
+            rest = fwd - after_fwd - logits_tr;
+        }
+        b->temporaries += u(rest);
+    }
+    out->peak_allocated_bytes = b->parameters + b->gradients + b->optimizer_states + b->activations +
+                                b->logits_and_loss + b->kv_cache + b->temporaries + b->workspace;
+    /* Reserve: the caching allocator rounds and cannot always reuse freed blocks of
+     * other sizes. Measured on 21 runs: 1-12 % above the allocated peak, ~20 % with
+     * checkpointing (recomputed layers free and re-request many mid-size blocks). */
+    double slack = w->ckpt == OD_CKPT_FULL ? 0.2 : 0.07;
+    out->peak_reserved_bytes = u(out->peak_allocated_bytes * (1 + slack) + 2 * MIB);
+    return OD_OK;
+}
+
+/* ---- inference ------------------------------------------------------------------- */
+
+/* Live bytes per token inside one layer of a no-grad forward: the caller's input, the
+ * residual, the normed input and the widest stretch of the MLP (or attention). */
+static double infer_layer_tok(const ctx *c)
+{
+    const od_model *m = c->m;
+    double h = m->hidden, A = c->A;
+    double q = (double)m->heads * m->head_dim, kv = (double)m->kv_heads * m->head_dim;
+    double mlp;
+    if (m->experts) {
+        /* grouped_mm: every (token, expert) pair at once: gathered and sorted inputs,
+         * gate_up, act(gate), product; then the accumulated output */
+        double k = m->experts_per_token, Ie = m->expert_intermediate;
+        mlp = k * (4 * Ie + 2 * h) + h + 4.0 * m->experts / A;
+        if (m->shared_intermediate)
+            mlp += h; /* the shared expert's output waits for the routed ones */
+    } else if (m->gated_mlp) {
+        mlp = (m->fused_gate_up ? 4 : 3) * m->intermediate;  /* act(gate), up, product */
+    } else if (m->act == OD_ACT_GELU_NEW) {
+        mlp = 4 * m->intermediate;  /* x, 0.5*x, and two links of the tanh chain */
+    } else {
+        mlp = 2 * m->intermediate;
+    }
+    double attn = 2 * (q + 2 * kv) + q;
+    if (m->no_mlp)
+        mlp = 0;
+    if (m->ssm_layers) {
+        /* a Mamba mixer: in_proj's output (x and the gate), the conv output, delta and
+         * the scan output; dt, B, C are small */
+        double mixer = 5.0 * m->ssm_inner + m->ssm_dt_rank + 2.0 * m->ssm_state;
+        attn = m->ssm_layers < m->layers ? fmax(attn, mixer) : mixer;
+    }
+    double norm = (m->norm == OD_NORM_LAYER ? 1 : 1 + 2 * 4 / A) * h;
+    double emb = (m->positions ? 2 : 1) * h; /* inputs_embeds (+ position embeds) locals */
+    return A * (emb + 3 * h + fmax(fmax(mlp, attn), norm));
+}
+
+/* Bytes per token one MoE layer of a decode step holds in transformers' batched_mm experts
+ * (integrations/moe.py batched_mm_experts_forward): generate() switches the default
+ * grouped_mm backend to batched_mm for the decode stage on GPU (docs: experts_interface.md,
+ * "Decode-stage switching"), which gathers gate_up_proj[expert_ids] (2I x h) and
+ * down_proj[expert_ids] (h x I) for every (token, expert) pair -- a copy of the expert's
+ * weights per routed token -- beside the gathered input, gate_up's output, act(gate), the
+ * product and the per-pair output. 0 for a dense model. */
+static double moe_decode_tok(const ctx *c)
+{
+    const od_model *m = c->m;
+    if (!m->experts || m->encoder)
+        return 0;
+    double k = m->experts_per_token, Ie = m->expert_intermediate / c->tp, h = m->hidden;
+    return k * (3 * Ie * h * c->W + c->A * (2 * h + 4 * Ie));
+}
+
+/* Sum of the input widths K of one model's block linears as vLLM merges them (qkv, o,
+ * gate_up, down; every expert's gate_up and down): GPTQ keeps an int32 g_idx of K each. */
+static double linear_inputs(const od_model *m)
+{
+    double h = m->hidden, q = (double)m->heads * m->head_dim;
+    double nmoe = (double)od_model_moe_layers(m), L = (double)m->layers;
+    double attn = (L - (double)m->ssm_layers) * (h + q) + (double)m->ssm_layers * (h + m->ssm_inner);
+    double dense = m->no_mlp ? 0 : (L - nmoe) * (h + m->intermediate);
+    double moe = nmoe * (double)m->experts * (h + m->expert_intermediate);
+    if (m->shared_intermediate)
+        moe += nmoe * (h + m->shared_intermediate);
+    return attn + dense + moe;
+}
+
+/* Bytes of all weights for inference: P parameters of which Pm sit in block linears
+ * (quantizable); the rest (embeddings, lm_head, norms) stays 16-bit. Group size 128 for
+ * GPTQ/AWQ (AutoGPTQ's and AutoAWQ's default): 4 bits + a 4-bit zero and a 16-bit scale
+ * per 128 values (vLLM gptq.py / awq.py create_weights); bitsandbytes NF4: 4 bits + an
+ * fp32 absmax per 64-value block; fp8: 1 byte + a per-tensor scale (vLLM fp8.py). */
+static double inference_weight_bytes(const ctx *c, double P, double Pm)
+{
+    const od_model *m = c->m;
+    double rest = (P - Pm) * 2, g = 128;
+    switch (c->w->weights) {
+    case OD_W_FP32: return 4 * P;
+    case OD_W_INT8: return Pm + Pm / (double)m->hidden * 2 + rest;
+    case OD_W_INT4: return Pm * (0.5 + 2.0 / 64) + rest;
+    case OD_W_GPTQ4: return Pm * (0.5 + 0.5 / g + 2 / g) + 4 * linear_inputs(m) + rest;
+    case OD_W_AWQ4: return Pm * (0.5 + 0.5 / g + 2 / g) + rest;
+    case OD_W_NF4: return Pm * (0.5 + 4.0 / 64) + rest;
+    case OD_W_FP8: return Pm + rest;
+    default: return 2 * P;
+    }
+}
+
+static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    double h = m->hidden, V = m->encoder ? 0 : (double)m->vocab, B = (double)w->batch;
+    double P = c->pc.total, Pm = c->pc.matmul - V * h; /* quantizable: not lm_head */
+    double tp = c->tp;
+    double weights;
+    if (m->ckpt_params) /* the checkpoint's exact count */
+        P = (double)m->ckpt_params;
+    weights = inference_weight_bytes(c, P, Pm);
+    if (w->weights >= OD_W_INT8 && !m->ckpt_quantized)
+        out->quantized_params = u(Pm / tp);
+    if (m->ckpt_quantized) /* packed weights + their scales load as stored */
+        weights = (double)m->ckpt_weight_bytes;
+    /* BertEmbeddings' position_ids and token_type_ids buffers (int64, one row each) */
+    if (m->encoder)
+        weights += 16.0 * (double)m->positions;
+    weights /= tp;
+    double kvb = w->kv_bytes ? w->kv_bytes : c->A;
+    double L = m->layers;
+    /* one layer's cache per token; od_model_kv_layer_tokens sums the tokens each layer
+     * keeps (a sliding window caps what its layers hold) */
+    double kv_tok_layer = od_model_kv_bytes_per_token(m, kvb) / L / tp;
+    double Pl = (double)w->prompt, T = Pl + (w->new_tokens ? w->new_tokens - 1 : 0);
+    if (m->encoder) /* one forward over the input: nothing is generated */
+        T = Pl;
+    double tok = infer_layer_tok(c) / tp;
+    double dup_tok = moe_decode_tok(c), moe_dup = 0; /* batched_mm's weight copies at the peak */
+    out->moe_decode_copy_bytes_per_token = u(dup_tok);
+    out->ssm_state_bytes_per_sequence = u(od_model_ssm_state_bytes(m, c->A) / tp);
+    /* generate() keeps only the last position's logits (logits_to_keep=1) and copies
+     * them to fp32 for the logits processors */
+    double logits = B * V * (c->A + 4 + 4);
+    if (m->encoder) /* the last hidden state of every position is the output */
+        logits = B * Pl * h * c->A;
+    double eager = 0;
+    if (!strcmp(c->kernel, "eager"))
+        eager = B * (m->heads / tp) * (c->A + 4);
+    double ws = (double)w->workspace_bytes; /* one thread runs every matmul */
+    double prefill, decode, kv_peak = 0, act_peak;
+    switch (m->encoder ? OD_KV_NONE : w->kv_cache) {
+    case OD_KV_NONE:
+        /* every step re-runs the whole sequence: the last step (T tokens) is largest; an
+         * MoE's decode steps run batched_mm over all of it */
+        act_peak = tok * B * T + eager * T * T + logits;
+        if (dup_tok && w->new_tokens > 1) {
+            double pre = tok * B * Pl + eager * Pl * Pl + logits;
+            moe_dup = dup_tok * B * T;
+            act_peak = fmax(pre, act_peak + moe_dup);
+            if (act_peak == pre)
+                moe_dup = 0;
+        }
+        prefill = decode = act_peak;
+        out->peak_phase = m->encoder ? "forward" : "decode";
+        break;
+    default: {
+        double cap_tokens = T + 1;
+        if (w->kv_cache == OD_KV_PAGED && w->paged_block)
+            cap_tokens = ceil(cap_tokens / (double)w->paged_block) * (double)w->paged_block;
+        double kv_final = kv_tok_layer * B *
+                          od_model_kv_layer_tokens(m, w->kv_cache == OD_KV_DYNAMIC ? T : cap_tokens);
+        double kv_prefill = w->kv_cache == OD_KV_DYNAMIC ? kv_tok_layer * B * od_model_kv_layer_tokens(m, Pl)
+                                                         : kv_final;
+        /* state-space layers: a fixed state per sequence, in the model's dtype, allocated
+         * with the cache before the prefill */
+        double state = od_model_ssm_state_bytes(m, c->A) * B / tp;
+        kv_final += state;
+        kv_prefill += state;
+        double pre_act = tok * B * Pl + eager * Pl * Pl + logits;
+        prefill = kv_prefill + pre_act;
+        /* DynamicCache grows by torch.cat: one layer's K (or V) exists twice */
+        double dec_act = tok * B + eager * T + logits +
+                         (w->kv_cache == OD_KV_DYNAMIC ? kv_tok_layer / 2 * B * od_model_kv_layer_tokens(m, T) / L : 0);
+        double dec_dup = w->new_tokens > 1 ? dup_tok * B : 0;
+        dec_act += dec_dup;
+        decode = kv_final + dec_act;
+        if (prefill >= decode) {
+            out->peak_phase = "prefill";
+            kv_peak = kv_prefill;
+            act_peak = pre_act;
+        } else {
+            out->peak_phase = "decode";
+            kv_peak = kv_final;
+            act_peak = dec_act;
+            moe_dup = dec_dup;
+        }
+    }
+    }
+    if (!(weights + ws + fmax(prefill, decode) < ABSURD_BYTES))
+        return absurd(err);
+    od_breakdown *b = &out->at_peak;
+    memset(b, 0, sizeof *b);
+    b->parameters = u(weights);
+    out->model_states_bytes = b->parameters;
+    out->kv_cache_bytes_per_token = u(kv_tok_layer * L);
+    b->kv_cache = u(kv_peak);
+    b->logits_and_loss = u(logits);
+    b->temporaries = u(moe_dup);
+    b->activations = u(act_peak - logits - moe_dup);
+    b->workspace = u(ws);
+    out->peak_allocated_bytes = b->parameters + b->kv_cache + b->logits_and_loss +
+                                b->activations + b->temporaries + b->workspace;
+    out->forward_peak_bytes = out->peak_allocated_bytes;
+    out->backward_peak_bytes = out->optimizer_peak_bytes = 0;
+    out->first_step_peak_bytes = out->peak_allocated_bytes;
+    /* A growing sequence requests ever larger blocks, so freed ones are rarely reused. */
+    double slack = w->kv_cache == OD_KV_NONE ? 0.5 : 0.15;
+    out->peak_reserved_bytes = u(out->peak_allocated_bytes * (1 + slack) + 2 * MIB);
+    return OD_OK;
+}
+
+/* Whether model and workload are what Korthikanti et al. assume: a GPT-2 block (LayerNorm,
+ * 4h GeLU MLP, learned positions, biases), dropout 0.1 after attention and MLP and on the
+ * attention probabilities, 16-bit activations, attention materialized. */
+static int paper_case(const od_model *m, const od_workload *w)
+{
+    return w->task == OD_TASK_TRAIN && w->precision == OD_PREC_BF16 &&
+           w->attention == OD_ATTN_EAGER && !strcmp(m->model_type, "gpt2") &&
+           m->norm == OD_NORM_LAYER && !m->gated_mlp && !m->experts && m->positions &&
+           m->intermediate == 4 * m->hidden && m->head_dim * m->heads == m->hidden &&
+           m->kv_heads == m->heads && m->attn_dropout == 0.1 && m->resid_dropout == 0.1 &&
+           m->act == OD_ACT_FUSED && !w->lora_rank && !w->freeze_layers;
+}
+
+/* The assumptions behind an estimate that succeeded (st), with their sources. */
+static od_status noted(const ctx *c, od_estimate *e, od_status st)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    if (st != OD_OK)
+        return st;
+    e->n_assumptions = 0;
+    if (m->ckpt_params)
+        assume(e, "parameter count and weight bytes read from the checkpoint's safetensors headers",
+               "safetensors format (huggingface/safetensors README: 8-byte header length, JSON header)");
+    else
+        assume(e, "parameters counted from config.json as the transformers implementation lays them out",
+               "transformers modeling_<family>.py; checked against published counts in tests/unit/test_hfconfig.c");
+    if (m->ssm_layers)
+        assume(e, "Mamba layers run transformers' fast path (mamba-ssm and causal-conv1d kernels installed; "
+               "the slow fallback materializes batch x inner x seq x state tensors) and keep a fixed "
+               "conv + SSM state per sequence in the model's dtype instead of a KV cache",
+               "transformers modeling_mamba.py (MambaCache, cuda_kernels_forward), modeling_jamba.py "
+               "(HybridMambaAttentionDynamicCache); mamba_ssm ops/selective_scan_interface.py");
+    if (m->eager_only)
+        assume(e, "DeBERTa-v2's disentangled attention (content-to-position, position-to-content) has no "
+               "SDPA or flash path: the scores are materialized",
+               "transformers modeling_deberta_v2.py DisentangledSelfAttention");
+    if (w->task == OD_TASK_INFER) {
+        assume(e, "peak during generate(): weights + KV cache + the prefill's or a decode step's transients",
+               "transformers generation/utils.py; 3 measured generate() runs in tests/data (within 5.6%)");
+        if (w->kv_cache == OD_KV_DYNAMIC)
+            assume(e, "DynamicCache grows by torch.cat per step: old and new cache coexist for one layer",
+                   "transformers cache_utils.py DynamicCache.update");
+        if (m->experts && w->new_tokens > 1)
+            assume(e, "MoE decode steps run the batched_mm experts backend (generate() switches the default "
+                   "grouped_mm to it on GPU): every (token, expert) pair gathers a copy of its expert's "
+                   "gate_up and down weights; the prefill's grouped_mm copies none. Not checked against a "
+                   "measured MoE run",
+                   "transformers docs experts_interface.md (Decode-stage switching); "
+                   "integrations/moe.py batched_mm_experts_forward");
+        if (w->weights >= OD_W_INT8 && !m->ckpt_quantized)
+            assume(e, "quantized weights only in the block linears (attention, MLP, experts); embeddings, "
+                   "lm_head, norms and biases stay 16-bit",
+                   "vLLM quantization methods apply to LinearBase layers (lm_head unquantized by default); "
+                   "AutoGPTQ / AutoAWQ quantize the decoder's nn.Linear modules");
+        if (w->weights == OD_W_INT4 && !m->ckpt_quantized)
+            assume(e, "4-bit weights with an fp16 scale per 64-value group", "GPTQ (Frantar et al. 2022), AWQ (Lin et al. 2023)");
+        if (w->weights == OD_W_INT8 && !m->ckpt_quantized)
+            assume(e, "int8 weights with an fp16 scale per row", "LLM.int8() (Dettmers et al. 2022)");
+        if ((w->weights == OD_W_GPTQ4 || w->weights == OD_W_AWQ4) && !m->ckpt_quantized)
+            assume(e, w->weights == OD_W_GPTQ4
+                          ? "GPTQ 4-bit, group 128: int32 qweight (K/8 x N), qzeros (K/128 x N/8), fp16 "
+                            "scales (K/128 x N) and an int32 g_idx of K per merged linear"
+                          : "AWQ 4-bit, group 128: int32 qweight (K x N/8), qzeros (K/128 x N/8), fp16 "
+                            "scales (K/128 x N)",
+                   "vLLM model_executor/layers/quantization/gptq.py and awq.py (create_weights); "
+                   "group_size 128 as AutoGPTQ / AutoAWQ default");
+        if (w->weights == OD_W_NF4 && !m->ckpt_quantized)
+            assume(e, "NF4: 4-bit codes + an fp32 absmax per 64-value block (no double quantization, "
+                   "BitsAndBytesConfig's default)",
+                   "bitsandbytes Linear4bit / QLoRA (Dettmers et al. 2023); vLLM bitsandbytes.py");
+        if (w->weights == OD_W_FP8 && !m->ckpt_quantized)
+            assume(e, "fp8 e4m3 weights with one fp32 scale per tensor", "vLLM model_executor/layers/quantization/fp8.py");
+        return st;
+    }
+    assume(e, "peak = torch.cuda.max_memory_allocated() of a steady-state step (optimizer state exists)",
+           "PyTorch caching allocator; 25 measured training runs in tests/data (within 0.4%)");
+    if (c->amp)
+        assume(e, "autocast casts each fp32 weight to 16 bits once per forward and linear saves the copy",
+               "PyTorch autocast weight cache (torch/csrc/autograd, Automatic Mixed Precision docs)");
+    if (!w->chunked_loss && !m->encoder)
+        assume(e, "the loss upcasts the logits to fp32 (N x V) and log_softmax saves an fp32 result",
+               "transformers loss_utils.py ForCausalLMLoss; torch.nn.functional.cross_entropy");
+    if (w->optimizer == OD_OPT_ADAMW && !w->deepspeed)
+        assume(e, "foreach AdamW allocates one temporary set of the moments' size (torch._foreach_sqrt)",
+               "torch/optim/adamw.py _multi_tensor_adamw");
+    if (w->optimizer == OD_OPT_ADAM8BIT || w->optimizer == OD_OPT_PAGED_ADAM8BIT)
+        assume(e, "two uint8 states + an fp32 absmax per 256-value block",
+               "bitsandbytes 8-bit optimizers (Dettmers et al. 2022, arXiv:2110.02861)");
+    if (w->optimizer == OD_OPT_PAGED_ADAM8BIT)
+        assume(e, "paged optimizer state counted as resident on the GPU (paged to the host only under pressure)",
+               "bitsandbytes paged optimizers (QLoRA, Dettmers et al. 2023, arXiv:2305.14314)");
+    if (w->base_weights == OD_BASE_NF4)
+        assume(e, "NF4 base with double quantization: 0.5 + 1/64 + 4/16384 bytes per block-linear parameter",
+               "QLoRA (Dettmers et al. 2023, arXiv:2305.14314), bitsandbytes Linear4bit");
+    if (w->base_weights == OD_BASE_INT8)
+        assume(e, "int8 base with an fp32 scale per row", "LLM.int8() (Dettmers et al. 2022), bitsandbytes Linear8bitLt");
+    if (w->lora_rank)
+        assume(e, "LoRA adapters A (in x r) and B (r x out) on each targeted projection, trained in fp32 under autocast",
+               "LoRA (Hu et al. 2021, arXiv:2106.09685); peft tuners/lora");
+    if (w->ckpt == OD_CKPT_FULL)
+        assume(e, "full checkpointing keeps each layer's input and recomputes one layer at a time",
+               "torch.utils.checkpoint; transformers gradient_checkpointing_enable");
+    if (w->deepspeed)
+        assume(e, "model states per GPU and host RAM per node by DeepSpeed's formulas (1.5x host buffer)",
+               "DeepSpeed docs/memory.rst (estimate_zero2/zero3_model_states_mem_needs)");
+    else if (w->fsdp)
+        assume(e, "FSDP: fp32 flat-parameter shards; one unit (a layer) gathered in 16 bits plus the prefetched one; "
+               "SHARD_GRAD_OP keeps the gathered parameters from forward through backward",
+               "PyTorch FSDP docs (ShardingStrategy, MixedPrecision, BackwardPrefetch)");
+    else if (w->zero)
+        assume(e, "ZeRO stages: optimizer state (1), gradients (2), parameters (3) sharded across --dp GPUs",
+               "ZeRO (Rajbhandari et al. 2020, arXiv:1910.02054)");
+    if (w->ddp)
+        assume(e, w->ddp_bucket_view ? "DDP gradients are views of its 25 MiB buckets: no extra copy"
+                                     : "DDP's reducer holds a copy of every gradient in its 25 MiB buckets",
+               "PyTorch DistributedDataParallel docs (bucket_cap_mb, gradient_as_bucket_view)");
+    e->paper_layout = paper_case(m, w);
+    if (e->paper_layout)
+        assume(e, "this GPT-2 layout saves per layer what Korthikanti et al.'s Table 2 counts: "
+               "sbh(10 + 24/t + 5as/(ht)), sbh/t(34 + 5as/h) with --sp, no 5as/h term with "
+               "selective recomputation, 2sbh with full",
+               "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer "
+               "Models, arXiv:2205.05198, section 4, Table 2");
+    if (w->tp > 1)
+        assume(e, w->sp ? "tensor parallelism splits attention heads and the MLP width; --sp splits the "
+                          "norms, dropouts and residual stream along the sequence as well"
+                        : "tensor parallelism splits attention heads and the MLP width; norms, dropouts "
+                          "and the residual stream stay whole on every GPU (--sp splits them)",
+               "Megatron-LM (Shoeybi et al. 2019); Korthikanti et al. 2022, sections 4.2.1-4.2.2");
+    if (w->cp > 1)
+        assume(e, "context parallelism: each GPU holds seq/cp tokens' activations and K/V and gathers "
+               "the other chunks' K/V ring-wise inside flash attention; weights, gradients and "
+               "optimizer state stay whole on each cp GPU (shard them with --zero/--dp)",
+               "Megatron-Core docs, api-guide/context_parallel.rst; get_batch_on_this_cp_rank (2cp chunks)");
+    if (w->pp > 1)
+        assume(e, w->vpp > 1 ? "interleaved 1F1B: the first stage holds its layers for pp micro-batches "
+                               "x (1 + (pp-1)/(pp vpp))"
+                             : "1F1B: the first stage holds its layers for up to pp micro-batches in flight",
+               "Narayanan et al. 2021 (arXiv:2104.04473) section 2.2; Megatron-LM "
+               "megatron/training/theoretical_memory_usage.py");
+    return st;
+}
+
+od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estimate *out,
+                              od_error *err)
+{
+    od_status st = check(m, w, err);
+    if (st != OD_OK)
+        return st;
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    c.w = w;
+    od_model_count(m, &c.pc);
+    c.tp = (double)w->tp;
+    c.rep = 1;
+    memset(out, 0, sizeof *out);
+    out->params = m->ckpt_params ? m->ckpt_params : c.pc.total;
+    if (w->task == OD_TASK_INFER) {
+        c.A = w->weights == OD_W_FP32 ? 4 : 2;
+        c.W = c.A;
+        c.R = c.A;
+        c.B = (double)w->batch;
+        c.kernel = m->ssm_layers >= m->layers ? "none"
+                   : w->attention == OD_ATTN_EAGER || m->alibi || m->eager_only ? "eager" : "flash";
+        out->attention_kernel = c.kernel;
+        return noted(&c, out, estimate_infer(&c, out, err));
+    }
+    c.amp = w->precision == OD_PREC_AMP_BF16 || w->precision == OD_PREC_AMP_FP16;
+    c.mixed = w->precision == OD_PREC_MIXED_FP16 || w->precision == OD_PREC_MIXED_BF16;
+    if (w->fsdp && c.amp) {
+        /* FSDP MixedPrecision(param_dtype=16-bit): fp32 shards, the forward in 16 bits on
+         * the gathered parameters: no autocast copies, a 16-bit residual stream */
+        c.amp = 0;
+        c.W = 4;
+        c.A = c.R = 2;
+    } else {
+        if (w->deepspeed && c.amp) {
+            /* DeepSpeed's fp16/bf16 engine holds half weights itself: no autocast copies */
+            c.amp = 0;
+            c.mixed = 1;
+        }
+        c.W = w->precision == OD_PREC_BF16 || c.mixed ? 2 : 4;
+        c.A = w->precision == OD_PREC_FP32 ? 4 : 2;
+        c.R = c.W;
+    }
+    c.B = (double)w->batch;
+    c.S = (double)w->seq;
+    c.Sq = c.S / (double)(w->cp ? w->cp : 1);
+    c.N = c.B * c.Sq;
+    c.rep = w->sp ? c.tp : 1;
+    c.kernel = m->ssm_layers >= m->layers ? "none" : sdpa_kernel(&c);
+    out->attention_kernel = c.kernel;
+    if (w->cp > 1 && (!strcmp(c.kernel, "eager") || !strcmp(c.kernel, "math")))
+        return od_fail(err, OD_ERR_ARG, "--cp needs a fused attention kernel (flash or "
+                       "memory-efficient); this model and --attention %s run %s attention, "
+                       "which context parallelism does not split", od_attention_name(w->attention),
+                       c.kernel);
+    out->kv_cache_bytes_per_token = u(od_model_kv_bytes_per_token(m, w->kv_bytes ? w->kv_bytes : c.A) / c.tp);
+    return noted(&c, out, estimate_train(&c, out, err));
+}
