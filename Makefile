@@ -28,7 +28,7 @@ FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/tests/%_replay)
 INCS    := -Iinclude -Ilib
 ALL_CFLAGS = $(WARN) $(DEFS) $(INCS) $(CFLAGS) $(EXTRA_CFLAGS) -MMD -MP
 
-.PHONY: all deps deps-test demo test check asan fuzz bench clean install uninstall
+.PHONY: all deps deps-test demo test check asan fuzz bench clean install uninstall golden golden-update
 all: oomdoc shlib
 
 deps:
@@ -103,6 +103,15 @@ build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 	@mkdir -p $(@D)
 	clang $(WARN) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined,float-cast-overflow -fno-sanitize-recover=all $(INCS) -o $@ $< $(LIB_SRC) $(LIBS)
 
+# Golden CLI tests alone: make golden, make golden CASE=doctor/frag_default (a shell
+# pattern under tests/golden: CASE='triage/real_*', CASE=plan). make golden-update CASE=...
+# rewrites the expected output of the cases that differ; review it with git diff.
+CASE ?=
+golden: oomdoc $(FAKENVML_LIBS)
+	@sh tests/golden/run.sh $(BUILD)/oomdoc $(CASE)
+golden-update: oomdoc $(FAKENVML_LIBS)
+	@OOMDOC_GOLDEN_UPDATE=1 sh tests/golden/run.sh $(BUILD)/oomdoc $(CASE)
+
 bench: oomdoc
 	@sh bench/run.sh
 
@@ -153,6 +162,13 @@ $(BUILD)/liboomdoc.so: $(SHLIB)
 	ln -sf $(SONAME) $@
 
 -include $(PIC_OBJ:.o=.d)
+
+# Asserts state invariants in the sanitizer builds (EXTRA_CFLAGS set) and are compiled out
+# of the release library, binary and shared library (as SQLite's release builds do), so a
+# failed invariant can never abort the Python process that loaded liboomdoc.so. The tests'
+# own code keeps assert() whatever the build.
+RELEASE_DEFS := $(if $(EXTRA_CFLAGS),,-DNDEBUG)
+$(LIB_OBJ) $(CLI_OBJ) $(PIC_OBJ): ALL_CFLAGS += $(RELEASE_DEFS)
 
 # The Python suites load the library of the build they test; a sanitizer build's cannot be
 # loaded into python, so only plain builds make one for check.

@@ -36,7 +36,7 @@ static void usage(void)
            "  - With MIG on, each instance has its own memory; the GPU's figures cover all.\n"
            "\n"
            "Example (with the test suite's fake NVML playing back a real H200 run):\n"
-           "  OOMDOC_FAKENVML_SCRIPT=tests/golden/gpus_h200.script \\\n"
+           "  OOMDOC_FAKENVML_SCRIPT=tests/data/nvml/gpus_h200.script \\\n"
            "    oomdoc gpus --nvml-lib build/rel/tests/fakenvml/libnvidia-ml.so.1\n"
            "\n" OD_EXIT_CODES_HELP);
 }

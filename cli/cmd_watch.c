@@ -68,7 +68,7 @@ static void usage(void)
            "Examples:\n"
            "  oomdoc watch --out run.csv --alarm 10 -- python train.py\n"
            "  oomdoc watch --device all --prometheus :9401 --interval 1s\n"
-           "  (with the test suite's fake NVML: OOMDOC_FAKENVML_SCRIPT=tests/golden/gpus_h200.script\n"
+           "  (with the test suite's fake NVML: OOMDOC_FAKENVML_SCRIPT=tests/data/nvml/gpus_h200.script\n"
            "   oomdoc watch --nvml-lib build/rel/tests/fakenvml/libnvidia-ml.so.1 --duration 1s)\n"
            "\n"
            "Exit status: COMMAND's when one is given (128+N if signal N ended it); otherwise\n"

@@ -122,7 +122,7 @@ class SafeIO(unittest.TestCase):
         self.assertFalse(os.path.islink(svg))
         csv = self.path("w.csv")
         os.symlink(victim, csv)
-        env = dict(os.environ, OOMDOC_FAKENVML_SCRIPT="tests/golden/gpus_h200.script")
+        env = dict(os.environ, OOMDOC_FAKENVML_SCRIPT="tests/data/nvml/gpus_h200.script")
         r = self.run_oomdoc(["watch", "--nvml-lib", FAKE, "--duration", "200ms", "--out", csv], env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertFalse(os.path.islink(csv))

@@ -1,0 +1,1 @@
+OOMDOC_FAKENVML_SCRIPT=tests/data/nvml/gpus_h200.script $OOMDOC gpus --json --nvml-lib "$(dirname "$OOMDOC")"/tests/fakenvml/libnvidia-ml.so.1

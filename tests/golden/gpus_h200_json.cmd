@@ -1,1 +1,0 @@
-OOMDOC_FAKENVML_SCRIPT=tests/golden/gpus_h200.script $OOMDOC gpus --json --nvml-lib "$(dirname "$OOMDOC")"/tests/fakenvml/libnvidia-ml.so.1
