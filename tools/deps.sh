@@ -12,6 +12,8 @@ case "${CC:-cc}" in clang*) command -v "$CC" >/dev/null 2>&1 || need="$need clan
 if [ "$1" = test ]; then
     have_header cmocka.h || need="$need libcmocka-dev"
     command -v python3 >/dev/null 2>&1 || need="$need python3"
+    # the report page's script is unit-tested with node (tests/suites/report_js.sh)
+    command -v node >/dev/null 2>&1 || need="$need nodejs"
 fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -13,6 +13,7 @@
 #include "base/units.h"
 #include "model/pools.h"
 #include "model/replay.h"
+#include "render/axis.h"
 #include "render/profilesvg.h"
 
 /* Plot geometry, in SVG user units (the SVG scales to the page width). */
@@ -51,724 +52,14 @@ static void esc(FILE *f, const char *s)
 /* Each use gets its own buffer (a compound literal lives until the end of the block), so
  * several may appear in one printf. */
 #define IEC(v) od_format_iec((v), (char[32]){0}, 32)
-#define TICK(v) tick_label((v), (char[32]){0})
-
-/* Tick labels: "512 MiB", "1.25 GiB", "1152 MiB" (never a rounded figure), "0". */
-static const char *tick_label(uint64_t v, char *buf)
-{
-    static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (v == 0) {
-        snprintf(buf, 32, "0");
-        return buf;
-    }
-    /* The largest unit in which v needs at most two decimals, exactly. */
-    for (int i = 5; i >= 0; i--) {
-        uint64_t unit = (uint64_t)1 << (10 * i);
-        if (v < unit || (v * 100) / 100 != v || (v * 100) % unit != 0)
-            continue;
-        double x = (double)v / (double)unit;
-        snprintf(buf, 32, "%.*f %s", (v % unit == 0) ? 0 : ((v * 10) % unit == 0) ? 1 : 2, x, u[i]);
-        return buf;
-    }
-    snprintf(buf, 32, "%llu B", (unsigned long long)v);
-    return buf;
-}
-
-/* A byte step for about `ticks` gridlines up to max: a power of two (IEC-round labels). */
-static uint64_t byte_step(uint64_t max, int ticks)
-{
-    uint64_t step = 1;
-    while (step < UINT64_MAX / 4 && max / step > (uint64_t)ticks)
-        step *= 2;
-    return step;
-}
-
-static uint64_t round_up(uint64_t v, uint64_t step)
-{
-    if (v == 0)
-        return step;
-    uint64_t r = (v + step - 1) / step * step;
-    return r < v ? v : r;
-}
-
-/* A 1-2-5 step for about `ticks` gridlines over span. */
-static double nice_step(double span, int ticks)
-{
-    if (span <= 0)
-        return 1;
-    double raw = span / ticks, p = pow(10, floor(log10(raw)));
-    double m = raw / p;
-    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-}
+#define TICK(v) od_tick_label((v), (char[32]){0}, 32)
 
 /* ---------- page ---------- */
 
-static const char CSS[] =
-    ":root{color-scheme:light dark;--bg:#ffffff;--fg:#1f2328;--muted:#59636e;--grid:#d8dee4;--panel:#f6f8fa;"
-    "--border:#d1d9e0;--alloc:#0969da;--pend:#bf8700;--strand:#cf222e;--free:#afb8c1;--res:#8250df;"
-    "--oom:#cf222e;--peak:#1a7f37;--s0:#0969da;--s1:#e16f24;--s2:#1a7f37;--s3:#bf3989;--s4:#8250df;"
-    "--s5:#9a6700;--s6:#0598bc;--s7:#6e7781;--other:#afb8c1}\n"
-    "@media (prefers-color-scheme:dark){:root{--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--grid:#30363d;"
-    "--panel:#151b23;--border:#3d444d;--alloc:#4493f8;--pend:#d29922;--strand:#f85149;--free:#656c76;"
-    "--res:#ab7df8;--oom:#ff7b72;--peak:#3fb950;--s0:#4493f8;--s1:#f0883e;--s2:#3fb950;--s3:#db61a2;"
-    "--s4:#ab7df8;--s5:#d29922;--s6:#39c5cf;--s7:#9198a1;--other:#656c76}}\n"
-    "@media print{:root{color-scheme:light;--bg:#ffffff;--fg:#000000;--muted:#444c56;--grid:#d0d7de;"
-    "--panel:#ffffff;--border:#8c959f;--alloc:#0969da;--pend:#bf8700;--strand:#cf222e;--free:#afb8c1;"
-    "--res:#8250df;--oom:#cf222e;--peak:#1a7f37;--s0:#0969da;--s1:#e16f24;--s2:#1a7f37;--s3:#bf3989;"
-    "--s4:#8250df;--s5:#9a6700;--s6:#0598bc;--s7:#6e7781;--other:#afb8c1}"
-    "body{max-width:none;padding:0}section,figure,table{break-inside:avoid}"
-    "*{-webkit-print-color-adjust:exact;print-color-adjust:exact}}\n"
-    "body{margin:0 auto;max-width:1040px;padding:16px 24px;background:var(--bg);color:var(--fg);"
-    "font:15px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,sans-serif}\n"
-    "h1{font-size:1.6em;margin:.2em 0}h2{font-size:1.25em;margin:1.4em 0 .4em;border-bottom:1px solid var(--border);"
-    "padding-bottom:.2em}h3{font-size:1.05em;margin:1.1em 0 .3em}\n"
-    "p,li{max-width:80ch}.muted,figcaption{color:var(--muted)}code,.mono{font-family:ui-monospace,"
-    "SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em;overflow-wrap:anywhere}\n"
-    "figure{margin:.6em 0 1.2em;padding:8px;background:var(--panel);border:1px solid var(--border);"
-    "border-radius:6px}figcaption{font-size:.9em;margin-top:.3em}\n"
-    "svg{display:block;width:100%;height:auto}svg text{fill:var(--fg);font:12px system-ui,sans-serif}"
-    "svg .axis{fill:var(--muted)}svg .grid{stroke:var(--grid);stroke-width:1}\n"
-    "svg .live{fill:none;stroke:var(--fg);stroke-width:.9;opacity:.75}svg .res{fill:none;stroke:var(--res);"
-    "stroke-width:1.8;stroke-dasharray:6 3}svg .peak{stroke:var(--peak);stroke-width:1.5;stroke-dasharray:3 3}"
-    "svg .peakdot{fill:var(--peak)}svg text.peak{fill:var(--peak);font-weight:600;stroke:none}"
-    "svg .oom{stroke:var(--oom);stroke-width:2}svg text.oom{fill:var(--oom);font-weight:600;stroke:none}\n"
-    "svg .a{fill:var(--alloc)}svg .p{fill:var(--pend)}svg .x{fill:var(--strand)}svg .f{fill:var(--free)}"
-    "svg .sep{stroke:var(--bg);stroke-width:1.5}svg .bar{fill:var(--alloc)}svg .barpk{fill:var(--alloc);opacity:.35}"
-    "svg .fit{fill:none;stroke:var(--oom);stroke-width:1.5;stroke-dasharray:5 4}svg .cap{stroke:var(--oom);stroke-width:2}\n"
-    ".s0{fill:var(--s0);background:var(--s0)}.s1{fill:var(--s1);background:var(--s1)}.s2{fill:var(--s2);"
-    "background:var(--s2)}.s3{fill:var(--s3);background:var(--s3)}.s4{fill:var(--s4);background:var(--s4)}"
-    ".s5{fill:var(--s5);background:var(--s5)}.s6{fill:var(--s6);background:var(--s6)}.s7{fill:var(--s7);"
-    "background:var(--s7)}.so{fill:var(--other);background:var(--other)}\n"
-    "svg .m0{stroke:var(--s0)}svg .m1{stroke:var(--s1)}svg .m2{stroke:var(--s2)}svg .m3{stroke:var(--s3)}"
-    "svg .ml{fill:none;stroke-width:1.6}\n"
-    "ul.legend{list-style:none;padding:0;margin:.4em 0 0;font-size:.9em}ul.legend li{margin:.1em 0;max-width:none}"
-    ".sw{display:inline-block;width:.9em;height:.9em;border-radius:2px;vertical-align:-.1em;margin-right:.4em}"
-    ".sw.a{background:var(--alloc)}.sw.p{background:var(--pend)}.sw.x{background:var(--strand)}"
-    ".sw.f{background:var(--free)}.sw.ln{height:0;border-top:2px solid var(--fg);border-radius:0}"
-    ".sw.rs{height:0;border-top:2px dashed var(--res);border-radius:0}.sw.pk{height:0;border-top:2px dashed var(--peak);border-radius:0}"
-    ".sw.om{height:0;border-top:2px solid var(--oom);border-radius:0}\n"
-    "table{border-collapse:collapse;margin:.4em 0 1em;font-size:.92em}th,td{padding:3px 10px;"
-    "border-bottom:1px solid var(--border);text-align:left;vertical-align:top}td.n,th.n{text-align:right;"
-    "white-space:nowrap;font-variant-numeric:tabular-nums}\n"
-    ".verdict{display:inline-block;padding:2px 10px;border-radius:12px;font-weight:700;background:var(--oom);"
-    "color:var(--bg)}.verdict.ok{background:var(--peak)}.card{padding:10px 14px;border:1px solid var(--border);"
-    "border-radius:6px;background:var(--panel)}\n"
-    /* what the page's script adds: the bar above a timeline, the tooltip, hover marks */
-    "figure{position:relative}.od-bar{display:flex;flex-wrap:wrap;gap:.3em 1em;align-items:center;font-size:.82em;"
-    "color:var(--muted);margin:0 0 .3em}.od-bar button{font:inherit;padding:0 .6em}.od-zoom{font-weight:600}\n"
-    ".od-tip{position:absolute;z-index:5;max-width:720px;padding:6px 9px;background:var(--bg);color:var(--fg);"
-    "border:1px solid var(--border);border-radius:6px;box-shadow:0 2px 10px rgba(0,0,0,.25);font-size:12px;"
-    "line-height:1.4;pointer-events:none}.od-tip .hd,.od-tip .al{font-weight:600}.od-tip .fr{font-family:"
-    "ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:11px;white-space:pre;overflow:hidden;"
-    "text-overflow:ellipsis}.od-tip .muted{color:var(--muted)}\n"
-    "svg .hit{fill:transparent;cursor:crosshair}svg .cursor{stroke:var(--muted);stroke-width:1;pointer-events:none}"
-    "svg .under{fill:none;stroke:var(--fg);stroke-width:1.5;pointer-events:none}svg .range{fill:var(--res);"
-    "opacity:.15;pointer-events:none}svg .pin{fill:var(--peak);opacity:.2;stroke:var(--peak);stroke-width:1;"
-    "pointer-events:none}svg .mark{fill:var(--oom);opacity:.15;stroke:var(--oom);pointer-events:none}"
-    ".od-slider{vertical-align:middle;width:22em}.od-state-info{flex-basis:100%}svg .node{cursor:pointer}"
-    "svg text.ice{font-size:11px;fill:#fff;pointer-events:none}.od-crumb{font-family:ui-monospace,monospace}"
-    ".od-link{cursor:pointer;border-bottom:1px dotted var(--muted)}.od-link:hover,.od-link.on{background:var(--panel)}"
-    "svg g.dim{opacity:.18}svg rect.flash{stroke:var(--fg);stroke-width:2.5}\n";
-
-/* BEGIN SCRIPT: the page's script, kept here so the page stays one file. It only enhances
- * what the static page draws, reading the JSON blocks written beside the plots:
- *   Timeline  script.od-timeline beside a timeline <svg>: redraws its paths and x ticks for
- *             the zoomed range (per-pixel downsampling), moves the peak / OOM marks, hover
- *             tooltip (.od-tip) with the allocation under the pointer, pin, evidence ranges
- *   State     script.od-state beside the segment map at the peak: the slider over entries,
- *             the stream / pool menu, the map redrawn as segment_map() draws it
- *   Icicle    live at the peak by stack or by category, from the timeline's lifetimes
- *   evidence  .od-ev items: a moment of a timeline, or the segment map at the end
- * window.oomdoc lists them (for tests); <html data-oomdoc="ready"> once all are built. */
-static const char SCRIPT[] =
-    "(function () {\n"
-    "'use strict';\n"
-    "var UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];\n"
-    "function iec(v) {\n"
-    "  var i = 0;\n"
-    "  while (v >= 1024 && i < 5) { v /= 1024; i++; }\n"
-    "  return (i ? v.toFixed(2) : String(Math.round(v))) + ' ' + UNITS[i];\n"
-    "}\n"
-    "function secs(us) {\n"
-    "  var a = Math.abs(us);\n"
-    "  return a >= 1e6 ? (us / 1e6).toFixed(3) + ' s' : a >= 1e3 ? (us / 1e3).toFixed(3) + ' ms' : Math.round(us) + ' us';\n"
-    "}\n"
-    "function nice(span, ticks) {\n"
-    "  if (!(span > 0)) return 1;\n"
-    "  var raw = span / ticks, p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;\n"
-    "  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;\n"
-    "}\n"
-    "function el(svg, name, attrs, parent) {\n"
-    "  var e = document.createElementNS(svg.namespaceURI, name);\n"
-    "  for (var k in attrs) e.setAttribute(k, attrs[k]);\n"
-    "  if (parent) parent.appendChild(e);\n"
-    "  return e;\n"
-    "}\n"
-    "function div(cls, text, parent) {\n"
-    "  var d = document.createElement('div');\n"
-    "  if (cls) d.className = cls;\n"
-    "  if (text !== undefined) d.textContent = text;\n"
-    "  if (parent) parent.appendChild(d);\n"
-    "  return d;\n"
-    "}\n"
-    "function lower(arr, v) {\n"
-    "  var lo = 0, hi = arr.length;\n"
-    "  while (lo < hi) { var m = (lo + hi) >> 1; if (arr[m] < v) lo = m + 1; else hi = m; }\n"
-    "  return lo;\n"
-    "}\n"
-    "function local(svg, ev) {\n"
-    "  var r = svg.getBoundingClientRect(), vb = svg.viewBox.baseVal;\n"
-    "  return {x: (ev.clientX - r.left) * vb.width / r.width, y: (ev.clientY - r.top) * vb.height / r.height,\n"
-    "          perPx: vb.width / r.width};\n"
-    "}\n"
-    "function Timeline(svg, D) {\n"
-    "  var self = this, fig = svg.parentNode, ML = D.ml, PW = D.w - D.ml - D.mr, TOP = D.top, H = D.h;\n"
-    "  var n = D.p.length, T = new Float64Array(n), acc = D.t0, i;\n"
-    "  for (i = 0; i < n; i++) { acc += D.p[i]; T[i] = acc; }\n"
-    "  var na = D.as.length, AS = new Float64Array(na), AE = new Float64Array(na), AI = new Int32Array(na), e = -1;\n"
-    "  acc = D.t0;\n"
-    "  for (i = 0; i < na; i++) {\n"
-    "    acc += D.as[i]; AS[i] = acc;\n"
-    "    AE[i] = D.ad[i] < 0 ? Infinity : acc + D.ad[i];\n"
-    "    e += D.ai[i]; AI[i] = e;\n"
-    "  }\n"
-    "  var T1 = D.t1 > D.t0 ? D.t1 : D.t0 + 1, view = {a: D.t0, b: T1}, pinned = -1, drag = null, queued = false;\n"
-    "  var areas = svg.querySelectorAll('g.plot path[data-k]'), live = svg.querySelector('g.plot path.live');\n"
-    "  var res = svg.querySelector('g.plot path.res:not(.replay)'), replay = svg.querySelector('g.plot path.replay');\n"
-    "  var xax = svg.querySelector('g.xax'), marksG = svg.querySelector('g.marks');\n"
-    "  var marks = svg.querySelectorAll('g.marks > g[data-t]');\n"
-    "  var hl = el(svg, 'g', {'class': 'hl'});\n"
-    "  svg.insertBefore(hl, marksG);\n"
-    "  var cursor = el(svg, 'line', {'class': 'cursor', x1: 0, x2: 0, y1: TOP, y2: TOP + H, visibility: 'hidden'}, svg);\n"
-    "  var box = el(svg, 'rect', {'class': 'under', x: 0, y: 0, width: 0, height: 0, visibility: 'hidden'}, svg);\n"
-    "  var band = el(svg, 'rect', {'class': 'range', x: 0, y: TOP, width: 0, height: H, visibility: 'hidden'}, svg);\n"
-    "  var hit = el(svg, 'rect', {'class': 'hit', x: ML, y: TOP, width: PW, height: H}, svg);\n"
-    "  var bar = div('od-bar');\n"
-    "  fig.insertBefore(bar, svg);\n"
-    "  var zoomText = div('od-zoom', '', bar);\n"
-    "  var reset = document.createElement('button');\n"
-    "  reset.type = 'button'; reset.textContent = 'reset zoom'; reset.className = 'od-reset';\n"
-    "  bar.appendChild(reset);\n"
-    "  div('od-hint', 'wheel: zoom \\u00b7 drag: pan \\u00b7 shift-drag: zoom to a range \\u00b7 double-click: reset \\u00b7 ' +\n"
-    "      'hover: the allocation under the pointer \\u00b7 click: pin it', bar);\n"
-    "  var tip = div('od-tip');\n"
-    "  tip.setAttribute('role', 'tooltip');\n"
-    "  tip.hidden = true;\n"
-    "  fig.appendChild(tip);\n"
-    "  function X(t) { return ML + (t - view.a) / (view.b - view.a) * PW; }\n"
-    "  function Y(v) { return TOP + H - v / D.ymax * H; }\n"
-    "  function cx(x) { return (x < ML ? ML : x > ML + PW ? ML + PW : x).toFixed(1); }\n"
-    "  function tAt(x) { return view.a + (x - ML) / PW * (view.b - view.a); }\n"
-    "  function pick() {\n"
-    "    var lo = Math.max(0, lower(T, view.a) - 1), hi = Math.min(n, lower(T, view.b) + 1), idx = [], rm = [];\n"
-    "    var bucket = null, best = -1, rb = 0, j;\n"
-    "    for (j = lo; j < hi; j++) {\n"
-    "      var b = hi - lo <= 2 * PW ? j : Math.floor((T[j] - view.a) / (view.b - view.a) * PW);\n"
-    "      if (b !== bucket) {\n"
-    "        if (best >= 0) { idx.push(best); rm.push(rb); }\n"
-    "        bucket = b; best = j; rb = 0;\n"
-    "      }\n"
-    "      if (D.l[j] > D.l[best]) best = j;\n"
-    "      if (D.r && D.r[j] > rb) rb = D.r[j];\n"
-    "    }\n"
-    "    if (best >= 0) { idx.push(best); rm.push(rb); }\n"
-    "    return {idx: idx, rm: rm};\n"
-    "  }\n"
-    "  function ticks() {\n"
-    "    while (xax.firstChild) xax.removeChild(xax.firstChild);\n"
-    "    var span = view.b - view.a, scale = span >= 2e6 ? 1e-6 : span >= 2e3 ? 1e-3 : 1;\n"
-    "    var unit = scale === 1e-6 ? ' s' : scale === 1e-3 ? ' ms' : ' us';\n"
-    "    var step = nice(span * scale, 8) / scale, v = Math.ceil((view.a - D.t0) / step) * step;\n"
-    "    for (; v <= view.b - D.t0 + step * 1e-9; v += step) {\n"
-    "      var x = X(D.t0 + v).toFixed(1);\n"
-    "      el(svg, 'line', {'class': 'grid', x1: x, x2: x, y1: TOP, y2: TOP + H}, xax);\n"
-    "      el(svg, 'text', {'class': 'axis', x: x, y: TOP + H + 16, 'text-anchor': 'middle'}, xax).textContent =\n"
-    "        String(Math.round(v * scale * 1e6) / 1e6) + unit;\n"
-    "    }\n"
-    "    el(svg, 'text', {'class': 'axis', x: (ML + PW / 2).toFixed(1), y: TOP + H + 34, 'text-anchor': 'middle'}, xax)\n"
-    "      .textContent = \"time since the trace's first entry\";\n"
-    "  }\n"
-    "  function redraw() {\n"
-    "    queued = false;\n"
-    "    var s = pick(), idx = s.idx, m = idx.length, below = new Float64Array(m), xs = new Array(m), j, k;\n"
-    "    for (j = 0; j < m; j++) xs[j] = cx(X(T[idx[j]]));\n"
-    "    for (k = 0; k < D.g.length && k < areas.length; k++) {\n"
-    "      var g = D.g[k], up = [], down = [];\n"
-    "      for (j = 0; j < m; j++) {\n"
-    "        down.push(xs[j] + ' ' + Y(below[j]).toFixed(1));\n"
-    "        below[j] += g[idx[j]];\n"
-    "        up.push(xs[j] + ' ' + Y(below[j]).toFixed(1));\n"
-    "      }\n"
-    "      areas[k].setAttribute('d', m ? 'M' + up.join('L') + 'L' + down.reverse().join('L') + 'Z' : '');\n"
-    "    }\n"
-    "    var pl = [], pr = [];\n"
-    "    for (j = 0; j < m; j++) {\n"
-    "      pl.push(xs[j] + ' ' + Y(D.l[idx[j]]).toFixed(1));\n"
-    "      pr.push(xs[j] + ' ' + Y(s.rm[j]).toFixed(1));\n"
-    "    }\n"
-    "    if (live) live.setAttribute('d', m ? 'M' + pl.join('L') : '');\n"
-    "    if (res && D.r) res.setAttribute('d', m ? 'M' + pr.join('L') : '');\n"
-    "    var zoomed = view.a > D.t0 || view.b < T1;\n"
-    "    if (replay) replay.style.display = zoomed ? 'none' : '';\n"
-    "    ticks();\n"
-    "    var full = T1 - D.t0;\n"
-    "    for (j = 0; j < marks.length; j++) {\n"
-    "      var t = D.t0 + Number(marks[j].getAttribute('data-t')), x = X(t), x0 = ML + (t - D.t0) / full * PW;\n"
-    "      marks[j].setAttribute('transform', 'translate(' + (x - x0).toFixed(1) + ' 0)');\n"
-    "      marks[j].style.display = x < ML - 0.5 || x > ML + PW + 0.5 ? 'none' : '';\n"
-    "    }\n"
-    "    drawPin();\n"
-    "    zoomText.textContent = zoomed ? 'showing +' + secs(view.a - D.t0) + ' to +' + secs(view.b - D.t0) + ' (' +\n"
-    "      (full / (view.b - view.a)).toFixed(1) + 'x)' : 'whole trace';\n"
-    "    reset.disabled = !zoomed;\n"
-    "  }\n"
-    "  function schedule() {\n"
-    "    if (!queued) { queued = true; window.requestAnimationFrame(redraw); }\n"
-    "  }\n"
-    "  function setView(a, b) {\n"
-    "    var full = T1 - D.t0, span = Math.min(full, Math.max(b - a, 5));\n"
-    "    if (a < D.t0) a = D.t0;\n"
-    "    if (a + span > T1) a = T1 - span;\n"
-    "    view.a = a; view.b = a + span;\n"
-    "    schedule();\n"
-    "  }\n"
-    "  function under(t, bytes) {\n"
-    "    var cum = 0, top = -1;\n"
-    "    for (var q = 0; q < na && AS[q] <= t; q++)\n"
-    "      if (AE[q] > t) {\n"
-    "        cum += D.ab[q];\n"
-    "        top = q;\n"
-    "        if (cum > bytes) return {q: q, lo: cum - D.ab[q], hi: cum};\n"
-    "      }\n"
-    "    /* above the live bytes: the topmost allocation live then */\n"
-    "    return top >= 0 ? {q: top, lo: cum - D.ab[top], hi: cum, above: true} : null;\n"
-    "  }\n"
-    "  function liveAt(t) {\n"
-    "    var j = lower(T, t + 0.5) - 1, v = {l: 0, r: 0, exact: D.all};\n"
-    "    if (j >= 0) { v.l = D.l[j]; v.r = D.r ? D.r[j] : 0; }\n"
-    "    if (D.all) {\n"
-    "      v.l = 0;\n"
-    "      for (var q = 0; q < na && AS[q] <= t; q++) if (AE[q] > t) v.l += D.ab[q];\n"
-    "    }\n"
-    "    return v;\n"
-    "  }\n"
-    "  function line(text, cls) { div(cls, text, tip); }\n"
-    "  function describe(q) {\n"
-    "    var sk = D.ak[q], cat = sk >= 0 ? D.cats[D.sc[sk]] : 'unknown', fs = sk >= 0 ? D.st[sk] : [];\n"
-    "    line('allocation of ' + iec(D.ab[q]) + (D.ar[q] ? ' (requested ' + iec(D.ar[q]) + ')' : '') + ' \\u00b7 ' + cat, 'al');\n"
-    "    line('lifetime: ' + (AI[q] < 0 ? 'live before the trace began' : 'from +' + secs(AS[q] - D.t0) + ' (entry ' + AI[q] + ')') +\n"
-    "         (AE[q] === Infinity ? ', never freed in the trace' : ' to +' + secs(AE[q] - D.t0) + ' (' + secs(AE[q] - AS[q]) + ')'), 'lt');\n"
-    "    if (!fs.length) line('no Python frames (made in C++, e.g. by the autograd engine)', 'fr');\n"
-    "    for (var k = 0; k < fs.length; k++) line(D.fr[fs[k]], 'fr');\n"
-    "  }\n"
-    "  function show(t, h, p) {\n"
-    "    tip.textContent = '';\n"
-    "    var v = liveAt(t);\n"
-    "    line('+' + secs(t - D.t0) + ' \\u00b7 live ' + (v.exact ? '' : '\\u2248') + iec(v.l) +\n"
-    "         (D.r ? ' \\u00b7 reserved ' + iec(v.r) : ''), 'hd');\n"
-    "    if (pinned >= 0) describe(pinned);\n"
-    "    else if (h) {\n"
-    "      if (h.above) line('above the live bytes; the topmost allocation live then:', 'muted');\n"
-    "      describe(h.q);\n"
-    "    }\n"
-    "    else line(D.all ? 'no allocation under the pointer' : 'no allocation under the pointer among the ' + na +\n"
-    "              ' embedded (of ' + D.lives + ': those live at the peak, then the largest)', 'muted');\n"
-    "    if (pinned >= 0) line('pinned: click elsewhere or press Escape to release', 'muted');\n"
-    "    tip.hidden = false;\n"
-    "    var fr = fig.getBoundingClientRect(), sr = svg.getBoundingClientRect();\n"
-    "    var left = (sr.left - fr.left) + (p.x / p.perPx) + 16, top = (sr.top - fr.top) + (p.y / p.perPx) + 16;\n"
-    "    var w = tip.offsetWidth;\n"
-    "    if (left + w > fr.width - 4) left = Math.max(4, (sr.left - fr.left) + p.x / p.perPx - w - 16);\n"
-    "    tip.style.left = left + 'px';\n"
-    "    tip.style.top = top + 'px';\n"
-    "  }\n"
-    "  function hover(p) {\n"
-    "    if (p.x < ML || p.x > ML + PW) { leave(); return; }\n"
-    "    var t = tAt(p.x), bytes = (TOP + H - p.y) / H * D.ymax, h = under(t, bytes);\n"
-    "    cursor.setAttribute('x1', p.x.toFixed(1)); cursor.setAttribute('x2', p.x.toFixed(1));\n"
-    "    cursor.setAttribute('visibility', 'visible');\n"
-    "    if (h && pinned < 0) {\n"
-    "      box.setAttribute('x', cx(X(AS[h.q]))); box.setAttribute('width', Math.max(1.5, cx(X(Math.min(AE[h.q], T1))) - cx(X(AS[h.q]))));\n"
-    "      box.setAttribute('y', Y(h.hi).toFixed(1)); box.setAttribute('height', Math.max(1, Y(h.lo) - Y(h.hi)).toFixed(1));\n"
-    "      box.setAttribute('visibility', 'visible');\n"
-    "    } else box.setAttribute('visibility', 'hidden');\n"
-    "    self.hovered = h ? h.q : -1;\n"
-    "    show(t, h, p);\n"
-    "  }\n"
-    "  function leave() {\n"
-    "    cursor.setAttribute('visibility', 'hidden');\n"
-    "    box.setAttribute('visibility', 'hidden');\n"
-    "    if (pinned < 0) tip.hidden = true;\n"
-    "  }\n"
-    "  function drawPin() {\n"
-    "    while (hl.firstChild) hl.removeChild(hl.firstChild);\n"
-    "    if (self.marked) {\n"
-    "      var m1 = Number(cx(X(self.marked.a))), m2 = Number(cx(X(self.marked.b)));\n"
-    "      el(svg, 'rect', {'class': 'mark', x: (m1 - 1).toFixed(1), y: TOP, width: Math.max(2, m2 - m1 + 2).toFixed(1), height: H}, hl);\n"
-    "    }\n"
-    "    if (pinned < 0) return;\n"
-    "    var x1 = Number(cx(X(AS[pinned]))), x2 = Number(cx(X(Math.min(AE[pinned], T1))));\n"
-    "    el(svg, 'rect', {'class': 'pin', x: x1, y: TOP, width: Math.max(1.5, x2 - x1).toFixed(1), height: H}, hl);\n"
-    "  }\n"
-    "  function pin(q) {\n"
-    "    pinned = q;\n"
-    "    self.pinned = q;\n"
-    "    drawPin();\n"
-    "    if (q < 0) tip.hidden = true;\n"
-    "  }\n"
-    "  self.pin = pin;\n"
-    "  self.D = D;\n"
-    "  self.svg = svg;\n"
-    "  self.hovered = -1;\n"
-    "  self.pinned = -1;\n"
-    "  self.setView = setView;\n"
-    "  self.view = view;\n"
-    "  self.range = function (q) { return {start: AS[q], end: AE[q]}; };\n"
-    "  self.reset = function () { setView(D.t0, T1); };\n"
-    "  self.redrawNow = redraw;\n"
-    "  self.showRange = function (a, b) {\n"
-    "    var pad = Math.max((b - a) * 0.15, (T1 - D.t0) * 0.02, 20);\n"
-    "    pin(-1);\n"
-    "    self.marked = {a: a, b: b};\n"
-    "    setView(a - pad, b + pad);\n"
-    "  };\n"
-    "  function inPlot(p) { return p.x >= ML && p.x <= ML + PW && p.y >= TOP && p.y <= TOP + H; }\n"
-    "  svg.addEventListener('mousedown', function (ev) {\n"
-    "    var p = local(svg, ev);\n"
-    "    if (ev.button !== 0 || !inPlot(p)) return;\n"
-    "    drag = {x: ev.clientX, a: view.a, b: view.b, shift: ev.shiftKey, moved: false, p: p};\n"
-    "    ev.preventDefault();\n"
-    "  });\n"
-    "  svg.addEventListener('mousemove', function (ev) { if (!drag) hover(local(svg, ev)); });\n"
-    "  document.addEventListener('mousemove', function (ev) {\n"
-    "    if (!drag) return;\n"
-    "    var p = local(svg, ev);\n"
-    "    if (Math.abs(ev.clientX - drag.x) > 3) drag.moved = true;\n"
-    "    if (!drag.moved) return;\n"
-    "    if (drag.shift) {\n"
-    "      var x1 = Math.min(p.x, drag.p.x), x2 = Math.max(p.x, drag.p.x);\n"
-    "      band.setAttribute('x', cx(x1)); band.setAttribute('width', (Number(cx(x2)) - Number(cx(x1))).toFixed(1));\n"
-    "      band.setAttribute('visibility', 'visible');\n"
-    "    } else {\n"
-    "      var dt = -(ev.clientX - drag.x) * p.perPx / PW * (drag.b - drag.a);\n"
-    "      setView(drag.a + dt, drag.b + dt);\n"
-    "    }\n"
-    "  });\n"
-    "  document.addEventListener('mouseup', function (ev) {\n"
-    "    if (!drag) return;\n"
-    "    var d = drag, p = local(svg, ev);\n"
-    "    drag = null;\n"
-    "    band.setAttribute('visibility', 'hidden');\n"
-    "    if (d.moved && d.shift) {\n"
-    "      setView(tAt(Math.min(p.x, d.p.x)), tAt(Math.max(p.x, d.p.x)));\n"
-    "    } else if (!d.moved) {\n"
-    "      var h = under(tAt(p.x), (TOP + H - p.y) / H * D.ymax);\n"
-    "      pin(h && h.q !== pinned ? h.q : -1);\n"
-    "      hover(p);\n"
-    "    }\n"
-    "  });\n"
-    "  svg.addEventListener('mouseleave', function () { if (!drag) leave(); });\n"
-    "  svg.addEventListener('wheel', function (ev) {\n"
-    "    ev.preventDefault();\n"
-    "    var p = local(svg, ev), x = p.x < ML ? ML : p.x > ML + PW ? ML + PW : p.x, t = tAt(x);\n"
-    "    var dy = ev.deltaMode === 1 ? ev.deltaY * 40 : ev.deltaY, f = Math.exp(Math.max(-300, Math.min(300, dy)) * 0.002);\n"
-    "    setView(t - (t - view.a) * f, t + (view.b - t) * f);\n"
-    "  }, {passive: false});\n"
-    "  svg.addEventListener('dblclick', function () { self.reset(); });\n"
-    "  reset.addEventListener('click', function () { self.reset(); });\n"
-    "  document.addEventListener('keydown', function (ev) { if (ev.key === 'Escape' && pinned >= 0) pin(-1); });\n"
-    "  redraw();\n"
-    "}\n"
-    "function tickLabel(v) {\n"
-    "  if (v === 0) return '0';\n"
-    "  for (var i = 5; i >= 0; i--) {\n"
-    "    var unit = Math.pow(1024, i);\n"
-    "    if (v < unit || (v * 100) % unit !== 0) continue;\n"
-    "    var dec = v % unit === 0 ? 0 : (v * 10) % unit === 0 ? 1 : 2;\n"
-    "    return (v / unit).toFixed(dec) + ' ' + UNITS[i];\n"
-    "  }\n"
-    "  return v + ' B';\n"
-    "}\n"
-    "function byteStep(max, ticks) {\n"
-    "  var step = 1;\n"
-    "  while (max / step > ticks) step *= 2;\n"
-    "  return step;\n"
-    "}\n"
-    "function State(svg, S) {\n"
-    "  var self = this, fig = svg.parentNode, ML = 76, PW = 960 - 76 - 16, RH = 18, GAP = 8;\n"
-    "  var peakAt = 0, k;\n"
-    "  for (k = 0; k < S.samples.length; k++) if (S.samples[k].i === S.peak) peakAt = k;\n"
-    "  var bar = div('od-bar od-state-bar');\n"
-    "  fig.insertBefore(bar, svg);\n"
-    "  var label = document.createElement('label');\n"
-    "  label.textContent = 'allocator state at entry (' + S.samples.length + ' sampled, the peak among them) ';\n"
-    "  var slider = document.createElement('input');\n"
-    "  slider.type = 'range'; slider.min = 0; slider.max = Math.max(0, S.entries - 1); slider.step = 1;\n"
-    "  slider.value = S.samples[peakAt].i;\n"
-    "  slider.className = 'od-slider';\n"
-    "  slider.setAttribute('aria-label', 'trace entry');\n"
-    "  label.appendChild(slider);\n"
-    "  bar.appendChild(label);\n"
-    "  var toPeak = document.createElement('button');\n"
-    "  toPeak.type = 'button'; toPeak.textContent = 'peak';\n"
-    "  bar.appendChild(toPeak);\n"
-    "  var only = -1, pick = null;\n"
-    "  if (S.homes && S.homes.length > 1) {\n"
-    "    pick = document.createElement('select');\n"
-    "    pick.className = 'od-home';\n"
-    "    pick.setAttribute('aria-label', 'stream and pool');\n"
-    "    var o = document.createElement('option');\n"
-    "    o.value = -1; o.textContent = 'all ' + S.homes.length + ' streams and pools';\n"
-    "    pick.appendChild(o);\n"
-    "    for (k = 0; k < S.homes.length; k++) {\n"
-    "      o = document.createElement('option');\n"
-    "      o.value = k; o.textContent = S.homes[k];\n"
-    "      pick.appendChild(o);\n"
-    "    }\n"
-    "    bar.appendChild(pick);\n"
-    "    pick.addEventListener('change', function () { only = Number(pick.value); draw(cur); });\n"
-    "  }\n"
-    "  var info = div('od-state-info', '', bar);\n"
-    "  var title = svg.querySelector('title');\n"
-    "  function strip(g, a, z, row, unit, cls) {\n"
-    "    while (a < z) {\n"
-    "      var r = Math.floor(a / row), rend = (r + 1) * row, e = z < rend ? z : rend;\n"
-    "      var x = ML + (a - r * row) * unit, w = (e - a) * unit;\n"
-    "      if (w >= 0.05) el(svg, 'rect', {'class': cls, x: x.toFixed(2), y: (6 + r * (RH + GAP)).toFixed(1),\n"
-    "                                      width: w.toFixed(2), height: RH}, g);\n"
-    "      a = e;\n"
-    "    }\n"
-    "  }\n"
-    "  function draw(si) {\n"
-    "    var smp = S.samples[si], total = smp.r, j, q = 0, off = 0, stranded = 0, freeIdle = 0, nb = 0, largest = 0;\n"
-    "    while (svg.lastChild && svg.lastChild !== title) svg.removeChild(svg.lastChild);\n"
-    "    if (!total) { svg.setAttribute('viewBox', '0 0 960 30'); info.textContent = 'nothing reserved at entry ' + smp.i; return; }\n"
-    "    var row = byteStep(total, 24), rows = Math.ceil(total / row), unit = PW / row;\n"
-    "    svg.setAttribute('viewBox', '0 0 960 ' + (rows * (RH + GAP) + 12));\n"
-    "    for (j = 0; j < rows; j++)\n"
-    "      el(svg, 'text', {'class': 'axis', x: ML - 6, y: (6 + j * (RH + GAP) + RH / 2).toFixed(1), 'text-anchor': 'end',\n"
-    "                       'dominant-baseline': 'middle'}, svg).textContent = tickLabel(j * row);\n"
-    "    var inHome = {segments: 0, reserved: 0, busy: 0};\n"
-    "    for (j = 0; j < smp.s.length; j += 3) {\n"
-    "      var size = smp.s[j], n = smp.s[j + 1], home = smp.s[j + 2], pos = 0, used = 0, b;\n"
-    "      var g = el(svg, 'g', {'class': only >= 0 && home !== only ? 'dim' : ''}, svg);\n"
-    "      for (b = 0; b < n; b++) used += smp.b[(q + b) * 3 + 1];\n"
-    "      if (home === only) { inHome.segments++; inHome.reserved += size; inHome.busy += used; }\n"
-    "      el(svg, 'title', {}, g).textContent = (S.homes[home] || '') + ': segment of ' + iec(size) + ', ' + n + ' busy block' + (n === 1 ? '' : 's') +\n"
-    "        ': ' + iec(used) + ' in use, ' + iec(Math.max(0, size - used)) + ' free' +\n"
-    "        (n && size > used ? ' (stranded: empty_cache() cannot release it)' : '');\n"
-    "      for (b = 0; b < n; b++, q++) {\n"
-    "        var bo = smp.b[q * 3], bs = smp.b[q * 3 + 1], st = smp.b[q * 3 + 2];\n"
-    "        if (bo > pos) {\n"
-    "          strip(g, off + pos, off + Math.min(bo, size), row, unit, 'x');\n"
-    "          stranded += Math.min(bo, size) - pos; largest = Math.max(largest, Math.min(bo, size) - pos);\n"
-    "        }\n"
-    "        strip(g, off + Math.max(bo, pos), off + Math.min(bo + bs, size), row, unit, st === 1 ? 'a' : 'p');\n"
-    "        pos = Math.max(pos, bo + bs);\n"
-    "        nb++;\n"
-    "      }\n"
-    "      if (pos < size) {\n"
-    "        strip(g, off + pos, off + size, row, unit, n ? 'x' : 'f');\n"
-    "        if (n) stranded += size - pos; else freeIdle += size - pos;\n"
-    "        largest = Math.max(largest, size - pos);\n"
-    "      }\n"
-    "      var r0 = Math.floor(off / row), sx = ML + (off - r0 * row) * unit;\n"
-    "      el(svg, 'line', {'class': 'sep', x1: sx.toFixed(2), x2: sx.toFixed(2), y1: (6 + r0 * (RH + GAP)).toFixed(1),\n"
-    "                       y2: (6 + r0 * (RH + GAP) + RH).toFixed(1)}, g);\n"
-    "      off += size;\n"
-    "    }\n"
-    "    self.blocks = nb; self.busy = smp.u; self.entry = smp.i; self.segments = smp.s.length / 3;\n"
-    "    info.setAttribute('data-entry', smp.i); info.setAttribute('data-blocks', nb); info.setAttribute('data-busy', smp.u);\n"
-    "    info.textContent = smp.i + ' of ' + S.entries + (smp.i === S.peak ? ' (the peak)' : '') + ', +' + secs(smp.t) +\n"
-    "      ': ' + (smp.s.length / 3) + ' segments, ' + iec(total) + ' reserved, ' + nb + ' busy blocks (' + iec(smp.u) +\n"
-    "      '), ' + iec(stranded) + ' stranded, ' + iec(freeIdle) + ' free in idle segments, largest free run ' + iec(largest) +\n"
-    "      (only >= 0 ? '; ' + S.homes[only] + ': ' + inHome.segments + ' segments, ' + iec(inHome.reserved) + ' reserved, ' +\n"
-    "       iec(inHome.busy) + ' busy' : '');\n"
-    "  }\n"
-    "  var cur = peakAt;\n"
-    "  function nearest(entry) {\n"
-    "    var best = 0;\n"
-    "    for (var j = 1; j < S.samples.length; j++)\n"
-    "      if (Math.abs(S.samples[j].i - entry) < Math.abs(S.samples[best].i - entry)) best = j;\n"
-    "    return best;\n"
-    "  }\n"
-    "  function go(si) {\n"
-    "    cur = Math.max(0, Math.min(S.samples.length - 1, si));\n"
-    "    slider.value = S.samples[cur].i;\n"
-    "    draw(cur);\n"
-    "  }\n"
-    "  slider.addEventListener('input', function () { go(nearest(Number(slider.value))); });\n"
-    "  slider.addEventListener('keydown', function (ev) {\n"
-    "    var d = {ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1, PageUp: 10, PageDown: -10}[ev.key];\n"
-    "    if (ev.key === 'Home') d = -S.samples.length;\n"
-    "    if (ev.key === 'End') d = S.samples.length;\n"
-    "    if (!d) return;\n"
-    "    ev.preventDefault();\n"
-    "    go(cur + d);\n"
-    "  });\n"
-    "  toPeak.addEventListener('click', function () { go(peakAt); });\n"
-    "  self.slider = slider;\n"
-    "  self.S = S;\n"
-    "  self.svg = svg;\n"
-    "  self.show = go;\n"
-    "  self.showEntry = function (entry) { go(nearest(entry)); };\n"
-    "  self.peakSample = peakAt;\n"
-    "  draw(peakAt);\n"
-    "}\n"
-    "function Icicle(T) {\n"
-    "  var D = T.D, fig = T.svg.parentNode, self = this, mode = 'stack', RH = 18, W = 960, ML = 8, PW = W - 16;\n"
-    "  var wrap = document.createElement('figure');\n"
-    "  wrap.className = 'od-icicle';\n"
-    "  var h = document.createElement('h3');\n"
-    "  h.textContent = 'Live at the peak, by full stack';\n"
-    "  fig.parentNode.insertBefore(h, fig.nextSibling);\n"
-    "  fig.parentNode.insertBefore(wrap, h.nextSibling);\n"
-    "  var bar = div('od-bar', '', wrap);\n"
-    "  var bStack = document.createElement('button'), bCat = document.createElement('button'), bUp = document.createElement('button');\n"
-    "  bStack.type = bCat.type = bUp.type = 'button';\n"
-    "  bStack.textContent = 'by stack'; bCat.textContent = 'by category'; bUp.textContent = 'zoom out';\n"
-    "  bar.appendChild(bStack); bar.appendChild(bCat); bar.appendChild(bUp);\n"
-    "  var crumb = div('od-crumb', '', bar);\n"
-    "  var svg = el(T.svg, 'svg', {'class': 'icicle', id: 'icicle-' + T.svg.id, viewBox: '0 0 960 40', role: 'img',\n"
-    "                              'aria-label': 'live bytes at the peak by stack (icicle): click a frame to zoom into it'}, wrap);\n"
-    "  var cap = document.createElement('figcaption');\n"
-    "  wrap.appendChild(cap);\n"
-    "  function build(byCat) {\n"
-    "    var root = {name: byCat ? 'all categories' : 'all stacks', bytes: 0, kids: {}, list: [], parent: null};\n"
-    "    for (var j = 0; j < D.ap.length; j++) {\n"
-    "      var q = D.ap[j], sk = D.ak[q], fs = sk >= 0 ? D.st[sk] : [], node = root, path = [], k;\n"
-    "      if (byCat) path.push((sk >= 0 ? D.cats[D.sc[sk]] : 'unknown'));\n"
-    "      for (k = fs.length - 1; k >= 0; k--) path.push(D.fr[fs[k]]);\n"
-    "      if (!fs.length) path.push('(no Python frames)');\n"
-    "      root.bytes += D.ab[q];\n"
-    "      for (k = 0; k < path.length; k++) {\n"
-    "        var c = node.kids[path[k]];\n"
-    "        if (!c) { c = node.kids[path[k]] = {name: path[k], bytes: 0, kids: {}, list: [], parent: node, cat: byCat && k === 0}; node.list.push(c); }\n"
-    "        c.bytes += D.ab[q];\n"
-    "        node = c;\n"
-    "      }\n"
-    "    }\n"
-    "    return root;\n"
-    "  }\n"
-    "  var trees = {}, focus = null;\n"
-    "  function depth(n) { var d = 0; for (var k = 0; k < n.list.length; k++) d = Math.max(d, depth(n.list[k])); return d + 1; }\n"
-    "  function colour(n) {\n"
-    "    if (n.cat) return 's' + (D.cats.indexOf(n.name) % 8);\n"
-    "    var f = n.name.replace(/:[0-9]+:[^:]*$/, ''), hsh = 0;\n"
-    "    for (var k = 0; k < f.length; k++) hsh = (hsh * 31 + f.charCodeAt(k)) >>> 0;\n"
-    "    return 's' + (hsh % 8);\n"
-    "  }\n"
-    "  function draw() {\n"
-    "    while (svg.firstChild) svg.removeChild(svg.firstChild);\n"
-    "    var rows = Math.min(depth(focus), 80), top = focus, drawn = 1;\n"
-    "    function put(n, x, w, d) {\n"
-    "      if (w < 0.4 || d >= rows) return;\n"
-    "      if (w >= 1 && d + 1 > drawn) drawn = d + 1;\n"
-    "      var g = el(svg, 'g', {'class': 'node'}, svg);\n"
-    "      el(svg, 'rect', {'class': n === top ? 'so' : colour(n), x: x.toFixed(2), y: d * RH + 2, width: Math.max(0.4, w - 0.6).toFixed(2),\n"
-    "                       height: RH - 2}, g);\n"
-    "      el(svg, 'title', {}, g).textContent = n.name + '\\n' + iec(n.bytes) + ' (' + (100 * n.bytes / trees[mode].bytes).toFixed(1) + '% of the peak\\'s live bytes)';\n"
-    "      if (w > 40) {\n"
-    "        var label = n.name.replace(/^.*\\//, ''), fit = Math.floor((w - 6) / 6.2);\n"
-    "        if (label.length > fit) label = label.slice(0, Math.max(1, fit - 1)) + '\\u2026';\n"
-    "        el(svg, 'text', {x: (x + 3).toFixed(1), y: d * RH + 14, 'class': 'ice'}, g).textContent = label;\n"
-    "      }\n"
-    "      g.addEventListener('click', function () { if (n.list.length || n.parent) { focus = n === focus && n.parent ? n.parent : n; draw(); } });\n"
-    "      var cx = x;\n"
-    "      n.list.sort(function (a, b) { return b.bytes - a.bytes; });\n"
-    "      for (var k = 0; k < n.list.length; k++) {\n"
-    "        var cw = n.bytes ? w * n.list[k].bytes / n.bytes : 0;\n"
-    "        put(n.list[k], cx, cw, d + 1);\n"
-    "        cx += cw;\n"
-    "      }\n"
-    "    }\n"
-    "    put(top, ML, PW, 0);\n"
-    "    svg.setAttribute('viewBox', '0 0 960 ' + (drawn * RH + 4)); /* as deep as frames at least 1 unit wide go */\n"
-    "    var path = [], n = focus;\n"
-    "    for (; n; n = n.parent) path.unshift(n.name.replace(/^.*\\//, ''));\n"
-    "    crumb.textContent = path.join(' \\u203a ') + ' \\u2014 ' + iec(focus.bytes);\n"
-    "    bUp.disabled = !focus.parent;\n"
-    "    self.focus = focus;\n"
-    "    cap.textContent = 'The ' + D.ap.length + ' allocations live at the peak (' + iec(trees[mode].bytes) + ' in blocks), ' +\n"
-    "      (mode === 'cat' ? 'by category (from their frames), then ' : '') + 'by full stack from the outermost frame down; width is bytes. ' +\n"
-    "      'Click a frame to zoom into it, click it again (or zoom out) to go back up; hover for the frame and its bytes.';\n"
-    "  }\n"
-    "  function set(m) { mode = m; trees[m] = trees[m] || build(m === 'cat'); focus = trees[m]; draw(); }\n"
-    "  bStack.addEventListener('click', function () { set('stack'); });\n"
-    "  bCat.addEventListener('click', function () { set('cat'); });\n"
-    "  bUp.addEventListener('click', function () { if (focus.parent) { focus = focus.parent; draw(); } });\n"
-    "  self.svg = svg;\n"
-    "  self.set = set;\n"
-    "  self.zoom = function (n) { focus = n; draw(); };\n"
-    "  self.root = function () { return trees[mode]; };\n"
-    "  set('stack');\n"
-    "}\n"
-    "var all = [], states = [], icicles = [];\n"
-    "var blocks = document.querySelectorAll('script.od-timeline');\n"
-    "for (var i = 0; i < blocks.length; i++) {\n"
-    "  var svg = document.getElementById(blocks[i].getAttribute('data-for'));\n"
-    "  if (!svg) continue;\n"
-    "  try {\n"
-    "    var tl = new Timeline(svg, JSON.parse(blocks[i].textContent));\n"
-    "    all.push(tl);\n"
-    "    if (tl.D.ap && tl.D.ap.length) icicles.push(new Icicle(tl));\n"
-    "  } catch (err) { if (window.console) console.error(err); }\n"
-    "}\n"
-    "blocks = document.querySelectorAll('script.od-state');\n"
-    "for (i = 0; i < blocks.length; i++) {\n"
-    "  svg = document.getElementById(blocks[i].getAttribute('data-for'));\n"
-    "  if (!svg) continue;\n"
-    "  try { states.push(new State(svg, JSON.parse(blocks[i].textContent))); } catch (err) { if (window.console) console.error(err); }\n"
-    "}\n"
-    "var evs = document.querySelectorAll('.od-ev');\n"
-    "function mapLink(e, fig) {\n"
-    "  e.className += ' od-link';\n"
-    "  e.setAttribute('role', 'link');\n"
-    "  e.setAttribute('tabindex', '0');\n"
-    "  e.title = 'show these blocks in the segment map at the end';\n"
-    "  function go() {\n"
-    "    for (var k = 0; k < evs.length; k++) evs[k].classList.remove('on');\n"
-    "    e.classList.add('on');\n"
-    "    var svg = fig.querySelector('svg'), free = svg.querySelectorAll('rect.x, rect.f'), best = null, j;\n"
-    "    var old = document.querySelectorAll('rect.flash');\n"
-    "    for (j = 0; j < old.length; j++) old[j].classList.remove('flash');\n"
-    "    for (j = 0; j < free.length; j++) {\n"
-    "      if (/stranded/.test(e.textContent) && free[j].classList.contains('x')) free[j].classList.add('flash');\n"
-    "      if (!best || Number(free[j].getAttribute('width')) > Number(best.getAttribute('width'))) best = free[j];\n"
-    "    }\n"
-    "    if (best) best.classList.add('flash');\n"
-    "    fig.scrollIntoView({block: 'center'});\n"
-    "  }\n"
-    "  e.addEventListener('click', go);\n"
-    "  e.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); go(); } });\n"
-    "}\n"
-    "function evidence(e) {\n"
-    "  var item = Number(e.getAttribute('data-item')), dev = Number(e.getAttribute('data-device')), T = null;\n"
-    "  if (e.getAttribute('data-map') === 'end') {\n"
-    "    var fig = document.querySelector('figure[data-map=\"end\"][data-item=\"' + item + '\"][data-device=\"' + dev + '\"]');\n"
-    "    if (fig) mapLink(e, fig);\n"
-    "    return;\n"
-    "  }\n"
-    "  for (var j = 0; j < all.length && !T; j++) if (all[j].D.item === item && all[j].D.device === dev) T = all[j];\n"
-    "  if (!T) return;\n"
-    "  e.className += ' od-link';\n"
-    "  e.setAttribute('role', 'link');\n"
-    "  e.setAttribute('tabindex', '0');\n"
-    "  e.title = 'show this moment on the timeline';\n"
-    "  function go() {\n"
-    "    for (var k = 0; k < evs.length; k++) evs[k].classList.remove('on');\n"
-    "    e.classList.add('on');\n"
-    "    T.showRange(Number(e.getAttribute('data-a')), Number(e.getAttribute('data-b')));\n"
-    "    T.svg.scrollIntoView({block: 'center'});\n"
-    "  }\n"
-    "  e.addEventListener('click', go);\n"
-    "  e.addEventListener('keydown', function (ev) { if (ev.key === 'Enter' || ev.key === ' ') { ev.preventDefault(); go(); } });\n"
-    "}\n"
-    "for (i = 0; i < evs.length; i++) evidence(evs[i]);\n"
-    "window.oomdoc = {timelines: all, states: states, icicles: icicles, ready: true};\n"
-    "document.documentElement.setAttribute('data-oomdoc', 'ready');\n"
-    "})();\n";
-/* END SCRIPT */
+/* The page's stylesheet and script are the files report.css, report_util.js and report.js
+ * beside this one, turned into C strings at build time (tools/embed.sh, as jq embeds its
+ * builtins): OD_REPORT_CSS, OD_REPORT_JS (report_util.js, then report.js). */
+#include "report_assets.h"
 
 /* ---------- SVG frame ---------- */
 
@@ -806,7 +97,7 @@ static void y_axis(ctx *c, double top, double h, uint64_t ymax, uint64_t step, c
 static void x_axis(ctx *c, double top, double h, double x0, double x1, double scale, const char *unit,
                    const char *title, int integer)
 {
-    double span = x1 - x0, step = nice_step(span * scale, 8) / scale;
+    double span = x1 - x0, step = od_nice_step(span * scale, 8) / scale;
     if (integer && step < 1)
         step = 1;
     double first = ceil(x0 / step) * step;
@@ -1154,8 +445,8 @@ static od_status timeline_plot(ctx *c, const od_device_summary *d, const od_time
     for (size_t i = 0; i < it->n_replay_reserved; i++)
         if (it->replay_reserved[i].bytes > top)
             top = it->replay_reserved[i].bytes;
-    uint64_t step = byte_step(top ? top : 1, 6);
-    fr.ymax = round_up(top, step);
+    uint64_t step = od_byte_step(top ? top : 1, 6);
+    fr.ymax = od_round_up(top, step);
     double span_s = (double)(fr.t1 - fr.t0) / 1e6;
     int ms = span_s < 2;
 
@@ -1337,8 +628,8 @@ static void iterations_plot(ctx *c, const od_timeline *t)
     for (size_t i = 0; i < n; i++)
         if (t->iterations[i].peak_bytes > top)
             top = t->iterations[i].peak_bytes;
-    uint64_t step = byte_step(top ? top : 1, 5);
-    uint64_t ymax = round_up(top, step);
+    uint64_t step = od_byte_step(top ? top : 1, 5);
+    uint64_t ymax = od_round_up(top, step);
     double h = 220, pw = W - ML - MR, slot = pw / (double)n, bw = slot * 0.7;
     snprintf(id, sizeof id, "iterations-%u", c->figure++);
     fprintf(c->f, "<figure>\n");
@@ -1464,7 +755,7 @@ static void segment_map(ctx *c, const od_layout *l, const char *label, const cha
     *largest_free = *free_total = 0;
     if (!total)
         return;
-    uint64_t row = byte_step(total, 24);
+    uint64_t row = od_byte_step(total, 24);
     size_t rows = (size_t)((total + row - 1) / row);
     double rh = 18, gap = 8, pw = W - ML - MR;
     double h = (double)rows * (rh + gap);
@@ -1961,8 +1252,8 @@ static od_status compare_section(ctx *c, const od_report_item *ia, const od_summ
                 span = sb;
             if (!span)
                 span = 1;
-            uint64_t step = byte_step(top ? top : 1, 6);
-            frame fr = {0, span, round_up(top, step), MT, 260};
+            uint64_t step = od_byte_step(top ? top : 1, 6);
+            frame fr = {0, span, od_round_up(top, step), MT, 260};
             int ms = (double)span / 1e6 < 2;
             char id[48];
             snprintf(id, sizeof id, "compare-%u", c->figure++);
@@ -2055,8 +1346,8 @@ static void plan_section(ctx *c, const od_report_plan *p)
         top = p->device_bytes;
     if (p->capacity_bytes > top)
         top = p->capacity_bytes;
-    uint64_t step = byte_step(top ? top : 1, 8);
-    uint64_t xmax = round_up(top, step);
+    uint64_t step = od_byte_step(top ? top : 1, 8);
+    uint64_t xmax = od_round_up(top, step);
     double pw = W - ML - MR, bar_y = 20, bar_h = 44;
     snprintf(id, sizeof id, "plan-%u", c->figure++);
     fprintf(c->f, "<figure>\n");
@@ -2129,8 +1420,8 @@ static void series_section(ctx *c, const od_report_item *it)
     od_metric pm = od_series_primary(s);
     od_trend_fit fit;
     int have_fit = od_trend_analyze(s, pm, c->in->capacity_bytes, &fit, NULL) == OD_OK;
-    uint64_t step = byte_step(top ? top : 1, 6);
-    uint64_t ymax = round_up(top, step);
+    uint64_t step = od_byte_step(top ? top : 1, 6);
+    uint64_t ymax = od_round_up(top, step);
     double h = 260, pw = W - ML - MR;
     snprintf(id, sizeof id, "series-%u", c->figure++);
     fprintf(c->f, "<figure>\n");
@@ -2473,7 +1764,7 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
         if (in->n_items > 1)
             fprintf(f, " and %zu more", in->n_items - 1);
     }
-    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>oomdoc report</h1>\n<p class=\"muted\">", CSS);
+    fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n<header>\n<h1>oomdoc report</h1>\n<p class=\"muted\">", OD_REPORT_CSS);
     for (size_t i = 0; i < in->n_items; i++) {
         fprintf(f, "%s<code>", i ? ", " : "Inputs: ");
         esc(f, in->items[i].name);
@@ -2530,7 +1821,7 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
                "</p></footer>\n");
     /* The script only enhances what is drawn: without it the page is the same plots. */
     if (c.scripted)
-        fprintf(f, "<script>\n%s</script>\n", SCRIPT);
+        fprintf(f, "<script>\n%s</script>\n", OD_REPORT_JS);
     fprintf(f, "</body>\n</html>\n");
     fflush(f);
     if (ferror(f))

@@ -85,8 +85,7 @@ async function slider(browser, name, snapshot, tag) {
   await page.focus('input.od-slider');
   for (let i = 0; i < got.peakSample; i++) await page.keyboard.press('ArrowRight');
   const info = await page.evaluate(() => {
-    const e = document.querySelector('.od-state-info'), svg = document.getElementById(window.oomdoc.states[0].svg
-      ? window.oomdoc.states[0].svg.id : '');
+    const e = document.querySelector('.od-state-info');
     return {entry: Number(e.dataset.entry), blocks: Number(e.dataset.blocks), busy: Number(e.dataset.busy), text: e.textContent,
             stranded: document.querySelectorAll('.od-state-bar ~ svg rect.x').length,
             rects: document.querySelectorAll('.od-state-bar ~ svg rect').length};
