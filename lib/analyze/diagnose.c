@@ -36,12 +36,6 @@ int od_verdict_parse(const char *name)
     return -1;
 }
 
-const char *od_input_kind_name(od_input_kind k)
-{
-    static const char *const n[] = {"log", "series", "snapshot", "config", "profile", "unrecognized"};
-    return k <= OD_INPUT_NOTHING ? n[k] : "?";
-}
-
 const char *od_oom_request_note(const od_oom_report *r)
 {
     if (!r->request_is_segment)
@@ -777,15 +771,8 @@ static uint64_t findings_peak(const od_snapshot_findings *f)
 /* Expected (plan) vs actual, category by category: the category that exceeds its
  * expectation the most is where the framework did something the plan did not foresee.
  * An excess of 5% of the peak or more is named. */
-static void expected_vs_actual(od_diagnosis *d, const od_diag_input *ins, size_t n)
+static void expected_vs_actual(od_diagnosis *d, const od_diag_input *ins, const od_estimate *e, size_t from)
 {
-    const od_estimate *e = NULL;
-    size_t from = OD_NO_INPUT;
-    for (size_t i = 0; i < n && !e; i++)
-        if (ins[i].kind == OD_INPUT_CONFIG && ins[i].expected) {
-            e = ins[i].expected;
-            from = i;
-        }
     if (!e)
         return;
     for (size_t k = 0; k < d->n_snapshots; k++) {
@@ -819,7 +806,7 @@ static void expected_vs_actual(od_diagnosis *d, const od_diag_input *ins, size_t
         }
         evid(d, f->input, "expected_peak_bytes", (double)e->peak_allocated_bytes,
              "%s: actual vs expected (plan of %s) at the peak: %s in all vs %s; %s", ins[f->input].name,
-             ins[from].name, iec(f->categories->total_bytes, a, sizeof a), iec(e->peak_allocated_bytes, c, sizeof c),
+             from != OD_NO_INPUT ? ins[from].name : "the model", iec(f->categories->total_bytes, a, sizeof a), iec(e->peak_allocated_bytes, c, sizeof c),
              buf);
         /* Small excesses are the plan's error, not a surprise: 5% of the peak. */
         if (f->worst_category >= 0 && (double)f->worst_excess_bytes >= 0.05 * (double)e->peak_allocated_bytes) {
@@ -1786,6 +1773,12 @@ static void torch_version(rx *x, const od_diag_options *opts)
 static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, const od_diag_options *opts)
 {
     char a[32], b[32], buf[480], eff[480], cmd[480];
+    od_diag_options effective;
+    if (opts && d->have_workload) { /* the plan the snapshots were compared with */
+        effective = *opts;
+        effective.workload = &d->workload;
+        opts = &effective;
+    }
     rx x0, *x = &x0;
     memset(x, 0, sizeof *x);
     x->d = d;
@@ -1822,10 +1815,7 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         x->cap = x->sf->max_reserved_bytes;
         x->cap_source = "the most ever reserved: a lower bound";
     }
-    if (opts && opts->device_total_bytes)
-        x->total = opts->device_total_bytes;
-    else if (r && (r->have & OD_HAVE_CAPACITY))
-        x->total = r->capacity_bytes;
+    x->total = d->device_total_bytes;
     /* Did the device itself have room (so a cap, not the device, was the limit)? */
     uint64_t request = r ? r->requested_bytes : x->sf ? x->sf->oom_request_bytes : 0;
     int device_had_room = (r && (r->have & OD_HAVE_FREE) && r->free_bytes >= request && request) ||
@@ -2112,6 +2102,126 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
 
 /* ---------- the whole ---------- */
 
+/* The device's memory: the caller's, else the deciding OOM report's total capacity, else
+ * nvidia-smi's total of the GPU the report names (or of the only GPU listed). */
+static void find_device(od_diagnosis *d, const od_diag_input *ins, size_t n, const od_diag_options *opts)
+{
+    const od_oom_report *r = d->report;
+    if (opts && opts->device_total_bytes) {
+        d->device_total_bytes = opts->device_total_bytes;
+        d->device_total_source = "as given";
+    } else if (r && (r->have & OD_HAVE_CAPACITY) && r->capacity_bytes) {
+        d->device_total_bytes = r->capacity_bytes;
+        d->device_total_source = "the OOM message";
+    }
+    for (size_t i = 0; i < n; i++) {
+        const od_triage *t = ins[i].kind == OD_INPUT_LOG ? ins[i].triage : NULL;
+        for (size_t k = 0; t && k < t->n_gpus; k++) {
+            const od_smi_gpu *g = &t->gpus[k];
+            int wanted = r && (r->have & OD_HAVE_DEVICE) ? g->index == r->device : t->n_gpus == 1;
+            if (!wanted || !g->total_bytes)
+                continue;
+            if (!d->device_name[0])
+                snprintf(d->device_name, sizeof d->device_name, "%s", g->name);
+            if (!d->device_total_bytes) {
+                d->device_total_bytes = g->total_bytes;
+                d->device_total_source = "nvidia-smi";
+            }
+        }
+    }
+}
+
+od_status od_diagnose_loaded(const od_loaded *ins, size_t n, const od_diag_request *rq, od_diagnosis **out,
+                             size_t *bad_input, od_error *err)
+{
+    *out = NULL;
+    *bad_input = OD_NO_INPUT;
+    int any_snap = 0, have_cfg = 0;
+    for (size_t i = 0; i < n; i++) {
+        any_snap |= ins[i].kind == OD_INPUT_SNAPSHOT;
+        have_cfg |= ins[i].kind == OD_INPUT_CONFIG;
+    }
+    if (rq && rq->config_input != OD_NO_INPUT && rq->config_input < n &&
+        ins[rq->config_input].kind != OD_INPUT_CONFIG) {
+        *bad_input = rq->config_input;
+        return od_fail(err, OD_ERR_FORMAT, "--config: not a model config.json (no model_type and hidden size)");
+    }
+    if (rq && rq->plan_flags && !have_cfg)
+        return od_fail(err, OD_ERR_ARG, "plan flags (--batch, --seq, ...) need a config.json (--config FILE)");
+    od_diag_input *di = calloc(n ? n : 1, sizeof *di);
+    if (!di)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    od_workload defaults;
+    od_workload_defaults(&defaults);
+    od_diag_options o;
+    memset(&o, 0, sizeof o);
+    if (rq)
+        o = rq->opts;
+    od_status st = OD_OK;
+    for (size_t i = 0; i < n && st == OD_OK; i++) {
+        const od_loaded *l = &ins[i];
+        di[i] = (od_diag_input){l->name, l->kind, l->triage, l->series, l->have_fit ? &l->fit : NULL, l->snapshot,
+                                NULL, l->profile};
+        if (l->kind != OD_INPUT_CONFIG)
+            continue;
+        if (!l->have_model) {
+            /* listed only, unless the plan of it is needed */
+            if (any_snap || (rq && rq->plan_flags)) {
+                *bad_input = i;
+                st = od_fail(err, OD_ERR_FORMAT, "the planner cannot read this config.json: %s", l->model_error);
+            }
+        } else if (!o.model) {
+            o.model = &l->model;
+            o.workload = rq && rq->workload ? rq->workload : &defaults;
+            o.config_path = l->name;
+        }
+    }
+    if (st == OD_OK)
+        st = od_diagnose_with(di, n, &o, out, err);
+    free(di);
+    return st;
+}
+
+/* The plan the snapshots are compared with: an input's own estimate (the caller made it),
+ * else the model's under the caller's workload, a generate() trace making it an inference
+ * plan (its decode steps the new tokens) unless the caller said the task. Returns the
+ * estimate (in *mine when made here) and in *from the config input it comes from. */
+static od_status plan_to_compare(od_diagnosis *d, const od_diag_input *ins, size_t n, const od_diag_options *opts,
+                                 od_estimate *mine, const od_estimate **out, size_t *from, od_error *err)
+{
+    *out = NULL;
+    *from = OD_NO_INPUT;
+    for (size_t i = 0; i < n; i++)
+        if (ins[i].kind == OD_INPUT_CONFIG && ins[i].expected) {
+            *out = ins[i].expected;
+            *from = i;
+            return OD_OK;
+        }
+    if (!opts || !opts->model || !opts->workload || !d->n_snapshots)
+        return OD_OK;
+    od_workload w = *opts->workload;
+    for (size_t k = 0; k < d->n_snapshots && !opts->task_given; k++) {
+        const od_inference *inf = &d->snapshots[k].inference;
+        if (!inf->is_inference)
+            continue;
+        w.task = OD_TASK_INFER;
+        if (!opts->new_tokens_given && inf->decode_steps)
+            w.new_tokens = inf->decode_steps;
+        if (inf->recomputes_each_step && w.kv_cache == OD_KV_DYNAMIC)
+            w.kv_cache = OD_KV_NONE;
+    }
+    od_status st = od_estimate_compute(opts->model, &w, mine, err);
+    if (st != OD_OK)
+        return st;
+    d->have_workload = 1;
+    d->workload = w;
+    *out = mine;
+    for (size_t i = 0; i < n && *from == OD_NO_INPUT; i++)
+        if (ins[i].kind == OD_INPUT_CONFIG && opts->config_path && ins[i].name == opts->config_path)
+            *from = i;
+    return OD_OK;
+}
+
 od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od_error *err)
 {
     return od_diagnose_with(ins, n, NULL, out, err);
@@ -2224,7 +2334,7 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
                 }
             break;
         case OD_INPUT_CONFIG:
-            if (!in->expected || !d->n_snapshots) {
+            if (!(in->expected || (opts && opts->model && opts->config_path == in->name)) || !d->n_snapshots) {
                 char arg[200];
                 evid(d, i, NULL, 0, "%s: a model config.json: estimate with oomdoc plan --config %s%s", in->name,
                      shell_arg(in->name, "<config.json>", arg, sizeof arg),
@@ -2251,7 +2361,18 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
             evidence_from_profile(d, in, i);
     }
     complete_from_profiles(d, ins, n);
-    expected_vs_actual(d, ins, n);
+    const od_estimate *expected = NULL;
+    size_t expected_from = OD_NO_INPUT;
+    od_estimate *mine = malloc(sizeof *mine);
+    od_status pst = mine ? plan_to_compare(d, ins, n, opts, mine, &expected, &expected_from, err)
+                         : od_fail(err, OD_ERR_NOMEM, "out of memory");
+    if (pst != OD_OK) {
+        free(mine);
+        od_diagnosis_free(d);
+        return pst;
+    }
+    expected_vs_actual(d, ins, expected, expected_from);
+    free(mine);
     compare_snapshots(d, ins);
     if (!decided && any_data) {
         /* No OOM and no leak: healthy when the data shows no OOM either. */
@@ -2281,6 +2402,7 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
                  iec(js.limit, b, sizeof b));
         }
     }
+    find_device(d, ins, n, opts);
     prescribe(d, ins, n, opts);
     *out = d;
     return OD_OK;

@@ -23,6 +23,7 @@
 #include "oomdoc/od.h"
 #include "oomdoc/snapshot.h"
 #include "read/models.h"
+#include "read/load.h"
 #include "read/profile.h"
 #include "read/trend.h"
 #include "read/triage/triage.h"
@@ -39,15 +40,6 @@ typedef enum {
     OD_VERDICT_COUNT
 } od_verdict;
 
-typedef enum {
-    OD_INPUT_LOG,       /* text: OOM reports, memory_summary, memory_stats, nvidia-smi */
-    OD_INPUT_SERIES,    /* per-step log or NVML series */
-    OD_INPUT_SNAPSHOT,  /* torch.cuda.memory._dump_snapshot() pickle */
-    OD_INPUT_CONFIG,    /* a model's config.json */
-    OD_INPUT_PROFILE,   /* a profiler record (profile.h): trace, memory timeline,
-                           key_averages table, JAX memory profile or memory_stats */
-    OD_INPUT_NOTHING    /* nothing recognized */
-} od_input_kind;
 
 /* One input as the caller parsed it. The diagnosis reads these during od_diagnose only. */
 typedef struct {
@@ -192,6 +184,12 @@ typedef struct {
     double imbalance;                  /* (highest - lowest) / highest, when >1 */
     size_t first_oom_snapshot;         /* the first to fail by time, or SIZE_MAX */
     int have_message;                  /* an input carried an OOM report */
+    uint64_t device_total_bytes;       /* the device's memory as the inputs or flags tell
+                                          it, 0 when nothing does */
+    const char *device_total_source;   /* "as given", "the OOM message", "nvidia-smi", or NULL */
+    char device_name[64];              /* nvidia-smi's name of it, or "" */
+    int have_workload;                 /* the plan the snapshots were compared with: */
+    od_workload workload;              /* the caller's, as a generate() trace corrects it */
     od_summary **summaries;            /* owned: one per snapshot input (internal) */
     size_t n_summaries;
 } od_diagnosis;
@@ -204,7 +202,28 @@ typedef struct {
     const od_workload *workload;   /* recipe changes with the planner */
     const char *config_path;       /* the config's name, for printed commands */
     const char *torch_version;     /* --torch-version ("2.1.0"), or NULL: inferred */
+    int task_given;                /* the workload's task is the caller's; else a generate()
+                                      trace is compared with an inference plan */
+    int new_tokens_given;          /* likewise its new tokens; else the decode steps seen */
 } od_diag_options;
+
+/* What the caller asks beyond its inputs: doctor's (and report's) flags. */
+typedef struct {
+    od_diag_options opts;          /* cap, device, torch version (model/workload: set below) */
+    const od_workload *workload;   /* the plan flags; NULL: plan's defaults */
+    int plan_flags;                /* 1: the caller gave plan flags (they need a config) */
+    size_t config_input;           /* the input given as --config (it must be a config.json),
+                                      OD_NO_INPUT when none */
+} od_diag_request;
+
+/* The diagnosis of loaded inputs (load.h; each one's name as shown) under a request: the
+ * plan's estimate of the workload for each config.json when a snapshot is there to compare
+ * it with, then od_diagnose_with. Fails with OD_ERR_ARG for a request the inputs cannot
+ * serve (plan flags without a config.json, a workload the planner refuses) and
+ * OD_ERR_FORMAT for a config.json the planner cannot read where it is needed, *bad_input
+ * then naming that input (else OD_NO_INPUT); OD_ERR_NOMEM. */
+od_status od_diagnose_loaded(const od_loaded *ins, size_t n, const od_diag_request *rq, od_diagnosis **out,
+                             size_t *bad_input, od_error *err);
 
 /* As od_diagnose, with the caller's options (NULL: none). */
 od_status od_diagnose_with(const od_diag_input *inputs, size_t n, const od_diag_options *opts, od_diagnosis **out,
@@ -222,7 +241,6 @@ const char *od_check_method_name(od_check_method m);
 /* "healthy", "unknown", "capacity", ... and back (-1 when unknown). */
 const char *od_verdict_name(od_verdict v);
 int od_verdict_parse(const char *name);
-const char *od_input_kind_name(od_input_kind k); /* "log", "series", "snapshot", "config", "unrecognized" */
 
 /* One sentence giving an OOM report's verdict with its numbers (IEC units), into buf. */
 void od_oom_reason(const od_oom_report *r, char *buf, size_t size);

@@ -1614,18 +1614,46 @@ static void triage_section(ctx *c, const od_report_item *it)
 
 /* ---------- diagnosis ---------- */
 
-static void fixes(ctx *c, const char *title, const od_report_fix *f, size_t n)
+static const char *jstr_of(const json_t *o, const char *key)
 {
-    if (!n)
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+/* One list of remedies of the diagnosis document: what, its effect, how it was checked
+ * (the method and what the check found), and the command that shows it. */
+static void fixes(ctx *c, const char *title, const json_t *arr)
+{
+    if (!json_array_size(arr))
         return;
-    fprintf(c->f, "<h3>%s</h3>\n<ol>\n", title);
-    for (size_t i = 0; i < n; i++) {
+    fprintf(c->f, "<h3>%s</h3>\n<ol class=\"fixes\">\n", title);
+    size_t i;
+    const json_t *m;
+    json_array_foreach(arr, i, m) {
+        const json_t *ck = json_object_get(m, "check");
+        const char *method = jstr_of(ck, "method"), *detail = jstr_of(ck, "detail");
         fprintf(c->f, "<li>");
-        esc(c->f, f[i].what);
-        if (f[i].effect) {
+        esc(c->f, jstr_of(m, "action"));
+        if (*jstr_of(m, "effect")) {
             fprintf(c->f, " <span class=\"muted\">&mdash; ");
-            esc(c->f, f[i].effect);
+            esc(c->f, jstr_of(m, "effect"));
             fprintf(c->f, "</span>");
+        }
+        if (*method && strcmp(method, "none") != 0) {
+            fprintf(c->f, "<br><span class=\"check\">checked (");
+            esc(c->f, method);
+            fprintf(c->f, "): ");
+            esc(c->f, detail);
+            fprintf(c->f, "</span>");
+        } else if (*detail) {
+            fprintf(c->f, "<br><span class=\"check muted\">");
+            esc(c->f, detail);
+            fprintf(c->f, "</span>");
+        }
+        if (*jstr_of(m, "command")) {
+            fprintf(c->f, "<br><code class=\"cmd\">$ ");
+            esc(c->f, jstr_of(m, "command"));
+            fprintf(c->f, "</code>");
         }
         fprintf(c->f, "</li>\n");
     }
@@ -1683,25 +1711,37 @@ static int evidence_moment(const ctx *c, od_summary *const *sums, const char *ev
     return d->has_trace && d->entries ? 1 : 0;
 }
 
-static void diagnosis_section(ctx *c, const od_report_diagnosis *d, od_summary *const *sums)
+/* The diagnosis, from doctor's document: embedded whole for scripts and tests, and shown. */
+static od_status diagnosis_section(ctx *c, const json_t *doc, od_summary *const *sums, od_error *err)
 {
-    int ok = d->verdict && strcmp(d->verdict, "healthy") == 0;
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ESCAPE_SLASH);
+    if (!text)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    /* JSON_ESCAPE_SLASH writes every '/' as '\/': no "</script>" can end the block early */
+    fprintf(c->f, "<script type=\"application/json\" id=\"od-diagnosis\">\n%s\n</script>\n", text);
+    free(text);
+    const char *verdict = json_string_value(json_object_get(doc, "verdict"));
+    int ok = verdict && strcmp(verdict, "healthy") == 0;
     fprintf(c->f, "<section class=\"diagnosis card\">\n<h2>Diagnosis: <span class=\"verdict%s\">", ok ? " ok" : "");
-    esc(c->f, d->verdict ? d->verdict : "unknown");
+    esc(c->f, verdict ? verdict : "unknown");
     fprintf(c->f, "</span></h2>\n");
-    if (d->headline) {
+    if (*jstr_of(doc, "headline")) {
         fprintf(c->f, "<p><strong>");
-        esc(c->f, d->headline);
+        esc(c->f, jstr_of(doc, "headline"));
         fprintf(c->f, "</strong></p>\n");
     }
-    if (d->n_evidence) {
+    const json_t *ev = json_object_get(doc, "evidence");
+    if (json_array_size(ev)) {
         fprintf(c->f, "<h3>Evidence</h3>\n<ul>\n");
-        for (size_t i = 0; i < d->n_evidence; i++) {
+        size_t i;
+        const json_t *e;
+        json_array_foreach(ev, i, e) {
             size_t item;
             int64_t device;
             uint64_t a, b;
+            const char *t = jstr_of(e, "text");
             /* linked (by the page's script) to the moment of the timeline it talks about */
-            int to = evidence_moment(c, sums, d->evidence[i], &item, &device, &a, &b);
+            int to = evidence_moment(c, sums, t, &item, &device, &a, &b);
             if (to == 1)
                 fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-a=\"%llu\" "
                               "data-b=\"%llu\">", item, (long long)device, (unsigned long long)a, (unsigned long long)b);
@@ -1710,19 +1750,25 @@ static void diagnosis_section(ctx *c, const od_report_diagnosis *d, od_summary *
                         item, (long long)device);
             else
                 fprintf(c->f, "<li><span>");
-            esc(c->f, d->evidence[i]);
+            esc(c->f, t);
             fprintf(c->f, "</span></li>\n");
         }
         fprintf(c->f, "</ul>\n");
     }
-    fixes(c, "Do now", d->now, d->n_now);
-    fixes(c, "Long term", d->later, d->n_later);
-    if (d->verify) {
-        fprintf(c->f, "<p>Verify the fix: <code>");
-        esc(c->f, d->verify);
-        fprintf(c->f, "</code></p>\n");
+    fixes(c, "Do now", json_object_get(doc, "do_now"));
+    fixes(c, "Long term", json_object_get(doc, "long_term"));
+    if (*jstr_of(doc, "verify")) {
+        fprintf(c->f, "<h3>Verify</h3>\n<p>");
+        esc(c->f, jstr_of(doc, "verify"));
+        if (*jstr_of(doc, "verify_command")) {
+            fprintf(c->f, "<br><code class=\"cmd\">$ ");
+            esc(c->f, jstr_of(doc, "verify_command"));
+            fprintf(c->f, "</code>");
+        }
+        fprintf(c->f, "</p>\n");
     }
     fprintf(c->f, "</section>\n");
+    return OD_OK;
 }
 
 /* ---------- the page ---------- */
@@ -1777,8 +1823,8 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
     }
     fprintf(f, ".</p>\n</header>\n");
 
-    if (in->diagnosis)
-        diagnosis_section(&c, in->diagnosis, sums);
+    if (in->diagnosis && (st = diagnosis_section(&c, in->diagnosis, sums, err)) != OD_OK)
+        goto out;
     if (n_snap) {
         fprintf(f, "<section class=\"glance\">\n<h2>At a glance</h2>\n<table><tr><th>snapshot</th><th class=\"n\">device</th>"
                    "<th class=\"n\">peak live</th><th class=\"n\">reserved</th><th class=\"n\">allocated</th>"

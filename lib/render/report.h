@@ -13,7 +13,8 @@
  *                    30000, else those live at the peak and then the largest.
  *
  * Sections appear as the inputs allow:
- *   diagnosis        verdict, evidence, ranked fixes (od_report_diagnosis, when given)
+ *   diagnosis        doctor's: verdict, evidence, what to do now and in the long term with
+ *                    each item's check and command, how to verify (from its document)
  *   at a glance      per snapshot device: peak, reserved, stranded, OOM events
  *   timeline         live requested bytes over trace time, split by the top sites at the
  *                    peak (stacked), reserved bytes from the trace's segment events (and
@@ -40,32 +41,13 @@
 #ifndef OD_REPORT_H
 #define OD_REPORT_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "oomdoc/snapshot.h"
 #include "read/profile.h"
 #include "read/trend.h"
 #include "read/triage/triage.h"
-
-/* A ranked fix: what to do and what it is expected to change. */
-typedef struct {
-    const char *what;
-    const char *effect;       /* may be NULL */
-} od_report_fix;
-
-/* The diagnosis shown at the top. Filled by the caller from doctor's diagnosis; every
- * field but verdict may be NULL / 0. */
-typedef struct {
-    const char *verdict;      /* "capacity", "fragmentation", "leak", ... */
-    const char *headline;     /* one sentence */
-    const char *const *evidence;
-    size_t n_evidence;
-    const od_report_fix *now; /* ranked: first is best */
-    size_t n_now;
-    const od_report_fix *later;
-    size_t n_later;
-    const char *verify;       /* the command that verifies the fix */
-} od_report_diagnosis;
 
 /* The plan's breakdown: memory by purpose at the predicted peak, stacked, with the
  * device's usable memory as a line. */
@@ -108,7 +90,11 @@ typedef struct {
 typedef struct {
     const od_report_item *items;
     size_t n_items;
-    const od_report_diagnosis *diagnosis;  /* NULL: no diagnosis section */
+    const json_t *diagnosis;               /* doctor's document of the same inputs and flags
+                                            * (render/doctor_doc.h): embedded verbatim as
+                                            * <script type="application/json" id="od-diagnosis">,
+                                            * and the diagnosis section is rendered from it;
+                                            * NULL: no diagnosis section */
     const od_report_plan *plan;            /* NULL: no plan section */
     const char *generated;                 /* e.g. an ISO time; NULL: not shown */
     size_t max_points;                     /* timeline points per plot; 0 = 2000 */

@@ -1,0 +1,365 @@
+/* doctor_doc.c - the diagnosis as its --json document (see doctor_doc.h). */
+#include "render/doctor_doc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze/advice.h"
+#include "base/torchver.h"
+#include "base/units.h"
+#include "model/sites.h"
+
+/* ---------- the OOM report ---------- */
+
+static json_t *have_bytes(const od_oom_report *r, unsigned bit, uint64_t v)
+{
+    return (r->have & bit) ? json_integer((json_int_t)v) : json_null();
+}
+
+json_t *od_oom_report_json(const od_oom_report *r)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "framework", json_string(od_framework_name(r->framework)));
+    json_object_set_new(o, "library", r->library[0] ? json_string(r->library) : json_null());
+    json_object_set_new(o, "wording", json_string(od_oom_kind_name(r->kind)));
+    json_object_set_new(o, "line", json_integer((json_int_t)r->line));
+    json_object_set_new(o, "byte_offset", json_integer((json_int_t)r->offset));
+    json_object_set_new(o, "device", (r->have & OD_HAVE_DEVICE) ? json_integer(r->device) : json_null());
+    json_object_set_new(o, "occurrences", json_integer(r->occurrences));
+    json_object_set_new(o, "requested_bytes", have_bytes(r, OD_HAVE_REQUESTED, r->requested_bytes));
+    json_object_set_new(o, "capacity_bytes", have_bytes(r, OD_HAVE_CAPACITY, r->capacity_bytes));
+    json_object_set_new(o, "free_bytes", have_bytes(r, OD_HAVE_FREE, r->free_bytes));
+    json_object_set_new(o, "allowed_bytes", have_bytes(r, OD_HAVE_ALLOWED, r->allowed_bytes));
+    json_object_set_new(o, "allocated_bytes", have_bytes(r, OD_HAVE_ALLOCATED, r->allocated_bytes));
+    json_object_set_new(o, "reserved_unallocated_bytes",
+                        have_bytes(r, OD_HAVE_RESERVED_UNALLOC, r->reserved_unallocated_bytes));
+    json_object_set_new(o, "process_bytes", have_bytes(r, OD_HAVE_PROCESS, r->process_bytes));
+    json_t *others = json_array();
+    for (size_t i = 0; i < r->n_other; i++) {
+        json_t *p = json_object();
+        json_object_set_new(p, "pid", json_integer((json_int_t)r->other[i].pid));
+        json_object_set_new(p, "bytes", json_integer((json_int_t)r->other[i].bytes));
+        json_array_append_new(others, p);
+    }
+    json_object_set_new(o, "other_processes", others);
+    if (r->kind == OD_KIND_VLLM_KV_LEN) {
+        json_object_set_new(o, "max_model_len", json_integer((json_int_t)r->max_model_len));
+        json_object_set_new(o, "kv_cache_tokens", json_integer((json_int_t)r->kv_cache_tokens));
+    }
+    json_object_set_new(o, "program_bytes", r->program_bytes ? json_integer((json_int_t)r->program_bytes) : json_null());
+    json_object_set_new(o, "figures_rounded", json_boolean(r->rounded));
+    json_object_set_new(o, "requested_is_segment_size", json_boolean(r->request_is_segment));
+    if (r->dtype[0]) {
+        json_object_set_new(o, "dtype", json_string(r->dtype));
+        json_object_set_new(o, "dtype_from_op", json_boolean(r->dtype_from_op));
+    }
+    json_t *v = json_object();
+    char reason[512];
+    if (!od_triage_reason(r, reason, sizeof reason))
+        od_oom_reason(r, reason, sizeof reason);
+    json_object_set_new(v, "name", json_string(od_oom_verdict_name(r->verdict)));
+    json_object_set_new(v, "headroom_bytes", r->have_headroom ? json_integer((json_int_t)r->headroom_bytes) : json_null());
+    json_object_set_new(v, "available_bytes", r->have_headroom ? json_integer((json_int_t)r->available_bytes) : json_null());
+    json_object_set_new(v, "missing_bytes", r->have_headroom ? json_integer((json_int_t)r->missing_bytes) : json_null());
+    json_object_set_new(v, "other_processes_bytes", json_integer((json_int_t)r->others_bytes));
+    json_object_set_new(v, "reason", json_string(reason));
+    const char *meaning = od_advice_meaning(r);
+    json_object_set_new(v, "meaning", meaning ? json_string(meaning) : json_null());
+    json_object_set_new(v, "size_bug", json_boolean(r->size_bug || r->size_corrupt));
+    json_object_set_new(v, "near_full", json_boolean(r->near_full));
+    json_object_set_new(v, "cache_too_small", json_boolean(r->stranded_small));
+    json_object_set_new(v, "free_exceeds_request", json_boolean(r->free_exceeds_request));
+    json_object_set_new(v, "held_elsewhere_bytes",
+                        r->have_headroom ? json_integer((json_int_t)r->held_elsewhere_bytes) : json_null());
+    json_object_set_new(v, "other_ranks_contexts", json_boolean(r->stray_contexts));
+    json_object_set_new(o, "verdict", v);
+    if (r->have_torch_range) {
+        char lo[32], hi[32];
+        const od_torch_range *g = &r->torch_range;
+        json_object_set_new(o, "torch_versions",
+                            json_pack("{s:o,s:o,s:s,s:o}", "from",
+                                      od_torch_version_known(g->lower)
+                                          ? json_string(od_torch_version_format(g->lower, lo, sizeof lo))
+                                          : json_null(),
+                                      "to",
+                                      od_torch_version_known(g->upper)
+                                          ? json_string(od_torch_version_format(g->upper, hi, sizeof hi))
+                                          : json_null(),
+                                      "why", g->why, "refined",
+                                      g->refined ? json_string(g->refined) : json_null()));
+    } else {
+        json_object_set_new(o, "torch_versions", json_null());
+    }
+    od_hint h[8];
+    size_t nh = od_advice_hints(r, h, 8);
+    json_t *ha = json_array();
+    for (size_t i = 0; i < nh; i++) {
+        const od_advice_text *t = od_advice_get(h[i].id);
+        json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b,s:b}", "action", h[i].action, "effect", t->effect,
+                                            "command", h[i].command ? json_string(h[i].command) : json_null(),
+                                            "needs_upgrade", h[i].upgrade, "alternative", h[i].alternative));
+    }
+    json_object_set_new(o, "hints", ha);
+    return o;
+}
+
+/* ---------- the diagnosis ---------- */
+
+static json_t *iterations_json(const od_iterations *it)
+{
+    if (!it || it->source == OD_ITER_NONE)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "source", json_string(od_iter_source_name(it->source)));
+    json_object_set_new(o, "marker", json_string(it->marker));
+    json_object_set_new(o, "count", json_integer((json_int_t)it->n));
+    json_t *lv = json_array();
+    for (size_t i = 0; i < it->n; i++)
+        json_array_append_new(lv, json_integer((json_int_t)it->items[i].live_bytes));
+    json_object_set_new(o, "live_bytes", lv);
+    json_object_set_new(o, "growth_bytes_per_iteration",
+                        it->have_fit ? json_integer((json_int_t)llround(it->fit.growth_per_x)) : json_null());
+    json_object_set_new(o, "r2", it->have_fit ? json_real(round(it->fit.r2 * 1e4) / 1e4) : json_null());
+    json_object_set_new(o, "trend", it->have_fit ? json_string(od_trend_verdict_name(it->fit.verdict)) : json_null());
+    json_object_set_new(o, "judged_iterations", json_integer((json_int_t)it->judged));
+    json_object_set_new(o, "surviving_bytes_per_iteration", json_integer((json_int_t)it->surviving_bytes_per_iteration));
+    json_object_set_new(o, "held_bytes_per_iteration", json_integer((json_int_t)it->held_bytes_per_iteration));
+    json_t *sv = json_array();
+    for (size_t i = 0; i < it->n_survivors && i < 10; i++) {
+        const od_survivor *x = &it->survivors[i];
+        json_array_append_new(sv, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:o,s:o}", "site", x->site, "where", x->where,
+                                            "bytes_per_iteration", (json_int_t)x->bytes_per_iteration, "surviving_bytes",
+                                            (json_int_t)x->surviving_bytes, "iterations", (json_int_t)x->iterations,
+                                            "held_at_end_bytes", (json_int_t)x->held_at_end_bytes, "released_entry",
+                                            x->released_index == SIZE_MAX ? json_null() : json_integer((json_int_t)x->released_index),
+                                            "released_at", x->released_at[0] ? json_string(x->released_at) : json_null()));
+    }
+    json_object_set_new(o, "survivors", sv);
+    return o;
+}
+
+/* A full stack as "file:line:function" strings, innermost first. */
+static json_t *frames_json(const od_snapshot *snap, uint32_t stack)
+{
+    json_t *a = json_array();
+    uint32_t n;
+    const uint32_t *fr = od_snapshot_stack(snap, stack, &n);
+    char buf[1024];
+    for (uint32_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(od_frame_format(snap, fr[i], buf, sizeof buf)));
+    return a;
+}
+
+static json_t *categories_json(const od_categories *c, const od_snapshot *snap)
+{
+    if (!c)
+        return json_null();
+    json_t *o = json_object();
+    json_object_set_new(o, "at", json_string(c->have_peak ? "peak" : "end"));
+    json_object_set_new(o, "peak_entry", c->have_peak ? json_integer((json_int_t)c->peak_entry) : json_null());
+    json_object_set_new(o, "total_bytes", json_integer((json_int_t)c->total_bytes));
+    json_t *b = json_object();
+    for (int k = 0; k < OD_CAT_COUNT; k++) {
+        json_t *x = json_object();
+        json_object_set_new(x, "bytes", json_integer((json_int_t)c->bytes[k]));
+        json_object_set_new(x, "count", json_integer((json_int_t)c->count[k]));
+        json_object_set_new(x, "top_site", c->top_site[k][0] ? json_string(c->top_site[k]) : json_null());
+        json_object_set_new(x, "basis", json_string(od_category_basis((od_category)k)));
+        json_object_set_new(b, od_category_name((od_category)k), x);
+    }
+    json_object_set_new(o, "by_category", b);
+    json_t *ts = json_array();
+    for (size_t i = 0; i < c->n_top_stacks; i++) {
+        char site[1024], mod[256];
+        int64_t sf, wf;
+        od_stack_site(snap, c->top_stacks[i].stack, &sf, &wf);
+        od_frame_format(snap, sf, site, sizeof site);
+        od_stack_module_path(snap, c->top_stacks[i].stack, mod, sizeof mod);
+        json_array_append_new(ts, json_pack("{s:I,s:I,s:s,s:s,s:s,s:o}", "bytes", (json_int_t)c->top_stacks[i].bytes,
+                                            "count", (json_int_t)c->top_stacks[i].count, "category",
+                                            od_category_name(c->top_stacks[i].category), "site", site,
+                                            "module_path", mod, "frames", frames_json(snap, c->top_stacks[i].stack)));
+    }
+    json_object_set_new(o, "top_stacks", ts);
+    json_t *bm = json_array();
+    for (size_t i = 0; i < c->n_top_modules; i++)
+        json_array_append_new(bm, json_pack("{s:s,s:I}", "module_path", c->top_modules[i].path, "bytes",
+                                            (json_int_t)c->top_modules[i].bytes));
+    json_object_set_new(o, "by_module", bm);
+    json_object_set_new(o, "unknown_share",
+                        json_real(c->total_bytes ? round(1e4 * (double)c->bytes[OD_CAT_UNKNOWN] / (double)c->total_bytes) / 1e4 : 0));
+    return o;
+}
+
+static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; i < d->n_snapshots; i++) {
+        const od_snapshot_findings *f = &d->snapshots[i];
+        const od_device_summary *s = f->figures;
+        json_t *o = json_object();
+        json_object_set_new(o, "file", json_string(ins[f->input].name));
+        json_object_set_new(o, "device", json_integer((json_int_t)f->device));
+        json_object_set_new(o, "verdict", json_string(od_verdict_name(f->verdict)));
+        json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)s->reserved_bytes));
+        json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)s->allocated_bytes));
+        json_object_set_new(o, "stranded_bytes", json_integer((json_int_t)s->stranded_bytes));
+        json_object_set_new(o, "largest_free_block_bytes", json_integer((json_int_t)s->largest_free_block_bytes));
+        json_object_set_new(o, "peak_requested_bytes", s->has_trace ? json_integer((json_int_t)s->peak_requested_bytes) : json_null());
+        const od_trace *t = s->trace;
+        if (t && t->has_trace && t->n_entries)
+            json_object_set_new(o, "peak", json_pack("{s:o,s:o,s:I,s:I,s:b}", "entry",
+                                                     t->has_peak ? json_integer((json_int_t)t->peak_index) : json_null(),
+                                                     "time_us", t->has_peak ? json_integer((json_int_t)t->peak_time_us) : json_null(),
+                                                     "allocated_bytes", (json_int_t)t->peak_block_bytes,
+                                                     "requested_bytes", (json_int_t)t->peak_requested_at_peak,
+                                                     "from_replay", t->blocks_from_replay));
+        else
+            json_object_set_new(o, "peak", json_null());
+        const od_inference *inf = &f->inference;
+        if (inf->is_inference)
+            json_object_set_new(o, "inference", json_pack("{s:I,s:I,s:b,s:I}", "decode_steps", (json_int_t)inf->decode_steps,
+                                                          "kv_cache_bytes_per_token", (json_int_t)inf->kv_cache_bytes_per_token,
+                                                          "recomputes_each_step", inf->recomputes_each_step,
+                                                          "weights_bytes", (json_int_t)inf->weights_bytes));
+        else
+            json_object_set_new(o, "inference", json_null());
+        json_object_set_new(o, "graph_pools", json_pack("{s:I,s:I,s:I}", "count", (json_int_t)f->graph_pools,
+                                                        "segments", (json_int_t)f->graph_pool_segments,
+                                                        "reserved_bytes", (json_int_t)f->graph_pool_reserved_bytes));
+        if (f->have_spike)
+            json_object_set_new(o, "spike", json_pack("{s:I,s:I,s:I,s:s}", "iteration", (json_int_t)f->spike_iteration,
+                                                      "peak_bytes", (json_int_t)f->spike_peak_bytes,
+                                                      "typical_peak_bytes", (json_int_t)f->typical_peak_bytes,
+                                                      "grown_sites", f->spike_sites));
+        else
+            json_object_set_new(o, "spike", json_null());
+        json_object_set_new(o, "iterations", iterations_json(f->iterations));
+        json_object_set_new(o, "categories", categories_json(f->categories, ins[f->input].snapshot));
+        if (f->have_oom)
+            json_object_set_new(o, "oom", json_pack("{s:I,s:I,s:I,s:I,s:I}", "request_bytes", (json_int_t)f->oom_request_bytes,
+                                                    "device_free_bytes", (json_int_t)f->oom_device_free_bytes,
+                                                    "allocated_bytes", (json_int_t)f->oom_allocated_bytes,
+                                                    "reserved_bytes", (json_int_t)f->oom_reserved_bytes,
+                                                    "max_reserved_bytes", (json_int_t)f->max_reserved_bytes));
+        else
+            json_object_set_new(o, "oom", json_null());
+        if (f->n_whatifs) {
+            json_t *x = json_object(), *rs = json_array();
+            json_object_set_new(x, "cap_bytes", json_integer((json_int_t)f->whatif_cap_bytes));
+            json_object_set_new(x, "cap_source", json_string(f->whatif_cap_source));
+            json_object_set_new(x, "reproduces_oom", json_boolean(f->whatif_reproduces));
+            json_object_set_new(x, "answerable", json_boolean(!f->whatif_unanswerable));
+            for (size_t k = 0; k < f->n_whatifs; k++) {
+                const od_whatif *w = &f->whatifs[k];
+                json_array_append_new(rs, json_pack("{s:s,s:b,s:o,s:I,s:I,s:b}", "setting", w->setting[0] ? w->setting : "(as recorded)",
+                                                    "oom", w->oom, "oom_entry",
+                                                    w->oom ? json_integer((json_int_t)w->oom_entry) : json_null(),
+                                                    "peak_reserved_bytes", (json_int_t)w->peak_reserved_bytes,
+                                                    "stranded_at_peak_bytes", (json_int_t)w->stranded_at_peak_bytes,
+                                                    "approximate", w->approximate));
+            }
+            json_object_set_new(x, "results", rs);
+            json_object_set_new(o, "whatifs", x);
+        } else {
+            json_object_set_new(o, "whatifs", json_null());
+        }
+        if (f->have_expected) {
+            json_t *x = json_object(), *by = json_object();
+            json_object_set_new(x, "peak_bytes", json_integer((json_int_t)f->expected_peak_bytes));
+            for (int k = 0; k < OD_CAT_COUNT; k++)
+                json_object_set_new(by, od_category_name((od_category)k), json_integer((json_int_t)f->expected_bytes[k]));
+            json_object_set_new(x, "by_category", by);
+            json_object_set_new(x, "worst_category",
+                                f->worst_category < 0 ? json_null()
+                                : f->worst_category == OD_CAT_COUNT
+                                    ? json_string("gradients+activations+logits_and_loss")
+                                    : json_string(od_category_name((od_category)f->worst_category)));
+            json_object_set_new(x, "excess_bytes", f->worst_category < 0 ? json_null() : json_integer((json_int_t)f->worst_excess_bytes));
+            json_object_set_new(o, "expected", x);
+        } else {
+            json_object_set_new(o, "expected", json_null());
+        }
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+static json_t *opt_bytes(uint64_t v)
+{
+    return v ? json_integer((json_int_t)v) : json_null();
+}
+
+/* One do_now / long_term item: what, its effect, how it was checked, the command. */
+static json_t *remedy_json(const od_remedy *m, size_t i)
+{
+    const od_check *c = &m->check;
+    json_t *ck = json_pack("{s:s,s:o,s:o,s:o,s:s}", "method", od_check_method_name(c->method), "avoids_oom",
+                           c->avoids_oom < 0 ? json_null() : json_boolean(c->avoids_oom), "predicted_peak_bytes",
+                           opt_bytes(c->predicted_peak_bytes), "releases_bytes", opt_bytes(c->releases_bytes), "detail",
+                           c->detail);
+    return json_pack("{s:i,s:s,s:s,s:o,s:o}", "rank", (int)i + 1, "action", m->action, "effect", m->effect, "check", ck,
+                     "command", m->command[0] ? json_string(m->command) : json_null());
+}
+
+json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_t n)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema_version", json_integer(1));
+    json_object_set_new(doc, "verdict", json_string(od_verdict_name(d->verdict)));
+    char headline[700] = "";
+    if (d->verdict == OD_VERDICT_LEAK && d->site[0]) {
+        char a[32];
+        snprintf(headline, sizeof headline, "%s per iteration kept alive by %s",
+                 od_format_iec((uint64_t)llround(d->growth_bytes_per_step > 0 ? d->growth_bytes_per_step : 0), a, sizeof a),
+                 d->site);
+    }
+    json_object_set_new(doc, "headline", headline[0] ? json_string(headline) : json_null());
+    json_object_set_new(doc, "growth_bytes_per_step",
+                        d->verdict == OD_VERDICT_LEAK && d->have_growth_per_step
+                            ? json_integer((json_int_t)llround(d->growth_bytes_per_step)) : json_null());
+    if (d->verdict == OD_VERDICT_LEAK && d->have_growth_per_second)
+        json_object_set_new(doc, "growth_bytes_per_second", json_integer((json_int_t)llround(d->growth_bytes_per_second)));
+    json_object_set_new(doc, "site", d->site[0] ? json_string(d->site) : json_null());
+    json_object_set_new(doc, "decided_by", d->decided_by != OD_NO_INPUT ? json_string(ins[d->decided_by].name) : json_null());
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+        json_object_set_new(o, "file", json_string(ins[i].name));
+        json_object_set_new(o, "kind", json_string(od_input_kind_name(ins[i].kind)));
+        if (ins[i].profile)
+            json_object_set_new(o, "profile_kind", json_string(od_profile_kind_name(ins[i].profile->kind)));
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(doc, "inputs", arr);
+    arr = json_array();
+    for (size_t i = 0; i < d->n_evidence; i++) {
+        const od_evidence *e = &d->evidence[i];
+        json_t *o = json_object();
+        json_object_set_new(o, "text", json_string(e->text));
+        json_object_set_new(o, "file", e->input != OD_NO_INPUT ? json_string(ins[e->input].name) : json_null());
+        json_object_set_new(o, "key", e->key ? json_string(e->key) : json_null());
+        json_object_set_new(o, "value", e->key ? (e->value == floor(e->value) && fabs(e->value) < 9e18
+                                                      ? json_integer((json_int_t)e->value)
+                                                      : json_real(round(e->value * 1e4) / 1e4))
+                                               : json_null());
+        json_array_append_new(arr, o);
+    }
+    json_object_set_new(doc, "evidence", arr);
+    json_t *nw = json_array(), *lt = json_array();
+    for (size_t i = 0; i < d->n_do_now; i++)
+        json_array_append_new(nw, remedy_json(&d->do_now[i], i));
+    for (size_t i = 0; i < d->n_long_term; i++)
+        json_array_append_new(lt, remedy_json(&d->long_term[i], i));
+    json_object_set_new(doc, "do_now", nw);
+    json_object_set_new(doc, "long_term", lt);
+    json_object_set_new(doc, "verify", json_string(d->verify));
+    json_object_set_new(doc, "verify_command", d->verify_command[0] ? json_string(d->verify_command) : json_null());
+    json_object_set_new(doc, "oom_report", d->report ? od_oom_report_json(d->report) : json_null());
+    json_object_set_new(doc, "snapshots", snapshots_json(d, ins));
+    json_object_set_new(doc, "highest_snapshot",
+                        d->n_snapshots > 1 ? json_string(ins[d->snapshots[d->highest_snapshot].input].name) : json_null());
+    return doc;
+}
+

@@ -1,0 +1,24 @@
+/* doctor_doc.h - the diagnosis as one JSON document: what `oomdoc doctor --json` prints,
+ * what `oomdoc report` embeds verbatim (and renders its diagnosis sections from), what
+ * doctor's text is printed from (doctor_text.h) and what the Python package reads. One
+ * document, so every view says the same thing. schema_version 1; sizes in bytes.
+ *
+ * Both builders return a new reference the caller releases with json_decref, or NULL when
+ * out of memory. Nothing they are given is kept. */
+#ifndef OD_DOCTOR_DOC_H
+#define OD_DOCTOR_DOC_H
+
+#include <jansson.h>
+
+#include "analyze/diagnose.h"
+#include "read/load.h"
+
+/* The document of diagnosis d of inputs ins[0..n) (those it was made from). */
+json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_t n);
+
+/* One OOM report as an object: framework, wording, figures (null when not printed), the
+ * verdict with its reason and meaning, the torch releases the wording allows, the hints.
+ * `triage --json` lists these; the diagnosis document holds the one that decided. */
+json_t *od_oom_report_json(const od_oom_report *r);
+
+#endif

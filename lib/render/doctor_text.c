@@ -1,0 +1,91 @@
+/* doctor_text.c - doctor's text from the diagnosis document. */
+#include "render/doctor_text.h"
+
+#include <string.h>
+
+static const char *str(const json_t *o, const char *key)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : "";
+}
+
+static void print_remedy(FILE *f, const json_t *m, size_t i)
+{
+    fprintf(f, "  %zu. %s\n", i + 1, str(m, "action"));
+    if (*str(m, "effect"))
+        fprintf(f, "     -> %s\n", str(m, "effect"));
+    const json_t *c = json_object_get(m, "check");
+    const char *method = str(c, "method"), *detail = str(c, "detail");
+    if (*method && strcmp(method, "none") != 0)
+        fprintf(f, "     checked (%s): %s\n", method, detail);
+    else if (*detail)
+        fprintf(f, "     %s\n", detail);
+    if (*str(m, "command"))
+        fprintf(f, "     $ %s\n", str(m, "command"));
+}
+
+/* Evidence grouped by input, in the inputs' order, each name once above its items (and
+ * stripped from their text); what spans several inputs (file null) last. */
+static void print_evidence(FILE *f, const json_t *doc)
+{
+    const json_t *ev = json_object_get(doc, "evidence"), *ins = json_object_get(doc, "inputs");
+    size_t n_ins = json_array_size(ins);
+    for (size_t pass = 0; pass <= n_ins; pass++) {
+        const char *want = pass < n_ins ? str(json_array_get(ins, pass), "file") : NULL;
+        int header = 0;
+        size_t i;
+        const json_t *e;
+        json_array_foreach(ev, i, e) {
+            const char *file = json_string_value(json_object_get(e, "file")), *t = str(e, "text");
+            if (want ? !file || strcmp(file, want) != 0 : file != NULL)
+                continue;
+            if (want) {
+                size_t l = strlen(want);
+                if (strncmp(t, want, l) == 0 && t[l] == ':' && t[l + 1] == ' ')
+                    t += l + 2;
+                if (!header++)
+                    fprintf(f, "  %s\n", want);
+                fprintf(f, "    - %s\n", t);
+            } else {
+                fprintf(f, "  - %s\n", t);
+            }
+        }
+    }
+}
+
+static void print_remedies(FILE *f, const od_text_style *s, const char *title, const json_t *arr)
+{
+    if (!json_array_size(arr))
+        return;
+    fprintf(f, "\n%s%s%s\n", s->bold, title, s->reset);
+    size_t i;
+    const json_t *m;
+    json_array_foreach(arr, i, m)
+        print_remedy(f, m, i);
+}
+
+od_status od_diagnosis_print(const json_t *doc, FILE *f, const od_text_style *style, od_error *err)
+{
+    static const od_text_style plain = {"", "", "", "", ""};
+    const od_text_style *s = style ? style : &plain;
+    const char *verdict = json_string_value(json_object_get(doc, "verdict"));
+    if (!verdict)
+        return od_fail(err, OD_ERR_FORMAT, "not a diagnosis document (no verdict)");
+    const char *col = !strcmp(verdict, "healthy") ? s->green : !strcmp(verdict, "unknown") ? s->yellow : s->red;
+    fprintf(f, "%sverdict: %s%s%s\n", s->bold, col, verdict, s->reset);
+    const char *headline = json_string_value(json_object_get(doc, "headline"));
+    if (headline && *headline)
+        fprintf(f, "  %s\n", headline);
+    if (json_array_size(json_object_get(doc, "evidence"))) {
+        fprintf(f, "\n%sevidence%s\n", s->bold, s->reset);
+        print_evidence(f, doc);
+    }
+    print_remedies(f, s, "do now", json_object_get(doc, "do_now"));
+    print_remedies(f, s, "long term", json_object_get(doc, "long_term"));
+    fprintf(f, "\n%sverify%s\n  %s\n", s->bold, s->reset, str(doc, "verify"));
+    if (*str(doc, "verify_command"))
+        fprintf(f, "  $ %s\n", str(doc, "verify_command"));
+    if (ferror(f))
+        return od_fail(err, OD_ERR_IO, "writing failed");
+    return OD_OK;
+}
