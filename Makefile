@@ -55,10 +55,10 @@ $(BUILD)/%.o: %.c | deps
 # The report page's stylesheet and script are files (lib/render/report.css, report_util.js,
 # report.js), embedded as C strings at build time; every build variant shares the header.
 REPORT_ASSETS := lib/render/report.css lib/render/report_util.js lib/render/report.js
-$(GEN)/report_assets.h: tools/embed.sh $(REPORT_ASSETS)
+$(GEN)/render/report_assets.h: tools/embed.sh $(REPORT_ASSETS)
 	@mkdir -p $(@D)
 	sh tools/embed.sh $@ OD_REPORT_CSS=lib/render/report.css OD_REPORT_JS=lib/render/report_util.js+lib/render/report.js
-$(BUILD)/lib/render/report.o $(BUILD)/pic/lib/render/report.o: $(GEN)/report_assets.h
+$(BUILD)/lib/render/report.o $(BUILD)/pic/lib/render/report.o: $(GEN)/render/report_assets.h
 
 # The pickle reader's threaded dispatch needs each handler to keep its own indirect jump;
 # GCC merges them unless told not to. Compilers without these flags (clang) do not get them.
@@ -108,7 +108,7 @@ sanitized-check: $(BUILD)/oomdoc $(UNIT_BIN) $(BUILD)/tests/test_pickle_switch $
 
 # libFuzzer builds (clang): run e.g. build/fuzz/fuzz_pickle tests/fuzz/corpus/pickle
 fuzz: $(FUZZ_SRC:tests/fuzz/%.c=build/fuzz/%)
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN)/report_assets.h
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(GEN)/render/report_assets.h
 	@mkdir -p $(@D)
 	clang $(WARN) $(DEFS) -O1 -g -fsanitize=fuzzer,address,undefined,float-cast-overflow -fno-sanitize-recover=all $(INCS) -o $@ $< $(LIB_SRC) $(LIBS)
 

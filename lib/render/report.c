@@ -59,7 +59,7 @@ static void esc(FILE *f, const char *s)
 /* The page's stylesheet and script are the files report.css, report_util.js and report.js
  * beside this one, turned into C strings at build time (tools/embed.sh, as jq embeds its
  * builtins): OD_REPORT_CSS, OD_REPORT_JS (report_util.js, then report.js). */
-#include "report_assets.h"
+#include "render/report_assets.h"
 
 /* ---------- SVG frame ---------- */
 
