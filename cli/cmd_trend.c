@@ -311,6 +311,17 @@ int od_cmd_trend(int argc, char **argv)
         }
         return od_cli_report_error(path, &err);
     }
+    /* A snapshot's iterations are judged as doctor and the report judge them: growth that
+     * is released before the trace ends is bounded accumulation, not a leak. */
+    int bounded = 0;
+    const od_survivor *released = NULL;
+    if (its && od_iterations_verdict(its, &bounded) >= 0 && bounded) {
+        fit.verdict = OD_TREND_STABLE;
+        fit.have_projection = 0;
+        for (size_t i = 0; i < its->n_survivors && !released; i++)
+            if (its->survivors[i].bytes_per_iteration && !its->survivors[i].held_at_end_bytes)
+                released = &its->survivors[i];
+    }
     od_trend_fit others[OD_METRIC_COUNT];
     int have_other[OD_METRIC_COUNT] = {0};
     for (int m = 0; m < OD_METRIC_COUNT; m++)
@@ -330,6 +341,8 @@ int od_cmd_trend(int argc, char **argv)
                                                              "live_bytes", lv));
         }
         json_object_set_new(doc, "capacity_bytes", capacity ? json_integer((json_int_t)capacity) : json_null());
+        if (its)
+            json_object_set_new(doc, "bounded", json_boolean(bounded));
         json_t *p = fit_json(s, &fit, capacity);
         json_object_update(doc, p);
         json_decref(p);
@@ -350,10 +363,13 @@ int od_cmd_trend(int argc, char **argv)
                its->marker);
         for (size_t i = 0; i < its->n; i++)
             printf(" %s%s", od_format_iec(its->items[i].live_bytes, a, sizeof a), i + 1 < its->n ? "," : "\n");
-        od_iterations_free(its);
-        its = NULL;
     }
     print_fit(s, &fit, capacity, 1);
+    if (bounded && released)
+        printf("  live memory grew at the boundaries, but what accumulated (made at %s) is released\n"
+               "  at entry %zu (%s) before the trace ends: bounded accumulation, not a leak\n", released->site,
+               released->released_index, released->released_at[0] ? released->released_at : "no frames");
+    od_iterations_free(its);
     int any = 0;
     for (int m = 0; m < OD_METRIC_COUNT; m++)
         if (have_other[m]) {

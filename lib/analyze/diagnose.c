@@ -162,23 +162,6 @@ static od_verdict from_oom(od_oom_verdict v)
 
 /* ---------- snapshots ---------- */
 
-/* A leak in a snapshot: live memory at the iteration boundaries grows (trend's verdict on
- * them as a step log) AND allocations made in the judged iterations survive to the last
- * boundary and are still held at the end of the trace, accounting for a real share of
- * the growth. Both are needed: growth alone can
- * be a cache warming up, survivors alone can be a buffer replaced every few steps. */
-static int snapshot_leak(const od_iterations *it)
-{
-    if (!it || it->source == OD_ITER_NONE || !it->have_fit || it->judged == 0)
-        return 0;
-    if (it->fit.verdict != OD_TREND_LEAK || it->fit.growth_per_x <= 0)
-        return 0;
-    /* Only what the trace still holds at its end counts: memory kept across iterations and
-     * released later is bounded accumulation, not a leak. */
-    double s = (double)it->held_bytes_per_iteration;
-    return s >= MiB && s >= 0.25 * it->fit.growth_per_x;
-}
-
 /* The pool when the last OOM of the trace happened: live block bytes and reserved bytes
  * (trace.h) just before it, and the highest reserve until then. */
 static void oom_state(od_snapshot_findings *f)
@@ -378,7 +361,7 @@ static void find_spike(od_snapshot_findings *f)
 /* The verdict of one snapshot by itself. */
 static od_verdict snapshot_verdict(const od_snapshot_findings *f)
 {
-    if (snapshot_leak(f->iterations))
+    if (od_iterations_leak(f->iterations))
         return OD_VERDICT_LEAK;
     if (!f->have_oom)
         return OD_VERDICT_HEALTHY;
@@ -608,13 +591,15 @@ static void evidence_contents(od_diagnosis *d, const od_diag_input *in, size_t i
         else
             snprintf(went, sizeof went, "went from %s to %s", iec(it->items[0].live_bytes, a, sizeof a),
                      iec(it->items[it->n - 1].live_bytes, b, sizeof b));
+        int bounded = 0, tv = od_iterations_verdict(it, &bounded);
         if (it->have_fit)
             evid(d, idx, "growth_bytes_per_iteration", it->fit.growth_per_x,
                  "%s: %zu boundaries (%s); live memory at them %s: %s%s per iteration (Theil-Sen, r2 %.4f, "
-                 "trend %s)",
+                 "trend %s%s)",
                  in->name, it->n, from, went, it->fit.growth_per_x < 0 ? "-" : "",
                  iec(clamp_u64(fabs(it->fit.growth_per_x)), c, sizeof c), it->fit.r2,
-                 od_trend_verdict_name(it->fit.verdict));
+                 od_trend_verdict_name((od_trend_verdict)tv), bounded ? ": the growth is released before the trace "
+                                                                        "ends" : "");
         size_t shown = 0;
         for (size_t i = 0; i < it->n_survivors && shown < 3; i++) {
             const od_survivor *sv = &it->survivors[i];

@@ -276,13 +276,46 @@ void od_iterations_free(od_iterations *it)
 
 /* ---------- inference ---------- */
 
+int od_iterations_leak(const od_iterations *it)
+{
+    if (!it || it->source == OD_ITER_NONE || !it->have_fit || it->judged == 0)
+        return 0;
+    if (it->fit.verdict != OD_TREND_LEAK || it->fit.growth_per_x <= 0)
+        return 0;
+    double s = (double)it->held_bytes_per_iteration;
+    return s >= 1024.0 * 1024.0 && s >= 0.25 * it->fit.growth_per_x;
+}
+
+int od_iterations_verdict(const od_iterations *it, int *bounded)
+{
+    if (bounded)
+        *bounded = 0;
+    if (!it || !it->have_fit)
+        return -1;
+    if (it->fit.verdict == OD_TREND_LEAK && !od_iterations_leak(it)) {
+        if (bounded)
+            *bounded = 1;
+        return OD_TREND_STABLE;
+    }
+    return (int)it->fit.verdict;
+}
+
+/* A frame of generation: generate() or transformers' decoding loops, its generation
+ * package, or its KV cache. */
 static int has_generate_frame(const od_snapshot *s, uint32_t stack)
 {
+    static const char *const loops[] = {"generate", "_sample", "_beam_search", "_assisted_decoding",
+                                        "_contrastive_search", "_dola_decoding", NULL};
     uint32_t n;
     const uint32_t *fr = od_snapshot_stack(s, stack, &n);
-    for (uint32_t i = 0; i < n; i++)
-        if (s->frames[fr[i]].name && strcmp(s->frames[fr[i]].name, "generate") == 0)
+    for (uint32_t i = 0; i < n; i++) {
+        const od_frame *f = &s->frames[fr[i]];
+        for (const char *const *l = loops; f->name && *l; l++)
+            if (strcmp(f->name, *l) == 0)
+                return 1;
+        if (f->filename && (strstr(f->filename, "/generation/utils.py") || strstr(f->filename, "cache_utils")))
             return 1;
+    }
     return 0;
 }
 
@@ -306,7 +339,7 @@ void od_inference_find(const od_trace *t, const od_iterations *it, od_inference 
             checked = e->stack;
         }
     }
-    if (!generate && (!it || it->source != OD_ITER_PATTERN))
+    if (!generate)
         return;
     out->is_inference = 1;
     if (!it || it->n < 3)

@@ -68,9 +68,24 @@ typedef struct {
 od_status od_iterations_find(const od_trace *t, int use_annotations, od_iterations **out, od_error *err);
 void od_iterations_free(od_iterations *it);
 
+/* Whether the iterations show a leak, the one judgement doctor, trend and the report give:
+ * live memory at the boundaries grows (the fit's verdict leak) AND allocations made in the
+ * judged iterations survive to the last boundary and are still held at the end of the
+ * trace, accounting for a real share of the growth (1 MiB and a quarter of it). Growth
+ * alone can be a cache warming up; what accumulates and is then released before the trace
+ * ends is bounded accumulation, not a leak. */
+int od_iterations_leak(const od_iterations *it);
+
+/* The trend of live memory at the boundaries as every view names it: the fit's verdict,
+ * except that growth the release finding bounds (the fit says leak but od_iterations_leak
+ * does not) is OD_TREND_STABLE with *bounded set (bounded may be NULL). -1 without a fit. */
+int od_iterations_verdict(const od_iterations *it, int *bounded);
+
 /* A generate() run read from its trace: no backward (every allocation has Python frames)
- * and either a frame named generate or a repeating loop, whose iterations are the decode
- * steps. */
+ * and frames of generation itself: a frame named generate (or transformers' _sample,
+ * _beam_search, ...), transformers' generation/utils.py or its cache_utils. Its loop's
+ * iterations are the decode steps. A loop without such frames is no inference, whatever
+ * it repeats. */
 typedef struct {
     int is_inference;
     uint64_t decode_steps;             /* loop iterations seen in the trace */

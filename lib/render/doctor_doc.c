@@ -121,7 +121,10 @@ static json_t *iterations_json(const od_iterations *it)
     json_object_set_new(o, "growth_bytes_per_iteration",
                         it->have_fit ? json_integer((json_int_t)llround(it->fit.growth_per_x)) : json_null());
     json_object_set_new(o, "r2", it->have_fit ? json_real(round(it->fit.r2 * 1e4) / 1e4) : json_null());
-    json_object_set_new(o, "trend", it->have_fit ? json_string(od_trend_verdict_name(it->fit.verdict)) : json_null());
+    int bounded = 0, tv = od_iterations_verdict(it, &bounded);
+    json_object_set_new(o, "trend", tv >= 0 ? json_string(od_trend_verdict_name((od_trend_verdict)tv)) : json_null());
+    json_object_set_new(o, "bounded", json_boolean(bounded));
+    json_object_set_new(o, "leak", json_boolean(od_iterations_leak(it)));
     json_object_set_new(o, "judged_iterations", json_integer((json_int_t)it->judged));
     json_object_set_new(o, "surviving_bytes_per_iteration", json_integer((json_int_t)it->surviving_bytes_per_iteration));
     json_object_set_new(o, "held_bytes_per_iteration", json_integer((json_int_t)it->held_bytes_per_iteration));

@@ -620,7 +620,20 @@ static od_status timeline_plot(ctx *c, const od_device_summary *d, const od_time
 
 /* ---------- iterations ---------- */
 
-static void iterations_plot(ctx *c, const od_timeline *t)
+/* The diagnosis document's entry for a snapshot input's device, or NULL. */
+static const json_t *doc_snapshot(const ctx *c, const char *name, int64_t device)
+{
+    size_t i;
+    const json_t *s;
+    json_array_foreach(json_object_get(c->in->diagnosis, "snapshots"), i, s) {
+        const char *f = json_string_value(json_object_get(s, "file"));
+        if (f && strcmp(f, name) == 0 && json_integer_value(json_object_get(s, "device")) == device)
+            return s;
+    }
+    return NULL;
+}
+
+static void iterations_plot(ctx *c, const od_timeline *t, const char *name, int64_t device)
 {
     char id[48];
     size_t n = t->n_iterations;
@@ -659,27 +672,15 @@ static void iterations_plot(ctx *c, const od_timeline *t)
     /* The trend of live memory at the boundaries, as trend judges step logs. */
     fprintf(c->f, "<figcaption>Live bytes at each of the %zu iteration boundaries found in the trace "
                   "(<code>%s</code>).", n, t->boundary_name);
-    if (n >= 3) {
-        double *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys);
-        if (xs && ys) {
-            for (size_t i = 0; i < n; i++) {
-                xs[i] = (double)(i + 1);
-                ys[i] = (double)t->iterations[i].live_bytes;
-            }
-            od_series s = {0};
-            s.n = n;
-            s.x = xs;
-            s.y[OD_METRIC_ALLOCATED] = ys;
-            od_trend_fit fit;
-            if (od_trend_analyze(&s, OD_METRIC_ALLOCATED, c->in->capacity_bytes, &fit, NULL) == OD_OK) {
-                double g = fit.growth_per_x;
-                fprintf(c->f, " Trend: <strong>%s</strong>, %s%s per iteration (r&sup2; %.3f, %zu warm-up point%s left out).",
-                        od_trend_verdict_name(fit.verdict), g < 0 ? "&minus;" : "+",
-                        IEC((uint64_t)fabs(g)), fit.r2, fit.warmup_points, fit.warmup_points == 1 ? "" : "s");
-            }
-        }
-        free(xs);
-        free(ys);
+    /* The trend is the diagnosis's (doctor's judgement, bounded accumulation included). */
+    const json_t *ij = json_object_get(doc_snapshot(c, name, device), "iterations");
+    const char *trend = json_string_value(json_object_get(ij, "trend"));
+    if (trend) {
+        double g = json_number_value(json_object_get(ij, "growth_bytes_per_iteration"));
+        fprintf(c->f, " Trend: <strong>%s</strong>, %s%s per iteration (r&sup2; %.3f)%s.", trend, g < 0 ? "&minus;" : "+",
+                IEC((uint64_t)fabs(g)), json_number_value(json_object_get(ij, "r2")),
+                json_is_true(json_object_get(ij, "bounded")) ? "; what accumulated is released before the trace ends: "
+                                                               "bounded, not a leak" : "");
     }
     fprintf(c->f, "</figcaption>\n</figure>\n");
 }
@@ -1126,7 +1127,7 @@ static od_status snapshot_section(ctx *c, const od_report_item *it, const od_sum
             }
             if (t->n_iterations) {
                 fprintf(c->f, "<h3>Per iteration</h3>\n");
-                iterations_plot(c, t);
+                iterations_plot(c, t, it->name, d->device);
             }
             od_timeline_free(t);
         }

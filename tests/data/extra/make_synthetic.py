@@ -321,6 +321,29 @@ def leak_to_end():
     return train_loop(release=False)
 
 
+# twostream_loop.pickle: a plain Python loop on two streams, without a model: no module
+# frames, no Optimizer annotations, no generate(). Each of its six iterations makes a
+# batch on a side stream and a 24 MiB result on stream 0 (both freed in the iteration) and
+# keeps a 14.69 MiB tensor made at train.py:19 in a list; after the loop the list is
+# cleared, before the trace ends. The repeating allocation tells the iterations. Neither an
+# inference trace (no decode steps, no KV cache) nor a leak (what accumulated is released).
+def twostream_loop():
+    a = Allocator(share_frames=True)
+    kept = []
+    for _ in range(6):
+        a.tick(1200)
+        x = a.malloc(4 * MiB, SIDE_STREAM, user(("make_batch", 12), ("main", 30)))
+        y = a.malloc(24 * MiB, 0, user(("work", 18), ("main", 31)))
+        kept.append(a.malloc(14 * MiB + 704 * KiB, 0, user(("work", 19), ("main", 31))))
+        a.tick(300)
+        a.free(y, user(("work", 20), ("main", 31)))
+        a.free(x, user(("main", 32)))
+    a.tick(1000)
+    for k in kept:
+        a.free(k, user(("main", 34)))
+    return a
+
+
 # graph_pool.pickle: segments in the default pool (0, 0), in a CUDA-graph capture's own
 # private pool (1, 0) and in two user-created pools (0, 1) (torch.cuda.MemPool()) and
 # (0, 2) (torch.cuda.graph_pool_handle(), shared by a second capture), on two streams
@@ -709,6 +732,7 @@ def main():
     write("spike.pickle", spike())
     write("generate_kv.pickle", generate_kv())
     write("forward_keeps_32mib.pickle", forward_keeps_32mib())
+    write("twostream_loop.pickle", twostream_loop())
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/synthetic/twostream_loop.pickle

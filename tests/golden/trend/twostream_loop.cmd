@@ -1,0 +1,1 @@
+$OOMDOC trend tests/data/synthetic/twostream_loop.pickle
