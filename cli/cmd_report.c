@@ -208,7 +208,7 @@ int od_cmd_report(int argc, char **argv)
     const od_loaded *cfg = NULL;
     for (size_t i = 0; i < n; i++) {
         if (report_item(&ins[i], &items[n_items])) {
-            n_items++;
+            items[n_items++].input = i;
         } else if (ins[i].kind == OD_INPUT_CONFIG) {
             if (!cfg && ins[i].have_model)
                 cfg = &ins[i];
@@ -253,6 +253,7 @@ int od_cmd_report(int argc, char **argv)
     in.top_sites = (size_t)top;
     in.capacity_bytes = fl.capacity_bytes ? fl.capacity_bytes : d->device_total_bytes;
     in.diagnosis = doc;
+    in.diagnosed = d;
     od_report_plan rplan;
     uint64_t plan_bytes[8];
     char plan_title[600];

@@ -15,7 +15,7 @@ const char *od_category_name(od_category c)
 {
     static const char *const n[OD_CAT_COUNT] = {
         "parameters", "gradients", "optimizer_states", "activations", "logits_and_loss",
-        "kv_cache", "temporaries", "workspace", "unknown",
+        "kv_cache", "temporaries", "workspace", "retained_graphs", "unknown",
     };
     return c < OD_CAT_COUNT ? n[c] : "?";
 }
@@ -140,6 +140,8 @@ const char *od_category_basis(od_category c)
         "frames (optimizer step, user code), and other backward intermediates",
         "never freed, a cuBLAS workspace size, made by the first matmul (or by the autograd engine); "
         "torch.distributed / NCCL frames",
+        "made in an iteration at a site whose allocations outlive their iterations and are still held at the "
+        "end (a graph kept alive: an eval forward without no_grad, a loss kept without .item())",
         "no frames and no lifetime rule applies (often: allocated before the trace began)",
     };
     return c < OD_CAT_COUNT ? b[c] : "?";
@@ -243,13 +245,42 @@ static od_category lifetime_category(const od_trace *t, const od_lifetime *l, od
     return by_frames;
 }
 
-od_status od_categorize(const od_trace *t, size_t weights_until, od_categories **out, od_error *err)
+/* Whether a stack's site (sites.h) is one of the iterations' survivors still held at the
+ * end: allocations made there and kept past their iteration are a retained graph's. The
+ * answer per stack is cached in seen (0 not asked, 1 yes, 2 no). */
+static int survivor_stack(const od_snapshot *s, const od_iterations *it, uint32_t stack, uint8_t *seen)
 {
-    *out = NULL;
+    if (!it || !it->n_survivors || !stack)
+        return 0;
+    if (!seen[stack]) {
+        char site[512];
+        int64_t sf, wf;
+        od_stack_site(s, stack, &sf, &wf);
+        od_frame_format(s, sf, site, sizeof site);
+        seen[stack] = 2;
+        for (size_t k = 0; k < it->n_survivors; k++)
+            if (it->survivors[k].held_at_end_bytes && it->survivors[k].bytes_per_iteration &&
+                strcmp(it->survivors[k].site, site) == 0)
+                seen[stack] = 1;
+    }
+    return seen[stack] == 1;
+}
+
+/* Every lifetime's category (cats[i] for t->lives[i]), and the tallies of those live at
+ * `at` into c. One pass for both, so the page's colour of an allocation and the figures
+ * at the peak come from the same rules: frames first (od_categorize_stack), refined by
+ * lifetime and size (lifetime_category); a block made by backward without frames is a
+ * gradient when sized like a parameter and alive until the next boundary (at the peak,
+ * each parameter matches one), else logits_and_loss when sized like the logits, else a
+ * temporary; a block made in an iteration at a survivor's site and kept past the next
+ * boundary is a retained graph's (an eval forward without no_grad, a loss kept without
+ * .item()). */
+static od_status categorize_all(const od_trace *t, size_t weights_until, const od_iterations *it, od_categories *c,
+                                uint8_t *cats)
+{
     const od_snapshot *s = t->snap;
-    od_categories *c = calloc(1, sizeof *c);
     od_category *frame_cat = calloc(s->n_stacks + 1, sizeof *frame_cat);
-    uint8_t *cat_known = calloc(s->n_stacks + 1, 1);
+    uint8_t *cat_known = calloc(s->n_stacks + 1, 1), *surv = calloc(s->n_stacks + 1, 1);
     size_t slots = ((size_t)s->n_stacks + 1) * OD_CAT_COUNT; /* per (stack, category) */
     uint64_t *sbytes = calloc(slots, sizeof *sbytes), *scount = calloc(slots, sizeof *scount);
     od_u64map params = {0}, logits = {0}; /* requested size -> count / 1 */
@@ -257,12 +288,8 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
     char **names = NULL;
     size_t n_cs = 0, cap_names = 0, cap_cs = 0;
     od_status rc = OD_ERR_NOMEM;
-    if (!c || !frame_cat || !cat_known || !sbytes || !scount)
+    if (!frame_cat || !cat_known || !surv || !sbytes || !scount)
         goto out;
-    c->device = t->device;
-    c->have_peak = t->has_trace && t->n_entries;
-    c->peak_entry = t->peak_index;
-    c->peak_time_us = t->peak_time_us;
     size_t at = t->has_trace && t->has_peak ? t->peak_index : t->has_trace ? SIZE_MAX : (size_t)UINT32_MAX - 1;
 #define FRAME_CAT(st_) (cat_known[st_] ? frame_cat[st_] \
                         : (cat_known[st_] = 1, frame_cat[st_] = (st_) ? od_categorize_stack(s, (st_)) : OD_CAT_GRADIENTS))
@@ -284,13 +311,11 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
                 goto out;
         }
     }
-    /* Live at the peak (or, without a trace, at the end). */
     char buf[512];
     int forward_ws = 0;
     for (size_t i = 0; i < t->n_lives; i++) {
         const od_lifetime *l = &t->lives[i];
-        if (at == (size_t)UINT32_MAX - 1 ? l->free_index != OD_TRACE_NEVER : !od_trace_live_after(l, at))
-            continue;
+        int live = at == (size_t)UINT32_MAX - 1 ? l->free_index == OD_TRACE_NEVER : od_trace_live_after(l, at);
         od_life_origin o = od_life_of(t, l);
         uint32_t st = o.stack; /* in range: the loader asserts it */
         od_category cat = lifetime_category(t, l, FRAME_CAT(st), weights_until, &forward_ws);
@@ -300,14 +325,26 @@ od_status od_categorize(const od_trace *t, size_t weights_until, od_categories *
             uint32_t k;
             size_t nb = t->n_boundaries ? next_boundary(t, l->alloc_index) : SIZE_MAX;
             int survives = nb == SIZE_MAX ? 1 : l->free_index == OD_TRACE_NEVER || l->free_index >= nb;
-            if (survives && od_u64map_get(&params, o.requested_bytes, &k) && k > 0) {
-                od_u64map_put(&params, o.requested_bytes, k - 1); /* replaces: cannot fail */
+            int sized = od_u64map_get(&params, o.requested_bytes, &k) && k > 0;
+            if (survives && sized) {
+                if (live) /* at the peak each parameter matches one gradient */
+                    od_u64map_put(&params, o.requested_bytes, k - 1); /* replaces: cannot fail */
             } else if (od_u64map_get(&logits, o.requested_bytes, &k)) {
                 cat = OD_CAT_LOGITS_AND_LOSS;
             } else {
                 cat = OD_CAT_TEMPORARIES;
             }
         }
+        if ((cat == OD_CAT_ACTIVATIONS || cat == OD_CAT_LOGITS_AND_LOSS || cat == OD_CAT_TEMPORARIES) && it &&
+            it->n >= 2 && l->alloc_index != OD_TRACE_BEFORE) {
+            size_t nb = next_boundary(t, l->alloc_index);
+            if (nb != SIZE_MAX && od_trace_live_after(l, nb) && survivor_stack(s, it, st, surv))
+                cat = OD_CAT_RETAINED_GRAPHS;
+        }
+        if (cats)
+            cats[i] = (uint8_t)cat;
+        if (!live)
+            continue;
         c->bytes[cat] += l->block_bytes;
         c->count[cat]++;
         c->total_bytes += l->block_bytes;
@@ -355,14 +392,44 @@ out:
     free(cs);
     free(frame_cat);
     free(cat_known);
+    free(surv);
     od_u64map_free(&params);
     od_u64map_free(&logits);
+    return rc;
+}
+
+od_status od_categorize_with(const od_trace *t, size_t weights_until, const od_iterations *it, od_categories **out,
+                             uint8_t **life_categories, od_error *err)
+{
+    *out = NULL;
+    if (life_categories)
+        *life_categories = NULL;
+    od_categories *c = calloc(1, sizeof *c);
+    uint8_t *cats = life_categories ? malloc(t->n_lives ? t->n_lives : 1) : NULL;
+    if (!c || (life_categories && !cats)) {
+        free(c);
+        free(cats);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    c->device = t->device;
+    c->have_peak = t->has_trace && t->n_entries;
+    c->peak_entry = t->peak_index;
+    c->peak_time_us = t->peak_time_us;
+    od_status rc = categorize_all(t, weights_until, it, c, cats);
     if (rc != OD_OK) {
         free(c);
+        free(cats);
         return od_fail(err, rc, "out of memory");
     }
     *out = c;
+    if (life_categories)
+        *life_categories = cats;
     return OD_OK;
+}
+
+od_status od_categorize(const od_trace *t, size_t weights_until, od_categories **out, od_error *err)
+{
+    return od_categorize_with(t, weights_until, NULL, out, NULL, err);
 }
 
 void od_categories_free(od_categories *c)

@@ -20,6 +20,11 @@
  *   workspace         cuBLAS workspaces (never freed, CUBLAS_WORKSPACE_CONFIG's size, made
  *                     by the first matmul or the autograd engine), torch.distributed /
  *                     NCCL, frames named *workspace*
+ *   retained_graphs   made in an iteration at a site whose allocations outlive their
+ *                     iterations and are still held at the end (the iterations'
+ *                     survivors), and kept past the next boundary: memory a leaked graph
+ *                     keeps alive (an eval forward without no_grad, a loss kept instead
+ *                     of loss.item()), whatever its frames say
  *   parameters (also) for an inference trace, blocks live before the trace began and
  *                     through its last decode step (the weights loaded before the ring
  *                     buffer wrapped):
@@ -30,6 +35,7 @@
 #ifndef OD_CATEGORIZE_H
 #define OD_CATEGORIZE_H
 
+#include "model/iterations.h"
 #include "model/trace.h"
 #include "oomdoc/snapshot.h"
 
@@ -42,6 +48,7 @@ typedef enum {
     OD_CAT_KV_CACHE,
     OD_CAT_TEMPORARIES,
     OD_CAT_WORKSPACE,
+    OD_CAT_RETAINED_GRAPHS,
     OD_CAT_UNKNOWN,
     OD_CAT_COUNT
 } od_category;
@@ -78,6 +85,13 @@ typedef struct {
  * step (blocks live before the trace and until then are its weights); SIZE_MAX for
  * any other trace. Fails with OD_ERR_NOMEM only. */
 od_status od_categorize(const od_trace *t, size_t weights_until, od_categories **out, od_error *err);
+
+/* The same, with the trace's iterations (NULL: none; their survivors tell the retained
+ * graphs), and, when life_categories is not NULL, every lifetime's category by the same
+ * rules (a malloc'd array the caller frees, indexed as t->lives): what the report page
+ * colours each allocation by, so its totals at the peak are these. */
+od_status od_categorize_with(const od_trace *t, size_t weights_until, const od_iterations *it, od_categories **out,
+                             uint8_t **life_categories, od_error *err);
 void od_categories_free(od_categories *c);
 
 /* The category one stack's frames say (stack 0, no Python frames: gradients, meaning

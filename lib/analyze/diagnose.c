@@ -712,6 +712,7 @@ static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, siz
     od_status rc = od_summarize(in->snapshot, &sum, err);
     if (rc != OD_OK)
         return rc;
+    d->summary_input[d->n_summaries] = idx;
     d->summaries[d->n_summaries++] = sum;
     od_snapshot_findings *nf = realloc(d->snapshots, (d->n_snapshots + sum->n_devices + 1) * sizeof *nf);
     if (!nf)
@@ -729,7 +730,8 @@ static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, siz
         size_t weights_until = SIZE_MAX;
         if (f->inference.is_inference && f->iterations->n)
             weights_until = f->iterations->items[f->iterations->n - 1].entry;
-        if ((rc = od_categorize(f->figures->trace, weights_until, &f->categories, err)) != OD_OK)
+        if ((rc = od_categorize_with(f->figures->trace, weights_until, f->iterations, &f->categories,
+                                     &f->life_categories, err)) != OD_OK)
             return rc;
         oom_state(f);
         held_at_oom(f);
@@ -2223,7 +2225,8 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
     d->do_now = calloc(MAX_REMEDIES, sizeof *d->do_now);
     d->long_term = calloc(MAX_REMEDIES, sizeof *d->long_term);
     d->summaries = calloc(n + 1, sizeof *d->summaries);
-    if (!d->evidence || !d->do_now || !d->long_term || !d->summaries) {
+    d->summary_input = calloc(n + 1, sizeof *d->summary_input);
+    if (!d->evidence || !d->do_now || !d->long_term || !d->summaries || !d->summary_input) {
         od_diagnosis_free(d);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
@@ -2400,13 +2403,31 @@ void od_diagnosis_free(od_diagnosis *d)
     for (size_t i = 0; i < d->n_snapshots; i++) {
         od_iterations_free(d->snapshots[i].iterations);
         od_categories_free(d->snapshots[i].categories);
+        free(d->snapshots[i].life_categories);
     }
     free(d->snapshots);
     for (size_t i = 0; i < d->n_summaries; i++)
         od_summary_free(d->summaries[i]);
     free(d->summaries);
+    free(d->summary_input);
     free(d->evidence);
     free(d->do_now);
     free(d->long_term);
     free(d);
+}
+
+const od_summary *od_diagnosis_summary(const od_diagnosis *d, size_t input)
+{
+    for (size_t i = 0; d && i < d->n_summaries; i++)
+        if (d->summary_input[i] == input)
+            return d->summaries[i];
+    return NULL;
+}
+
+const od_snapshot_findings *od_diagnosis_findings(const od_diagnosis *d, size_t input, int64_t device)
+{
+    for (size_t i = 0; d && i < d->n_snapshots; i++)
+        if (d->snapshots[i].input == input && d->snapshots[i].device == device)
+            return &d->snapshots[i];
+    return NULL;
 }

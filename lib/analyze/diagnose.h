@@ -115,6 +115,8 @@ typedef struct {
     const od_device_summary *figures;  /* segments, reserved, stranded, peak, OOMs */
     od_iterations *iterations;         /* NULL without a trace */
     od_categories *categories;         /* live memory at the peak by purpose; NULL without a trace */
+    uint8_t *life_categories;          /* each lifetime's category (figures->trace->lives'
+                                          order), by the rules that made categories */
     od_inference inference;            /* is_inference 0 for a training trace */
     /* The failing line vs what held the memory when it failed (the last OOM). */
     char oom_site[256];                /* the failing request's site */
@@ -191,6 +193,7 @@ typedef struct {
     int have_workload;                 /* the plan the snapshots were compared with: */
     od_workload workload;              /* the caller's, as a generate() trace corrects it */
     od_summary **summaries;            /* owned: one per snapshot input (internal) */
+    size_t *summary_input;             /* the input each summary is of */
     size_t n_summaries;
 } od_diagnosis;
 
@@ -234,6 +237,11 @@ od_status od_diagnose_with(const od_diag_input *inputs, size_t n, const od_diag_
  * no OOM, unknown otherwise. Fails with OD_ERR_NOMEM, OD_ERR_LIMIT (absurd snapshot). */
 od_status od_diagnose(const od_diag_input *inputs, size_t n, od_diagnosis **out, od_error *err);
 void od_diagnosis_free(od_diagnosis *d);
+
+/* The summary the diagnosis made of snapshot input `input`, or NULL (it stays d's). */
+const od_summary *od_diagnosis_summary(const od_diagnosis *d, size_t input);
+/* The findings of snapshot input `input` on `device`, or NULL. */
+const od_snapshot_findings *od_diagnosis_findings(const od_diagnosis *d, size_t input, int64_t device);
 
 /* "none", "replay", "plan", "arithmetic". */
 const char *od_check_method_name(od_check_method m);

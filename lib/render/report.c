@@ -271,6 +271,21 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
             return st;
         pt = fine;
     }
+    /* The allocations' categories: the diagnosis's (categorize.h's per-lifetime answer),
+     * else categorized here by the same function. */
+    const od_report_item *itm = &c->in->items[item];
+    const od_snapshot_findings *df = c->in->diagnosed ? od_diagnosis_findings(c->in->diagnosed, itm->input, d->device)
+                                                      : NULL;
+    const uint8_t *cats = df && df->figures->trace == tr ? df->life_categories : NULL;
+    uint8_t *own_cats = NULL;
+    if (!cats) {
+        od_categories *cc = NULL;
+        st = od_categorize_with(tr, SIZE_MAX, NULL, &cc, &own_cats, err);
+        od_categories_free(cc);
+        if (st != OD_OK)
+            return st;
+        cats = own_cats;
+    }
     size_t nl = tr->n_lives, ns = s->n_stacks ? s->n_stacks : 1, nf = s->n_frames ? s->n_frames : 1;
     sel = malloc((nl ? nl : 1) * sizeof *sel);
     at_peak = calloc(nl ? nl : 1, 1);
@@ -361,9 +376,6 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
                 fprintf(f, "%s%u", w++ ? "," : "", frame_map[fi[k]]);
         fputc(']', f);
     }
-    fprintf(f, "],\"sc\":[");
-    for (size_t i = 0; i < n_stacks; i++)
-        fprintf(f, "%s%d", i ? "," : "", (int)od_categorize_stack(s, stacks[i]));
     fprintf(f, "],\"cats\":[");
     for (int k = 0; k < OD_CAT_COUNT; k++) {
         fprintf(f, "%s", k ? "," : "");
@@ -406,6 +418,10 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
         uint32_t sk = od_life_of(tr, &tr->lives[sel[i]]).stack;
         fprintf(f, "%s%lld", i ? "," : "", sk < s->n_stacks ? (long long)stack_map[sk] : -1LL);
     }
+    /* each allocation's category: categorize's, the one the diagnosis counts at the peak */
+    fprintf(f, "],\"ac\":[");
+    for (size_t i = 0; i < n_sel; i++)
+        fprintf(f, "%s%d", i ? "," : "", cats ? (int)cats[sel[i]] : (int)OD_CAT_UNKNOWN);
     fprintf(f, "],\"ai\":[");
     long long prev_entry = -1; /* alloc entries as deltas from -1 (live before the trace: -1) */
     for (size_t i = 0; i < n_sel; i++) {
@@ -422,6 +438,7 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
     fprintf(f, "]}\n</script>\n");
     c->scripted = 1;
 out:
+    free(own_cats);
     free(sel);
     free(at_peak);
     free(stack_map);
@@ -1299,10 +1316,15 @@ static od_status compare_section(ctx *c, const od_report_item *ia, const od_summ
             fprintf(f, "</table>\n");
         }
         if (da->has_trace && da->entries && db->has_trace && db->entries) {
-            od_categories *ca = NULL, *cb = NULL;
-            st = od_categorize(da->trace, SIZE_MAX, &ca, err);
-            if (st == OD_OK)
-                st = od_categorize(db->trace, SIZE_MAX, &cb, err);
+            /* the diagnosis's categories when it was given (borrowed), else made here */
+            const od_snapshot_findings *fa = c->in->diagnosed ? od_diagnosis_findings(c->in->diagnosed, ia->input, da->device) : NULL;
+            const od_snapshot_findings *fb = c->in->diagnosed ? od_diagnosis_findings(c->in->diagnosed, ib->input, db->device) : NULL;
+            od_categories *own_a = NULL, *own_b = NULL;
+            const od_categories *ca = fa ? fa->categories : NULL, *cb = fb ? fb->categories : NULL;
+            if (!ca && (st = od_categorize(da->trace, SIZE_MAX, &own_a, err)) == OD_OK)
+                ca = own_a;
+            if (st == OD_OK && !cb && (st = od_categorize(db->trace, SIZE_MAX, &own_b, err)) == OD_OK)
+                cb = own_b;
             if (st == OD_OK) {
                 fprintf(f, "<h3>Live at the peak, by category</h3>\n<table><tr><th>category</th><th class=\"n\">before</th>"
                            "<th class=\"n\">after</th><th class=\"n\">change</th></tr>\n");
@@ -1319,8 +1341,8 @@ static od_status compare_section(ctx *c, const od_report_item *ia, const od_summ
                 delta_cell(f, ca->total_bytes, cb->total_bytes);
                 fprintf(f, "</tr>\n</table>\n");
             }
-            od_categories_free(ca);
-            od_categories_free(cb);
+            od_categories_free(own_a);
+            od_categories_free(own_b);
         }
     }
     fprintf(f, "</section>\n");
@@ -1794,9 +1816,19 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     od_status st = OD_OK;
     size_t n_snap = 0;
+    /* The diagnosis's summaries when it was given (borrowed), else made here. */
+    uint8_t *own = calloc(in->n_items ? in->n_items : 1, 1);
+    if (!own) {
+        free(sums);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
     for (size_t i = 0; i < in->n_items && st == OD_OK; i++)
         if (in->items[i].kind == OD_REPORT_SNAPSHOT) {
-            st = od_summarize(in->items[i].snapshot, &sums[i], err);
+            const od_summary *ds = in->diagnosed ? od_diagnosis_summary(in->diagnosed, in->items[i].input) : NULL;
+            if (ds)
+                sums[i] = (od_summary *)ds;
+            else if ((st = od_summarize(in->items[i].snapshot, &sums[i], err)) == OD_OK)
+                own[i] = 1;
             n_snap++;
         }
     if (st != OD_OK)
@@ -1875,7 +1907,9 @@ od_status od_report_write(const od_report_input *in, FILE *f, od_error *err)
         st = od_fail(err, OD_ERR_IO, "writing the report failed");
 out:
     for (size_t i = 0; i < in->n_items; i++)
-        od_summary_free(sums[i]);
+        if (own[i])
+            od_summary_free(sums[i]);
+    free(own);
     free(sums);
     return st;
 }

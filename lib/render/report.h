@@ -44,6 +44,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "analyze/diagnose.h"
 #include "oomdoc/snapshot.h"
 #include "read/profile.h"
 #include "read/trend.h"
@@ -76,6 +77,8 @@ typedef enum {
 typedef struct {
     od_report_kind kind;
     const char *name;                      /* shown as the input's name */
+    size_t input;                          /* its index among the diagnosed inputs (with
+                                              od_report_input.diagnosed) */
     const od_snapshot *snapshot;           /* OD_REPORT_SNAPSHOT */
     const od_report_point *replay_reserved; /* optional: reserved over time from replay */
     size_t n_replay_reserved;
@@ -90,6 +93,9 @@ typedef struct {
 typedef struct {
     const od_report_item *items;
     size_t n_items;
+    const od_diagnosis *diagnosed;         /* the diagnosis of these inputs, or NULL: its
+                                            * summaries and each allocation's category are
+                                            * the page's (one categorizer, one pass) */
     const json_t *diagnosis;               /* doctor's document of the same inputs and flags
                                             * (render/doctor_doc.h): embedded verbatim as
                                             * <script type="application/json" id="od-diagnosis">,

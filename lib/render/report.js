@@ -148,7 +148,7 @@ function Timeline(svg, D) {
   }
   function line(text, cls) { div(cls, text, tip); }
   function describe(q) {
-    var sk = D.ak[q], cat = sk >= 0 ? D.cats[D.sc[sk]] : 'unknown', fs = sk >= 0 ? D.st[sk] : [];
+    var sk = D.ak[q], cat = D.cats[D.ac[q]], fs = sk >= 0 ? D.st[sk] : [];
     line('allocation of ' + iec(D.ab[q]) + (D.ar[q] ? ' (requested ' + iec(D.ar[q]) + ')' : '') + ' \u00b7 ' + cat, 'al');
     line('lifetime: ' + (AI[q] < 0 ? 'live before the trace began' : 'from +' + secs(AS[q] - D.t0) + ' (entry ' + AI[q] + ')') +
          (AE[q] === Infinity ? ', never freed in the trace' : ' to +' + secs(AE[q] - D.t0) + ' (' + secs(AE[q] - AS[q]) + ')'), 'lt');
@@ -416,7 +416,7 @@ function Icicle(T) {
     var root = {name: byCat ? 'all categories' : 'all stacks', bytes: 0, kids: {}, list: [], parent: null};
     for (var j = 0; j < D.ap.length; j++) {
       var q = D.ap[j], sk = D.ak[q], fs = sk >= 0 ? D.st[sk] : [], node = root, path = [], k;
-      if (byCat) path.push((sk >= 0 ? D.cats[D.sc[sk]] : 'unknown'));
+      if (byCat) path.push(D.cats[D.ac[q]]);
       for (k = fs.length - 1; k >= 0; k--) path.push(D.fr[fs[k]]);
       if (!fs.length) path.push('(no Python frames)');
       root.bytes += D.ab[q];
