@@ -319,7 +319,7 @@ int od_cmd_trend(int argc, char **argv)
         fit.verdict = OD_TREND_STABLE;
         fit.have_projection = 0;
         for (size_t i = 0; i < its->n_survivors && !released; i++)
-            if (its->survivors[i].bytes_per_iteration && !its->survivors[i].held_at_end_bytes)
+            if (its->survivors[i].bytes_per_iteration && !its->survivors[i].judged_held_bytes)
                 released = &its->survivors[i];
     }
     od_trend_fit others[OD_METRIC_COUNT];

@@ -259,7 +259,7 @@ static int survivor_stack(const od_snapshot *s, const od_iterations *it, uint32_
         od_frame_format(s, sf, site, sizeof site);
         seen[stack] = 2;
         for (size_t k = 0; k < it->n_survivors; k++)
-            if (it->survivors[k].held_at_end_bytes && it->survivors[k].bytes_per_iteration &&
+            if (it->survivors[k].judged_held_bytes && it->survivors[k].bytes_per_iteration &&
                 strcmp(it->survivors[k].site, site) == 0)
                 seen[stack] = 1;
     }

@@ -607,7 +607,7 @@ static void evidence_contents(od_diagnosis *d, const od_diag_input *in, size_t i
                 continue;
             shown++;
             int same = strcmp(sv->site, sv->where) == 0;
-            if (sv->held_at_end_bytes)
+            if (sv->judged_held_bytes)
                 evid(d, idx, "surviving_bytes_per_iteration", (double)sv->bytes_per_iteration,
                      "%s: allocations made at %s%s%s%s outlive their iteration: %s per iteration (in %llu of %zu "
                      "judged iterations, %s in all, %s still held at the end of the trace)",
@@ -1853,10 +1853,31 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
                      "a loss tensor appended instead of loss.item())",
                      d->site);
             snprintf(eff, sizeof eff, "the %s per %s that survive from there are freed; memory stays flat", a, per);
-            uint64_t rel = it ? it->held_bytes_per_iteration * (it->n > 1 ? it->n - 1 : 1) : 0;
+            /* What the fix frees: every block the site still holds at the end; what it
+             * leaves: the trace's peak without the graphs it keeps (categorize's
+             * retained_graphs), which is what the run would have peaked at. */
+            uint64_t rel = 0, fixed_peak = 0;
+            for (size_t k = 0; it && k < it->n_survivors; k++)
+                if (!strcmp(it->survivors[k].site, d->site))
+                    rel = it->survivors[k].held_at_end_bytes;
+            char why[200] = "";
+            const od_trace *tr = x->sf ? x->sf->figures->trace : NULL;
+            if (tr && tr->n_lives && x->sf->life_categories) {
+                uint8_t *drop = malloc(tr->n_lives);
+                for (size_t k = 0; drop && k < tr->n_lives; k++)
+                    drop[k] = x->sf->life_categories[k] == OD_CAT_RETAINED_GRAPHS;
+                if (drop)
+                    fixed_peak = od_trace_peak_without(tr, drop, NULL);
+                free(drop);
+                char c1[32], c2[32];
+                if (fixed_peak)
+                    snprintf(why, sizeof why, "; without the graphs it keeps the trace peaks at %s (now %s)",
+                             iec(fixed_peak, c1, sizeof c1), iec(tr->peak_block_bytes, c2, sizeof c2));
+            }
+            char c3[32];
             advise(x, 1, 2, 0, buf, eff, NULL,
-                   check_of(OD_CHECK_ARITHMETIC, 1, live > rel ? live - rel : 0, rel,
-                            "%s per %s survive%s", a, per, steps));
+                   check_of(OD_CHECK_ARITHMETIC, 1, fixed_peak, rel, "%s per %s survive, %s still held at the end%s%s",
+                            a, per, iec(rel, c3, sizeof c3), why, steps));
         }
         snprintf(eff, sizeof eff, "growth of %s per %s stops; memory stays flat after step 1", a, per);
         advise_as(x, 1, 2, 1, OD_ADV_LEAK_USUAL, NULL,

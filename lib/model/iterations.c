@@ -57,6 +57,41 @@ static int cmp_survivor(const void *pa, const void *pb)
 /* Allocations made in the judged iterations and still live at the last boundary, by
  * site: the bytes per iteration (median over the judged ones), and how much of them the
  * trace still holds at its end, or where it released them. */
+/* Each survivor's held_at_end_bytes: every block made at its site that the trace never
+ * frees, whichever iteration made it (the warm-up's and the last ones' too). The site of a
+ * stack is asked once. */
+static int held_at_end(const od_trace *t, od_iterations *it)
+{
+    const od_snapshot *s = t->snap;
+    if (!it->n_survivors)
+        return 1;
+    uint32_t *which = calloc((size_t)s->n_stacks + 1, sizeof *which); /* 0: not asked; k + 1; UINT32_MAX: none */
+    if (!which)
+        return 0;
+    for (size_t i = 0; i < t->n_lives; i++) {
+        const od_lifetime *l = &t->lives[i];
+        if (l->free_index != OD_TRACE_NEVER || l->alloc_index == OD_TRACE_BEFORE)
+            continue;
+        uint32_t st = od_life_of(t, l).stack;
+        if (!st || st > s->n_stacks)
+            continue;
+        if (!which[st]) {
+            char buf[512];
+            int64_t sf, wf;
+            od_stack_site(s, st, &sf, &wf);
+            od_frame_format(s, sf, buf, sizeof buf);
+            which[st] = UINT32_MAX;
+            for (size_t k = 0; k < it->n_survivors; k++)
+                if (strcmp(it->survivors[k].site, buf) == 0)
+                    which[st] = (uint32_t)k + 1;
+        }
+        if (which[st] != UINT32_MAX)
+            it->survivors[which[st] - 1].held_at_end_bytes += l->block_bytes;
+    }
+    free(which);
+    return 1;
+}
+
 static int survivors(const od_trace *t, od_iterations *it)
 {
     const od_snapshot *s = t->snap;
@@ -128,7 +163,7 @@ static int survivors(const od_trace *t, od_iterations *it)
             per[nr[j].window - w_lo] += nr[j].bytes;
             sv->surviving_bytes += nr[j].bytes;
             if (nr[j].free_index == OD_TRACE_NEVER)
-                sv->held_at_end_bytes += nr[j].bytes;
+                sv->judged_held_bytes += nr[j].bytes;
             else if (sv->released_index == SIZE_MAX || nr[j].release_index < sv->released_index)
                 sv->released_index = nr[j].release_index;
             j++;
@@ -154,12 +189,12 @@ static int survivors(const od_trace *t, od_iterations *it)
         if (!sv->site || !sv->where || !sv->released_at)
             goto out;
         it->surviving_bytes_per_iteration += sv->bytes_per_iteration;
-        if (sv->held_at_end_bytes)
+        if (sv->judged_held_bytes)
             it->held_bytes_per_iteration += sv->bytes_per_iteration;
         i = j;
     }
     od_sort(it->survivors, it->n_survivors, sizeof *it->survivors, cmp_survivor);
-    ok = 1;
+    ok = held_at_end(t, it);
 out:
     for (size_t i = 0; names && i < 2 * n_recs; i++)
         free(names[i]);

@@ -42,7 +42,10 @@ typedef struct {
                                       in one and still live at the last boundary */
     uint64_t surviving_bytes;      /* their total over the judged iterations */
     uint64_t iterations;           /* judged iterations in which it left bytes behind */
-    uint64_t held_at_end_bytes;    /* of surviving_bytes, still live at the end of the trace */
+    uint64_t held_at_end_bytes;    /* every block made here that the trace never frees: all
+                                      iterations, the warm-up and the last ones included */
+    uint64_t judged_held_bytes;    /* of surviving_bytes, still live at the end: only these
+                                      make a leak (od_iterations_leak) */
     size_t released_index;         /* the first free of the rest (entry), or SIZE_MAX */
     char *released_at;             /* that free's site, "" when none was released */
 } od_survivor;
@@ -59,7 +62,8 @@ typedef struct {
     od_survivor *survivors;       /* sorted by bytes_per_iteration, then surviving, then site */
     size_t n_survivors;
     uint64_t surviving_bytes_per_iteration; /* sum of the survivors' bytes_per_iteration */
-    uint64_t held_bytes_per_iteration;      /* the same over survivors still held at the end */
+    uint64_t held_bytes_per_iteration;      /* the same over survivors whose judged bytes are
+                                               still held at the end */
 } od_iterations;
 
 /* The iterations of a trace, at its boundaries (trace.h). use_annotations = 0 ignores

@@ -554,3 +554,36 @@ od_status od_trace_open(const od_snapshot *snap, int64_t device, od_trace **out,
     free(blocks);
     return rc;
 }
+
+uint64_t od_trace_peak_without(const od_trace *t, const uint8_t *drop, size_t *at)
+{
+    size_t n = t->n_entries;
+    int64_t *delta = calloc(n + 1, sizeof *delta);
+    uint64_t live = 0, peak = 0;
+    if (at)
+        *at = SIZE_MAX;
+    if (!delta)
+        return 0;
+    for (size_t i = 0; i < t->n_lives; i++) {
+        const od_lifetime *l = &t->lives[i];
+        if (drop && drop[i])
+            continue;
+        if (l->alloc_index == OD_TRACE_BEFORE)
+            live += l->block_bytes;
+        else if (l->alloc_index < n)
+            delta[l->alloc_index] += (int64_t)l->block_bytes;
+        if (l->free_index != OD_TRACE_NEVER && l->free_index < n)
+            delta[l->free_index] -= (int64_t)l->block_bytes;
+    }
+    peak = live;
+    for (size_t k = 0; k < n; k++) {
+        live = (uint64_t)((int64_t)live + delta[k]);
+        if (live > peak) {
+            peak = live;
+            if (at)
+                *at = k;
+        }
+    }
+    free(delta);
+    return peak;
+}

@@ -130,6 +130,12 @@ static inline od_life_origin od_life_of(const od_trace *t, const od_lifetime *l)
 /* Whether lifetime l is live just after entry index (index SIZE_MAX: before the first). */
 int od_trace_live_after(const od_lifetime *l, size_t index);
 
+/* The peak of live block bytes had the lifetimes with drop[i] != 0 never been made (drop:
+ * one byte per t->lives entry; NULL drops none): what a fix that frees them would leave.
+ * *at (may be NULL) receives the entry of that peak, SIZE_MAX when it is before the first.
+ * 0 when out of memory. */
+uint64_t od_trace_peak_without(const od_trace *t, const uint8_t *drop, size_t *at);
+
 /* A walk over the entries keeping live and reserved bytes: init, then step(i) for
  * i = 0, 1, ... in order; the figures hold just after the last entry stepped. */
 typedef struct {

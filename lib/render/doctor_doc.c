@@ -131,10 +131,11 @@ static json_t *iterations_json(const od_iterations *it)
     json_t *sv = json_array();
     for (size_t i = 0; i < it->n_survivors && i < 10; i++) {
         const od_survivor *x = &it->survivors[i];
-        json_array_append_new(sv, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:o,s:o}", "site", x->site, "where", x->where,
+        json_array_append_new(sv, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "site", x->site, "where", x->where,
                                             "bytes_per_iteration", (json_int_t)x->bytes_per_iteration, "surviving_bytes",
                                             (json_int_t)x->surviving_bytes, "iterations", (json_int_t)x->iterations,
-                                            "held_at_end_bytes", (json_int_t)x->held_at_end_bytes, "released_entry",
+                                            "held_at_end_bytes", (json_int_t)x->held_at_end_bytes, "judged_held_bytes",
+                                            (json_int_t)x->judged_held_bytes, "released_entry",
                                             x->released_index == SIZE_MAX ? json_null() : json_integer((json_int_t)x->released_index),
                                             "released_at", x->released_at[0] ? json_string(x->released_at) : json_null()));
     }

@@ -236,6 +236,41 @@ static void test_verdicts(void **state)
     od_snapshot_free(s);
 }
 
+/* The leak's figures against its fixed twin (the same run with the eval loop under
+ * torch.no_grad(), noleak_eval): the site holds at the end everything the leaking run
+ * allocated at the end beyond the twin's (the twin holds nothing from that site), and the
+ * fix's predicted peak is the twin's real peak; at the peak, the leaking run's categories
+ * other than retained_graphs are the twin's. */
+static void test_leak_against_its_twin(void **state)
+{
+    (void)state;
+    od_snapshot *leak = load("leak_eval_no_grad.pickle"), *twin = load("noleak_eval.pickle");
+    od_diagnosis *d = diagnose1(leak), *t = diagnose1(twin);
+    const od_snapshot_findings *lf = &d->snapshots[0], *tf = &t->snapshots[0];
+    const od_iterations *it = lf->iterations;
+    assert_true(it->n_survivors > 0);
+    assert_non_null(strstr(it->survivors[0].site, "train.py:346"));
+    uint64_t extra_at_end = lf->figures->allocated_bytes - tf->figures->allocated_bytes;
+    assert_true(it->survivors[0].held_at_end_bytes == extra_at_end); /* 10.28 GiB, as diff says */
+    assert_true(it->survivors[0].held_at_end_bytes > it->survivors[0].surviving_bytes);
+    /* the fix: do now 1, checked by arithmetic on the trace */
+    assert_true(d->n_do_now > 0);
+    const od_check *c = &d->do_now[0].check;
+    assert_int_equal(c->method, OD_CHECK_ARITHMETIC);
+    assert_true(c->releases_bytes == extra_at_end);
+    double twin_peak = (double)tf->figures->trace->peak_block_bytes;
+    assert_true(fabs((double)c->predicted_peak_bytes - twin_peak) < 0.001 * twin_peak);
+    for (int k = 0; k < OD_CAT_COUNT; k++)
+        if (k != OD_CAT_RETAINED_GRAPHS)
+            assert_true(fabs((double)lf->categories->bytes[k] - (double)tf->categories->bytes[k]) <= 8 * MiB);
+    assert_true(lf->categories->bytes[OD_CAT_RETAINED_GRAPHS] > 8.9 * 1024 * MiB);
+    assert_true(tf->categories->bytes[OD_CAT_RETAINED_GRAPHS] == 0);
+    od_diagnosis_free(d);
+    od_diagnosis_free(t);
+    od_snapshot_free(leak);
+    od_snapshot_free(twin);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -392,6 +427,7 @@ int main(void)
         cmocka_unit_test(test_categories_model_state),
         cmocka_unit_test(test_categories_workspace),
         cmocka_unit_test(test_verdicts),
+        cmocka_unit_test(test_leak_against_its_twin),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_message_and_snapshot),
