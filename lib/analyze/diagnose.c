@@ -530,6 +530,15 @@ static void evidence_oom(od_diagnosis *d, const od_diag_input *in, size_t idx, c
             break;
         }
     }
+    if (f->need.have) {
+        const od_step_need *sn = &f->need;
+        evid(d, idx, "forward_need_bytes", (double)sn->forward_bytes,
+             "%s: the trace ends in its first forward, %.2f of the model's %zu layers done (its layers are built "
+             "alike and run alike): %s kept per layer, so the forward needs about %s through its last layer, before "
+             "the logits, the loss and backward",
+             in->name, sn->layers_done, sn->layers_total, iec(sn->per_layer_bytes, a, sizeof a),
+             iec(sn->forward_bytes, b, sizeof b));
+    }
     if (f->whatif_unanswerable)
         evid(d, idx, NULL, 0,
              "%s: the trace starts mid-run (the ring buffer wrapped): what another allocator setting would have done "
@@ -734,6 +743,9 @@ static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, siz
                                      &f->life_categories, err)) != OD_OK)
             return rc;
         oom_state(f);
+        if (f->have_oom && !(f->iterations && f->iterations->source != OD_ITER_NONE && f->iterations->n >= 2))
+            od_step_need_estimate(f->figures->trace, f->figures->ooms[f->figures->n_ooms - 1].index,
+                                  f->life_categories, &f->need);
         held_at_oom(f);
         find_spike(f);
         if ((rc = pools_findings(in->snapshot, f, err)) != OD_OK)
@@ -1509,6 +1521,19 @@ static void cap_item(rx *x)
     }
     if (!method)
         return;
+    const od_step_need *sn = sf && !exact ? &sf->need : NULL;
+    if (sn && sn->have && method == OD_CHECK_REPLAY && sn->forward_bytes > need) {
+        /* the trace shows the model's layers: the forward through its last one, estimated */
+        need = sn->forward_bytes;
+        avoids = -1;
+        snprintf(how, sizeof how, "an estimate from the trace, which ends in its first forward: %.2f of the model's "
+                 "%zu layers done, %s kept per layer; through the last layer the forward needs about %s, and the "
+                 "logits, the loss and backward come on top", sn->layers_done, sn->layers_total,
+                 iec(sn->per_layer_bytes, a, sizeof a), iec(sn->forward_bytes, b, sizeof b));
+        snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu", x->snap_arg, (unsigned long long)round_up_mib(need));
+        exact = 0;
+        method = OD_CHECK_ARITHMETIC;
+    }
     need = round_up_mib(need);
     if (!exact) {
         char more[200];
@@ -1528,9 +1553,56 @@ static void cap_item(rx *x)
              x->cap_source, exact ? "" : "at least ", iec(need, b, sizeof b));
     if (method != OD_CHECK_REPLAY)
         avoids = exact ? 1 : -1;
-    od_check ck = check_of(method, !fits_device ? 0 : avoids, peak, 0, "%s%s", how,
+    od_check ck = check_of(method, !fits_device ? 0 : avoids, sn && sn->have ? 0 : peak, 0, "%s%s", how,
                            fits_device ? "" : "; more than the whole device");
-    advise(x, 1, 1, 0, act, eff, cmd[0] ? cmd : NULL, ck);
+    /* an estimated need comes after the fixes that do not depend on it */
+    advise(x, 1, 1, sn && sn->have ? 1 : 0, act, eff, cmd[0] ? cmd : NULL, ck);
+}
+
+/* Without a config, the changes the trace itself sizes when its first forward failed
+ * (stepneed.h): activation checkpointing, and the micro-batch divided with gradient
+ * accumulation, each against what the forward needs through its last layer. Both stay
+ * unproven (avoids_oom null): the logits, the loss and backward are not in the trace. */
+static void trace_recipe_items(rx *x, uint64_t target, const char *under)
+{
+    const od_snapshot_findings *sf = x->sf;
+    if (!sf || !sf->need.have || !target || (x->o && x->o->model))
+        return;
+    const od_step_need *n = &sf->need;
+    const od_categories *c = sf->categories;
+    char a[32], b[32], e[32], act[480], eff[480];
+    /* what does not scale with the micro-batch: the model's state and the workspaces */
+    uint64_t fixed = n->params_bytes;
+    if (c)
+        fixed += c->bytes[OD_CAT_OPTIMIZER_STATES] + c->bytes[OD_CAT_WORKSPACE];
+    uint64_t usable = target - target / 20; /* 5% for the cache's rounding and fragments */
+    if (usable > fixed && n->forward_bytes > fixed) {
+        uint64_t k = (n->forward_bytes - fixed + (usable - fixed) - 1) / (usable - fixed);
+        if (k >= 2) {
+            uint64_t pred = fixed + (n->forward_bytes - fixed) / k;
+            snprintf(act, sizeof act, "divide the micro-batch by %llu (at least) and accumulate gradients over %llu "
+                     "micro-batches, so the global batch stays", (unsigned long long)k, (unsigned long long)k);
+            snprintf(eff, sizeof eff, "the forward through its last layer needs about %s instead of %s, under %s",
+                     iec(pred, a, sizeof a), iec(n->forward_bytes, b, sizeof b), under);
+            advise(x, 1, 1, 0, act, eff, NULL,
+                   check_of(OD_CHECK_ARITHMETIC, -1, pred, 0,
+                            "estimated from the trace: %s scale with the micro-batch (%s kept per layer x %zu layers, "
+                            "and what the forward keeps before them), %s do not (parameters, optimizer state, "
+                            "workspaces); the logits and the loss come on top",
+                            iec(n->forward_bytes - fixed, a, sizeof a), iec(n->per_layer_bytes, b, sizeof b),
+                            n->layers_total, iec(fixed, e, sizeof e)));
+        }
+    }
+    if (n->ckpt_bytes < n->forward_bytes) {
+        snprintf(eff, sizeof eff, "each layer keeps its %s input instead of %s: about %s through the last layer, "
+                 "under %s%s", iec(n->layer_input_bytes, a, sizeof a), iec(n->per_layer_bytes, b, sizeof b),
+                 iec(n->ckpt_bytes, e, sizeof e), under, n->ckpt_bytes <= target ? "" : " (still more than it)");
+        advise(x, 1, 1, 0.5, "activation checkpointing (model.gradient_checkpointing_enable() for a transformers "
+                             "model; torch.utils.checkpoint around each layer otherwise)", eff, NULL,
+               check_of(OD_CHECK_ARITHMETIC, n->ckpt_bytes > target ? 0 : -1, n->ckpt_bytes, 0,
+                        "estimated from the trace: %zu layers, each recomputed in backward; about a third more "
+                        "compute; the logits and the loss come on top", n->layers_total));
+    }
 }
 
 /* Recipe changes sized by the planner under a target: the largest micro-batch with the
@@ -1954,6 +2026,7 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         if (x->cap) {
             snprintf(buf, sizeof buf, "the %s cap", iec(x->cap, a, sizeof a));
             recipe_items(x, x->cap, 1, buf);
+            trace_recipe_items(x, x->cap, buf);
         }
         if (d->verdict == OD_VERDICT_FRAGMENTATION)
             advise_as(x, 0, 5, 0, OD_ADV_SHAPES_FIXED, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: depends on the program"));
@@ -2015,6 +2088,7 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
         if (target) {
             snprintf(buf, sizeof buf, "the device's %s", iec(target, a, sizeof a));
             recipe_items(x, target, 0, buf);
+            trace_recipe_items(x, target, buf);
         }
         if (!x->o || !x->o->model) {
             advise_as(x, 1, 3, 50, OD_ADV_SHRINK_STEP, NULL,

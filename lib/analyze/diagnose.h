@@ -14,6 +14,7 @@
 #define OD_DIAGNOSE_H
 
 #include "analyze/categorize.h"
+#include "analyze/stepneed.h"
 #include "analyze/summary.h"
 #include "model/estimate.h"
 #include "model/iterations.h"
@@ -122,6 +123,9 @@ typedef struct {
     char oom_site[256];                /* the failing request's site */
     char held_site[2][256];            /* the two sites holding the most then */
     uint64_t held_bytes[2];
+    od_step_need need;                 /* a first step that failed in its forward, as its
+                                          trace extrapolates it (stepneed.h); need.have 0
+                                          otherwise */
     /* Pools and streams (pools.h): CUDA-graph private pools eager code cannot use, and
      * cached memory of side streams the default stream cannot reuse. */
     size_t graph_pools;

@@ -239,6 +239,17 @@ static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
                                                       "grown_sites", f->spike_sites));
         else
             json_object_set_new(o, "spike", json_null());
+        if (f->need.have)
+            json_object_set_new(o, "step_need", json_pack("{s:I,s:f,s:I,s:I,s:I,s:I,s:I}", "layers_total",
+                                                          (json_int_t)f->need.layers_total, "layers_done",
+                                                          round(f->need.layers_done * 100) / 100, "per_layer_bytes",
+                                                          (json_int_t)f->need.per_layer_bytes, "layer_input_bytes",
+                                                          (json_int_t)f->need.layer_input_bytes, "besides_bytes",
+                                                          (json_int_t)f->need.besides_bytes, "forward_bytes",
+                                                          (json_int_t)f->need.forward_bytes, "checkpointed_bytes",
+                                                          (json_int_t)f->need.ckpt_bytes));
+        else
+            json_object_set_new(o, "step_need", json_null());
         json_object_set_new(o, "iterations", iterations_json(f->iterations));
         json_object_set_new(o, "categories", categories_json(f->categories, ins[f->input].snapshot));
         if (f->have_oom)

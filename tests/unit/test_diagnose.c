@@ -271,6 +271,31 @@ static void test_leak_against_its_twin(void **state)
     od_snapshot_free(twin);
 }
 
+/* snap_train_oom died in its first forward (Llama, 12 layers, batch 32 x 2048, capped at
+ * 8.39 GiB): the trace alone tells the 12 layers (tests/data/snapshots/README: 12 layers)
+ * and what a layer keeps. oomdoc plan's formula for this config (an independent model,
+ * lib/model/estimate.c) gives 3.32 GiB a layer; the trace's 3.39 GiB is within 5%. The
+ * do-now items sized from it do not claim to avoid the OOM (the logits, the loss and
+ * backward are not in the trace), and they come before the cap raise that depends on it. */
+static void test_first_forward_extrapolated(void **state)
+{
+    (void)state;
+    od_snapshot *s = load("snap_train_oom.pickle");
+    od_diagnosis *d = diagnose1(s);
+    const od_step_need *n = &d->snapshots[0].need;
+    assert_true(n->have);
+    assert_int_equal(n->layers_total, 12);
+    assert_true(n->layers_done > 2 && n->layers_done < 3);
+    assert_true(fabs((double)n->per_layer_bytes / (3.32 * 1024 * MiB) - 1) < 0.05);
+    assert_true(n->forward_bytes > (uint64_t)(12 * 3.32 * 1024 * MiB));
+    assert_true(d->n_do_now >= 2);
+    for (size_t i = 0; i < d->n_do_now; i++)
+        assert_int_equal(d->do_now[i].check.avoids_oom, -1);
+    assert_null(strstr(d->do_now[0].action, "set_per_process_memory_fraction"));
+    od_diagnosis_free(d);
+    od_snapshot_free(s);
+}
+
 static void test_names(void **state)
 {
     (void)state;
@@ -428,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_categories_workspace),
         cmocka_unit_test(test_verdicts),
         cmocka_unit_test(test_leak_against_its_twin),
+        cmocka_unit_test(test_first_forward_extrapolated),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_diff),
         cmocka_unit_test(test_message_and_snapshot),
