@@ -277,6 +277,18 @@ static od_status pools_findings(const od_snapshot *s, od_snapshot_findings *f, o
             f->side_stream_free_bytes = dp->streams[i].free_bytes;
         }
     od_pools_free(p);
+    /* what of the side stream's free bytes lies in graph pools (empty_cache() cannot free it) */
+    for (size_t g = 0; f->side_stream_free_bytes && g < s->n_segments; g++) {
+        const od_segment *sg = &s->segments[g];
+        if (sg->device != f->device || sg->stream != f->side_stream ||
+            od_pool_kind_of(sg->pool_id[0], sg->pool_id[1]) != OD_POOL_GRAPH)
+            continue;
+        for (size_t k = 0; k < sg->n_blocks; k++) {
+            const od_block *bl = &s->blocks[sg->first_block + k];
+            if (bl->state == OD_BLOCK_INACTIVE)
+                f->side_stream_graph_free_bytes += bl->size;
+        }
+    }
     return OD_OK;
 }
 
@@ -358,8 +370,34 @@ static void find_spike(od_snapshot_findings *f)
     free(out);
 }
 
-/* The verdict of one snapshot by itself. */
-static od_verdict snapshot_verdict(const od_snapshot_findings *f)
+/* The run's cap for a snapshot's device: the caller's (--capacity, --fraction), else the
+ * "allowed" figure of an OOM message for that device (the last one); 0 when neither. */
+static uint64_t known_cap(const od_diag_input *ins, size_t n, const od_diag_options *opts, int64_t device,
+                          const char **source)
+{
+    *source = NULL;
+    if (opts && opts->cap_bytes) {
+        *source = "as given";
+        return opts->cap_bytes;
+    }
+    for (size_t i = n; i-- > 0;) {
+        const od_triage *t = ins[i].kind == OD_INPUT_LOG ? ins[i].triage : NULL;
+        for (size_t k = t ? t->n_reports : 0; k-- > 0;) {
+            const od_oom_report *r = &t->reports[k];
+            if ((r->have & OD_HAVE_ALLOWED) && r->allowed_bytes && (!(r->have & OD_HAVE_DEVICE) || r->device == device)) {
+                *source = "the OOM message";
+                return r->allowed_bytes;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The verdict of one snapshot by itself, under the run's cap when it is known (the same
+ * arithmetic as an OOM message's: the memory existed when the request fits in the cap less
+ * what was live). Without a known cap, a device with room shows a cap was reached; whether
+ * it was fragmentation depends on the cap, and frag_cap_bytes / low_cap_bytes say how. */
+static od_verdict snapshot_verdict(od_snapshot_findings *f)
 {
     if (od_iterations_leak(f->iterations))
         return OD_VERDICT_LEAK;
@@ -370,9 +408,16 @@ static od_verdict snapshot_verdict(const od_snapshot_findings *f)
     if (s <= (f->oom_reserved_bytes > a ? f->oom_reserved_bytes - a : 0) ||
         s <= (f->max_reserved_bytes > a ? f->max_reserved_bytes - a : 0))
         return OD_VERDICT_FRAGMENTATION;
+    if (f->cap_bytes && s <= (f->cap_bytes > a ? f->cap_bytes - a : 0))
+        return OD_VERDICT_FRAGMENTATION; /* the cap left room for it, in pieces */
     /* The device had the memory: something capped this process. */
-    if (f->oom_device_free_bytes >= s)
+    if (f->oom_device_free_bytes >= s) {
+        if (!f->cap_bytes) {
+            f->frag_cap_bytes = a + s;
+            f->low_cap_bytes = f->max_reserved_bytes;
+        }
         return OD_VERDICT_CAP_LIMIT;
+    }
     return OD_VERDICT_CAPACITY;
 }
 
@@ -391,20 +436,18 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
     };
     if (!f->have_oom || (f->verdict != OD_VERDICT_FRAGMENTATION && f->verdict != OD_VERDICT_CAP_LIMIT))
         return OD_OK;
-    uint64_t cap = opts ? opts->cap_bytes : 0;
-    for (size_t i = n; i-- > 0 && !cap;) {
-        const od_triage *t = ins[i].kind == OD_INPUT_LOG ? ins[i].triage : NULL;
-        for (size_t k = t ? t->n_reports : 0; k-- > 0 && !cap;) {
-            const od_oom_report *r = &t->reports[k];
-            if ((r->have & OD_HAVE_ALLOWED) && r->allowed_bytes &&
-                (!(r->have & OD_HAVE_DEVICE) || r->device == f->device))
-                cap = r->allowed_bytes;
-        }
+    /* the run's cap; without one, the fragmentation branch's lowest cap (the settings are
+     * what would serve it there), else the most ever reserved (a lower bound) */
+    uint64_t cap = f->cap_bytes;
+    f->whatif_cap_source = f->cap_source;
+    if (!cap && f->frag_cap_bytes) {
+        cap = f->frag_cap_bytes;
+        f->whatif_cap_source = "the lowest under which it is fragmentation: live + the request";
     }
-    f->whatif_cap_source = opts && opts->cap_bytes ? "as given" : cap ? "the OOM message"
-                                                                    : "the most ever reserved, a lower bound";
-    if (!cap)
+    if (!cap) {
         cap = f->max_reserved_bytes;
+        f->whatif_cap_source = "the most ever reserved, a lower bound";
+    }
     if (!cap)
         return OD_OK;
     f->whatif_cap_bytes = cap;
@@ -417,11 +460,22 @@ static od_status run_whatifs(const od_snapshot *s, od_snapshot_findings *f, cons
     od_replay_result *res = malloc(sizeof *res);
     if (!res)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    od_alloc_conf tried_conf[sizeof settings / sizeof settings[0]];
+    int tried_ok[sizeof settings / sizeof settings[0]] = {0};
     for (size_t k = 0; k <= sizeof settings / sizeof settings[0] && k < OD_MAX_WHATIFS; k++) {
         od_replay_opts o = base;
         if (k > 0) {
             od_error e2;
             if (od_allocsim_config_parse(&o.cfg, settings[k - 1], &e2) != OD_OK)
+                continue;
+            /* a setting the run already had (or one that changes nothing of it, or the same as
+             * one replayed already) is no what-if */
+            int seen = memcmp(&o.cfg.conf, &base.cfg.conf, sizeof o.cfg.conf) == 0;
+            for (size_t j = 0; j + 1 < k && !seen; j++)
+                seen = tried_ok[j] && memcmp(&o.cfg.conf, &tried_conf[j], sizeof o.cfg.conf) == 0;
+            tried_conf[k - 1] = o.cfg.conf;
+            tried_ok[k - 1] = 1;
+            if (seen)
                 continue;
         }
         od_error e3;
@@ -507,20 +561,34 @@ static void evidence_oom(od_diagnosis *d, const od_diag_input *in, size_t idx, c
             snprintf(when, sizeof when, " just before entry %zu", o->index);
         switch (f->verdict) {
         case OD_VERDICT_FRAGMENTATION:
-            evid(d, idx, "largest_free_block_bytes", (double)largest,
-                 "%s: the request fit in what the pool held (%s reserved - %s live) or had held (%s), but the "
-                 "largest free block%s was %s: fragmentation",
-                 in->name, iec(f->oom_reserved_bytes, a, sizeof a), iec(al, b, sizeof b),
-                 iec(f->max_reserved_bytes, c, sizeof c), when, iec(largest, e, sizeof e));
+            if (s <= (f->oom_reserved_bytes > al ? f->oom_reserved_bytes - al : 0) ||
+                s <= (f->max_reserved_bytes > al ? f->max_reserved_bytes - al : 0))
+                evid(d, idx, "largest_free_block_bytes", (double)largest,
+                     "%s: the request fit in what the pool held (%s reserved - %s live) or had held (%s), but the "
+                     "largest free block%s was %s: fragmentation",
+                     in->name, iec(f->oom_reserved_bytes, a, sizeof a), iec(al, b, sizeof b),
+                     iec(f->max_reserved_bytes, c, sizeof c), when, iec(largest, e, sizeof e));
+            else
+                evid(d, idx, "largest_free_block_bytes", (double)largest,
+                     "%s: the request fit under the cap (%s, %s) with the %s live, but the pool could not grow by a "
+                     "segment for it and the largest free block%s was %s: fragmentation",
+                     in->name, iec(f->cap_bytes, a, sizeof a), f->cap_source, iec(al, b, sizeof b), when,
+                     iec(largest, e, sizeof e));
             break;
         case OD_VERDICT_CAP_LIMIT:
             evid(d, idx, NULL, 0,
                  "%s: the device had %s free but the pool could not grow by %s: a per-process cap "
                  "(set_per_process_memory_fraction) was reached at about %s reserved, with %s stranded and a "
-                 "largest free block of %s%s%s",
+                 "largest free block of %s%s",
                  in->name, iec(f->oom_device_free_bytes, a, sizeof a), iec(s, b, sizeof b),
-                 iec(f->oom_reserved_bytes, c, sizeof c), iec(stranded, e, sizeof e), iec(largest, g, sizeof g), when,
-                 d->have_message ? "" : "; whether it was fragmentation depends on the cap: pass the OOM message too");
+                 iec(f->oom_reserved_bytes, c, sizeof c), iec(stranded, e, sizeof e), iec(largest, g, sizeof g), when);
+            if (f->frag_cap_bytes)
+                evid(d, idx, "fragmentation_cap_bytes", (double)f->frag_cap_bytes,
+                     "%s: the cap is not known (give --capacity, --fraction or the OOM message): it was at least %s "
+                     "(the most reserved); under a cap of %s or more the %s live and the request fit, so the OOM "
+                     "was fragmentation; under a smaller one the cap was too small for the step",
+                     in->name, iec(f->low_cap_bytes, a, sizeof a), iec(f->frag_cap_bytes, b, sizeof b),
+                     iec(al, c, sizeof c));
             break;
         case OD_VERDICT_CAPACITY:
             evid(d, idx, NULL, 0, "%s: the device had only %s free for a %s request: the work does not fit",
@@ -685,11 +753,16 @@ static void evidence_contents(od_diagnosis *d, const od_diag_input *in, size_t i
              (long long)f->graph_pool_id[1], f->graph_pools == 1 ? "s" : "", iec(f->graph_pool_reserved_bytes, a, sizeof a),
              (unsigned long long)f->graph_pool_segments, f->graph_pool_segments == 1 ? "" : "s",
              iec(f->graph_pool_allocated_bytes, b, sizeof b));
-    if (f->side_stream_free_bytes >= MiB)
+    if (f->side_stream_free_bytes >= MiB) {
+        char graph[160] = "";
+        if (f->side_stream_graph_free_bytes)
+            snprintf(graph, sizeof graph, "; %s of it lies in CUDA-graph pools, which empty_cache() leaves to the "
+                     "graphs", iec(f->side_stream_graph_free_bytes, b, sizeof b));
         evid(d, idx, "side_stream_free_bytes", (double)f->side_stream_free_bytes,
-             "%s: stream %#llx caches %s free in its own segments: blocks are cached per stream, so the default "
-             "stream cannot reuse them (empty_cache() releases the unsplit ones)",
-             in->name, (unsigned long long)f->side_stream, iec(f->side_stream_free_bytes, a, sizeof a));
+             "%s: stream %llu caches %s free in its own segments: blocks are cached per stream, so the default "
+             "stream cannot reuse them (empty_cache() releases the unsplit ones outside graph pools)%s",
+             in->name, (unsigned long long)f->side_stream, iec(f->side_stream_free_bytes, a, sizeof a), graph);
+    }
     if (f->have_spike) {
         const od_iteration *x = &f->iterations->items[f->spike_iteration];
         /* Windows run from one boundary to the next: with Optimizer.step STARTs, window k
@@ -750,6 +823,7 @@ static od_status analyze_snapshot(od_diagnosis *d, const od_diag_input *ins, siz
         find_spike(f);
         if ((rc = pools_findings(in->snapshot, f, err)) != OD_OK)
             return rc;
+        f->cap_bytes = known_cap(ins, n, opts, f->device, &f->cap_source);
         f->verdict = snapshot_verdict(f);
         if ((rc = run_whatifs(in->snapshot, f, ins, n, opts, err)) != OD_OK)
             return rc;
@@ -1726,32 +1800,74 @@ static void setting_items(rx *x)
     const od_snapshot_findings *wf = x->sf;
     if (!wf || !wf->whatif_reproduces)
         return;
-    char a[32], b[32], c[32], act[480], eff[480], cmd[480], why[400];
+    char a[32], b[32], c[32], act[480], eff[480], cmd[480];
+    /* the settings that fail, one line per reason: the cap exceeded, or no block large enough */
+    char tried[3][480] = {"", "", ""}; /* [2]: the trace served, the step's estimated need too large */
+    uint64_t lo[2] = {UINT64_MAX, UINT64_MAX}, hi[2] = {0, 0};
+    size_t entry[2] = {0, 0};
+    int approx = 0;
+    char branch[96] = "";
+    if (wf->frag_cap_bytes)
+        snprintf(branch, sizeof branch, "if the cap is at least %s (then the OOM was fragmentation): ",
+                 iec(wf->frag_cap_bytes, a, sizeof a));
+    int complete = step_completed(wf);
+    const od_step_need *sn = &wf->need;
     for (size_t k = 1; k < wf->n_whatifs; k++) {
         const od_whatif *w = &wf->whatifs[k];
-        snprintf(act, sizeof act, "set %s=%s", x->conf, w->setting);
+        snprintf(act, sizeof act, "%sset %s=%s", branch, x->conf, w->setting);
         snprintf(cmd, sizeof cmd, "oomdoc replay %s --capacity %llu --set '%s'", x->snap_arg,
                  (unsigned long long)wf->whatif_cap_bytes, w->setting);
+        if (!w->oom && sn->have && sn->forward_bytes > wf->whatif_cap_bytes) {
+            /* it serves the trace, which ends at the failure; the rest of the step cannot fit */
+            size_t l = strlen(tried[2]);
+            snprintf(tried[2] + l, sizeof tried[2] - l, "%s%s", l ? ", " : "", w->setting);
+            continue;
+        }
         if (w->oom) {
-            if (w->oom_request_bytes + w->oom_allocated_bytes > wf->whatif_cap_bytes)
-                snprintf(why, sizeof why, "still OOM at entry %zu: %s live + the %s request exceed the %s cap%s",
-                         w->oom_entry, iec(w->oom_allocated_bytes, a, sizeof a), iec(w->oom_request_bytes, b, sizeof b),
-                         iec(wf->whatif_cap_bytes, c, sizeof c), w->approximate ? " (approximate)" : "");
-            else
-                snprintf(why, sizeof why,
-                         "still OOM at entry %zu: the cap leaves room, but the largest free block is %s for a %s "
-                         "request (the free gaps are too small for it)%s",
-                         w->oom_entry, iec(w->oom_largest_free_bytes, a, sizeof a), iec(w->oom_request_bytes, b, sizeof b),
-                         w->approximate ? " (approximate)" : "");
-            advise(x, 1, 1, 1, act, "", cmd, check_of(OD_CHECK_REPLAY, 0, 0, 0, "%s", why));
+            int why = w->oom_request_bytes + w->oom_allocated_bytes > wf->whatif_cap_bytes ? 0 : 1;
+            uint64_t v = why ? w->oom_largest_free_bytes : w->oom_allocated_bytes;
+            lo[why] = v < lo[why] ? v : lo[why];
+            hi[why] = v > hi[why] ? v : hi[why];
+            entry[why] = w->oom_entry;
+            approx |= w->approximate;
+            size_t l = strlen(tried[why]);
+            snprintf(tried[why] + l, sizeof tried[why] - l, "%s%s", l ? ", " : "", w->setting);
         } else {
             snprintf(eff, sizeof eff, "no OOM under the same %s cap: peak reserved %s", iec(wf->whatif_cap_bytes, a, sizeof a),
                      iec(w->peak_reserved_bytes, b, sizeof b));
             advise(x, 1, 1, 1, act, eff, cmd,
-                   check_of(OD_CHECK_REPLAY, w->approximate ? -1 : 1, 0, 0,
-                            "the trace replayed under it: no OOM (the run's setting fails at entry %zu)%s",
-                            wf->whatifs[0].oom_entry, w->approximate ? "; approximate" : ""));
+                   check_of(OD_CHECK_REPLAY, w->approximate || !complete ? -1 : 1, 0, 0,
+                            "the trace replayed under it: no OOM (the run's setting fails at entry %zu)%s%s",
+                            wf->whatifs[0].oom_entry,
+                            complete ? "" : "; the trace ends at the failure, and the step goes on after it",
+                            w->approximate ? "; approximate" : ""));
         }
+    }
+    if (tried[2][0])
+        evid(x->d, wf->input, "tried", 0,
+             "tried, replayed under the %s cap: %s=%s -- each serves the requests the trace holds, but it ends in "
+             "the first forward, whose need through its last layer is about %s, more than the cap",
+             iec(wf->whatif_cap_bytes, a, sizeof a), x->conf, tried[2], iec(sn->forward_bytes, b, sizeof b));
+    for (int why = 0; why < 2; why++) {
+        if (!tried[why][0])
+            continue;
+        char range[80];
+        if (lo[why] == hi[why])
+            snprintf(range, sizeof range, "%s", iec(lo[why], a, sizeof a));
+        else
+            snprintf(range, sizeof range, "%s to %s", iec(lo[why], a, sizeof a), iec(hi[why], b, sizeof b));
+        if (why == 0)
+            evid(x->d, wf->input, "tried", 0,
+                 "tried, replayed under the %s cap: %s=%s -- none avoids the OOM: each still fails at entry %zu, where "
+                 "%s live + the %s request exceed the cap%s",
+                 iec(wf->whatif_cap_bytes, c, sizeof c), x->conf, tried[why], entry[why], range,
+                 iec(wf->whatifs[0].oom_request_bytes, b, sizeof b), approx ? " (approximate)" : "");
+        else
+            evid(x->d, wf->input, "tried", 0,
+                 "tried, replayed under the %s cap: %s=%s -- none avoids the OOM: each still fails at entry %zu, where "
+                 "the cap leaves room but the largest free block is %s for the %s request%s",
+                 iec(wf->whatif_cap_bytes, c, sizeof c), x->conf, tried[why], entry[why], range,
+                 iec(wf->whatifs[0].oom_request_bytes, b, sizeof b), approx ? " (approximate)" : "");
     }
 }
 
@@ -1867,7 +1983,7 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
     } else if (r && (r->have & OD_HAVE_ALLOWED) && r->allowed_bytes) {
         x->cap = r->allowed_bytes;
         x->cap_source = "from the OOM message";
-    } else if (x->sf && x->sf->whatif_cap_bytes) {
+    } else if (x->sf && x->sf->whatif_cap_bytes && !x->sf->frag_cap_bytes) {
         x->cap = x->sf->whatif_cap_bytes;
         x->cap_source = x->sf->whatif_cap_source;
     } else if (x->sf) {
@@ -2002,12 +2118,17 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
                 char c2[32];
                 od_advice set[2];
                 od_advice_fragmentation(r, set);
-                advise_as(x, 1, 1, 1, set[0], NULL,
-                          check_of(OD_CHECK_ARITHMETIC, -1, 0, r->reserved_unallocated_bytes,
-                                   "the message: %s reserved but unallocated + %s headroom hold the %s request, in pieces; "
-                                   "replay a snapshot to see whether growing segments serve it",
-                                   iec(r->reserved_unallocated_bytes, a, sizeof a), iec(r->headroom_bytes, b, sizeof b),
-                                   iec(r->requested_bytes, c2, sizeof c2)));
+                /* never advise what the run's snapshot shows in force */
+                int in_force = x->sf && x->ins[x->sf->input].snapshot &&
+                               x->ins[x->sf->input].snapshot->settings.expandable_segments;
+                if (!in_force || (set[0] != OD_ADV_EXPANDABLE && set[0] != OD_ADV_EXPANDABLE_HIP)) {
+                    advise_as(x, 1, 1, 1, set[0], NULL,
+                              check_of(OD_CHECK_ARITHMETIC, -1, 0, r->reserved_unallocated_bytes,
+                                       "the message: %s reserved but unallocated + %s headroom hold the %s request, in pieces; "
+                                       "replay a snapshot to see whether growing segments serve it",
+                                       iec(r->reserved_unallocated_bytes, a, sizeof a), iec(r->headroom_bytes, b, sizeof b),
+                                       iec(r->requested_bytes, c2, sizeof c2)));
+                }
                 advise_as(x, 1, 1, 2, set[1], NULL,
                           check_of(OD_CHECK_NONE, -1, 0, 0,
                                    set[1] == OD_ADV_MAX_SPLIT || set[1] == OD_ADV_MAX_SPLIT_HIP

@@ -134,6 +134,7 @@ typedef struct {
     size_t streams;
     uint64_t side_stream;              /* the side stream caching the most free bytes */
     uint64_t side_stream_free_bytes;
+    uint64_t side_stream_graph_free_bytes; /* of it, in CUDA-graph pools' segments */
     /* A spike: one iteration peaking far above the others. */
     int have_spike;
     size_t spike_iteration;            /* index into iterations->items */
@@ -159,6 +160,12 @@ typedef struct {
     uint64_t whatif_cap_bytes;         /* the cap replayed under */
     const char *whatif_cap_source;     /* "the OOM message" or "the most ever reserved, a lower bound" */
     int whatif_reproduces;             /* whatifs[0] failed at the recorded OOM */
+    uint64_t cap_bytes;                /* the run's cap as given or as its OOM message says, 0
+                                          when neither does (then the verdict depends on it:) */
+    const char *cap_source;            /* "as given", "the OOM message", or NULL */
+    uint64_t frag_cap_bytes;           /* without a known cap, the OOM is fragmentation under
+                                          any cap of at least this (live + the request) ... */
+    uint64_t low_cap_bytes;            /* ... and the cap was at least this (the most reserved) */
     int whatif_unanswerable;           /* a wrapped trace: no setting's what-if is answerable */
 } od_snapshot_findings;
 

@@ -1753,30 +1753,52 @@ static od_status diagnosis_section(ctx *c, const json_t *doc, od_summary *const 
         esc(c->f, jstr_of(doc, "headline"));
         fprintf(c->f, "</strong></p>\n");
     }
-    const json_t *ev = json_object_get(doc, "evidence");
+    /* Evidence grouped by input as doctor's text groups it: each name once, above its items. */
+    const json_t *ev = json_object_get(doc, "evidence"), *ins = json_object_get(doc, "inputs");
     if (json_array_size(ev)) {
-        fprintf(c->f, "<h3>Evidence</h3>\n<ul>\n");
-        size_t i;
-        const json_t *e;
-        json_array_foreach(ev, i, e) {
-            size_t item;
-            int64_t device;
-            uint64_t a, b;
-            const char *t = jstr_of(e, "text");
-            /* linked (by the page's script) to the moment of the timeline it talks about */
-            int to = evidence_moment(c, sums, t, &item, &device, &a, &b);
-            if (to == 1)
-                fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-a=\"%llu\" "
-                              "data-b=\"%llu\">", item, (long long)device, (unsigned long long)a, (unsigned long long)b);
-            else if (to == 2)
-                fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-map=\"end\">",
-                        item, (long long)device);
-            else
-                fprintf(c->f, "<li><span>");
-            esc(c->f, t);
-            fprintf(c->f, "</span></li>\n");
+        fprintf(c->f, "<h3>Evidence</h3>\n");
+        size_t n_ins = json_array_size(ins);
+        for (size_t pass = 0; pass <= n_ins; pass++) {
+            const char *want = pass < n_ins ? jstr_of(json_array_get(ins, pass), "file") : NULL;
+            int open = 0;
+            size_t i;
+            const json_t *e;
+            json_array_foreach(ev, i, e) {
+                const char *file = json_string_value(json_object_get(e, "file")), *t = jstr_of(e, "text"), *shown = t;
+                if (want ? !file || strcmp(file, want) != 0 : file != NULL)
+                    continue;
+                if (want) {
+                    size_t l = strlen(want);
+                    if (strncmp(t, want, l) == 0 && t[l] == ':' && t[l + 1] == ' ')
+                        shown = t + l + 2;
+                }
+                if (!open++) {
+                    if (want) {
+                        fprintf(c->f, "<p class=\"ev-input\"><code>");
+                        esc(c->f, want);
+                        fprintf(c->f, "</code></p>\n");
+                    }
+                    fprintf(c->f, "<ul>\n");
+                }
+                size_t item;
+                int64_t device;
+                uint64_t a, b;
+                /* linked (by the page's script) to the moment of the timeline it talks about */
+                int to = evidence_moment(c, sums, t, &item, &device, &a, &b);
+                if (to == 1)
+                    fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-a=\"%llu\" "
+                                  "data-b=\"%llu\">", item, (long long)device, (unsigned long long)a, (unsigned long long)b);
+                else if (to == 2)
+                    fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-map=\"end\">",
+                            item, (long long)device);
+                else
+                    fprintf(c->f, "<li><span>");
+                esc(c->f, shown);
+                fprintf(c->f, "</span></li>\n");
+            }
+            if (open)
+                fprintf(c->f, "</ul>\n");
         }
-        fprintf(c->f, "</ul>\n");
     }
     fixes(c, "Do now", json_object_get(doc, "do_now"));
     fixes(c, "Long term", json_object_get(doc, "long_term"));

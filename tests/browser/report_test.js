@@ -159,7 +159,8 @@ async function evidenceLink(browser, name, tag) {
     const e = document.querySelector('.od-ev.od-link');
     if (!e) return null;
     e.scrollIntoView({block: 'center'});
-    const r = e.getBoundingClientRect();
+    // the first line's box: a span that wraps has no text at its bounding box's middle
+    const r = e.getClientRects()[0];
     return {x: r.left + 10, y: r.top + r.height / 2, text: e.textContent, a: Number(e.dataset.a), b: Number(e.dataset.b)};
   });
   check(tag + ' evidence items linked', ev, 'no linked evidence item');

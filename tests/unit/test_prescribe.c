@@ -172,9 +172,9 @@ static void frag_settings_tried_not_advised(void **state)
         if (!f->whatifs[k].oom)
             continue;
         assert_false(do_now_names(d, f->whatifs[k].setting));
-        char tried[160];
-        snprintf(tried, sizeof tried, "tried: set PYTORCH_CUDA_ALLOC_CONF=%s -- does not avoid", f->whatifs[k].setting);
-        assert_true(evidence_has(d, tried));
+        /* one "tried" line per reason, naming every setting that fails for it */
+        assert_true(evidence_has(d, "tried, replayed under the"));
+        assert_true(evidence_has(d, f->whatifs[k].setting));
     }
     assert_true(evidence_has(d, "tried: call torch.cuda.empty_cache()"));
     od_diagnosis_free(d);

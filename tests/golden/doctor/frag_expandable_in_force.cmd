@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/snapshots/frag_expandable.pickle
