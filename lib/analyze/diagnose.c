@@ -1812,6 +1812,10 @@ static void setting_items(rx *x)
                  iec(wf->frag_cap_bytes, a, sizeof a));
     int complete = step_completed(wf);
     const od_step_need *sn = &wf->need;
+    /* the run's own setting reproduces the recording up to its OOM (whatif_reproduces): a
+     * what-if's figures are the model's exact ones up to there, its prediction after */
+    char exactness[96];
+    snprintf(exactness, sizeof exactness, "; exact up to entry %zu, a what-if after it", wf->whatifs[0].oom_entry);
     for (size_t k = 1; k < wf->n_whatifs; k++) {
         const od_whatif *w = &wf->whatifs[k];
         snprintf(act, sizeof act, "%sset %s=%s", branch, x->conf, w->setting);
@@ -1840,7 +1844,7 @@ static void setting_items(rx *x)
                             "the trace replayed under it: no OOM (the run's setting fails at entry %zu)%s%s",
                             wf->whatifs[0].oom_entry,
                             complete ? "" : "; the trace ends at the failure, and the step goes on after it",
-                            w->approximate ? "; approximate" : ""));
+                            w->approximate ? exactness : ""));
         }
     }
     if (tried[2][0])
@@ -1861,13 +1865,13 @@ static void setting_items(rx *x)
                  "tried, replayed under the %s cap: %s=%s -- none avoids the OOM: each still fails at entry %zu, where "
                  "%s live + the %s request exceed the cap%s",
                  iec(wf->whatif_cap_bytes, c, sizeof c), x->conf, tried[why], entry[why], range,
-                 iec(wf->whatifs[0].oom_request_bytes, b, sizeof b), approx ? " (approximate)" : "");
+                 iec(wf->whatifs[0].oom_request_bytes, b, sizeof b), approx ? exactness : "");
         else
             evid(x->d, wf->input, "tried", 0,
                  "tried, replayed under the %s cap: %s=%s -- none avoids the OOM: each still fails at entry %zu, where "
                  "the cap leaves room but the largest free block is %s for the %s request%s",
                  iec(wf->whatif_cap_bytes, c, sizeof c), x->conf, tried[why], entry[why], range,
-                 iec(wf->whatifs[0].oom_request_bytes, b, sizeof b), approx ? " (approximate)" : "");
+                 iec(wf->whatifs[0].oom_request_bytes, b, sizeof b), approx ? exactness : "");
     }
 }
 
@@ -2268,10 +2272,16 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
                          "last step now); memory grows by the cache, which oomdoc plan --task infer --kv-cache dynamic "
                          "sizes",
                          d->snapshots[i].inference.step_growth_ratio);
+                char kv[480];
+                if (x->o && x->o->workload && x->o->workload->task == OD_TASK_INFER)
+                    snprintf(kv, sizeof kv, "oomdoc plan --config %s --task infer --batch %llu --prompt %llu "
+                             "--new-tokens %llu --kv-cache dynamic", x->cfg, (unsigned long long)x->o->workload->batch,
+                             (unsigned long long)x->o->workload->prompt, (unsigned long long)x->o->workload->new_tokens);
+                else
+                    snprintf(kv, sizeof kv, "oomdoc plan --config %s --task infer --kv-cache dynamic", x->cfg);
                 advise(x, 0, 3, 0, "turn the KV cache on: model.generation_config.use_cache = True (generate() "
                                    "recomputes the sequence at every step without it)",
-                       eff, "oomdoc plan --config <config.json> --task infer --kv-cache dynamic",
-                       check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked here: the plan command sizes the cache"));
+                       eff, kv, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked here: the plan command sizes the cache"));
                 break;
             }
         /* A profiled run: how to lower its peak, by the phase it falls in. */

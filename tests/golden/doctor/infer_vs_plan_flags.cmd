@@ -1,0 +1,1 @@
+$OOMDOC doctor --json tests/data/snapshots/snap_infer_llama.pickle.gz --config examples/configs/llama-160m.json --task infer --batch 8 --prompt 256 --new-tokens 128 --kv-cache none | grep -A12 "\"expected\""
