@@ -8,15 +8,11 @@
 
 #include "base/units.h"
 #include "commands.h"
+#include "inputs.h"
 #include "model/iterations.h"
-#include "oomdoc/input.h"
 #include "output.h"
-#include "profin.h"
-#include "read/inputkind.h"
 #include "read/profile.h"
 #include "read/trend.h"
-#include "snapin.h"
-#include "textin.h"
 
 static void usage(void)
 {
@@ -200,12 +196,6 @@ static int series_of_snapshot(const char *path, od_snapshot *snap, int metric, o
     return 0;
 }
 
-/* od_cli_text_each's consumer: stops once the parser's outcome is final. */
-static int feed_series(void *ctx, const void *data, size_t n)
-{
-    return od_series_feed(ctx, data, n, NULL) != OD_OK;
-}
-
 int od_cmd_trend(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -245,57 +235,37 @@ int od_cmd_trend(int argc, char **argv)
         return od_cli_usage_error("trend", "expected one FILE (or -)");
     const char *path = argv[optind];
     int rc = OD_EXIT_OK;
-    od_cli_text *tx = od_cli_text_open(path, &rc);
-    if (!tx)
+    /* What kind of input: the library's loader decides, as it does for doctor and report. */
+    od_loaded *in = NULL;
+    if ((rc = od_cli_load_inputs((char **)&argv[optind], 1, &in)) != 0)
         return rc;
     od_error err;
     od_error_clear(&err);
     od_series *s = NULL;
     od_iterations *its = NULL;
-    /* What kind of input: decided by inputkind from the first bytes, as doctor and report
-     * decide it; only a snapshot and profiler records are read otherwise than as a series. */
-    od_file_kind kind = od_cli_text_kind(tx);
-    if (od_file_kind_snapshot(kind)) {
-        od_snapshot *snap = od_cli_text_load_snapshot(tx, &rc); /* streamed, from a pipe too */
-        od_cli_text_close(tx);
-        tx = NULL;
-        if (!snap)
-            return rc;
+    if (in->kind == OD_INPUT_SNAPSHOT) {
+        od_snapshot *snap = in->snapshot;
+        in->snapshot = NULL; /* series_of_snapshot frees it */
+        od_cli_inputs_free(in, 1);
         if ((rc = series_of_snapshot(path, snap, metric, &s, &its)) != 0)
             return rc;
-    } else if (od_file_kind_profile(kind) >= 0) {
-        /* streamed from the file when it can be opened again, else read here whole */
-        char *text = NULL;
-        size_t len = 0;
-        if (!od_cli_text_reopenable(tx) && !(text = od_cli_text_slurp(tx, &len, &rc))) {
-            od_cli_text_close(tx);
-            return rc;
-        }
-        od_cli_text_close(tx);
-        tx = NULL;
+    } else if (in->kind == OD_INPUT_PROFILE) {
         /* A profiler record (trace, memory timeline): per-step or timed allocated. */
-        od_profile *prof = od_cli_load_profile(path, text, len, &rc);
-        od_status st = prof ? od_profile_to_series(prof, &s, &err) : OD_OK;
-        od_profile_free(prof);
-        free(text); /* after the profile, which may point into it */
-        if (!prof)
-            return rc;
+        od_status st = od_profile_to_series(in->profile, &s, &err);
+        od_cli_inputs_free(in, 1);
         if (st)
             return od_cli_report_error(path, &err);
+    } else if (in->kind == OD_INPUT_SERIES) {
+        s = in->series;
+        in->series = NULL;
+        od_cli_inputs_free(in, 1);
     } else {
-        /* A step log or series, parsed as it is read: a row costs its numbers. */
-        od_series_parser *sp = NULL;
-        if (od_series_parser_new(&sp, &err) != OD_OK) {
-            od_cli_text_close(tx);
-            return od_cli_report_error(path, &err);
-        }
-        rc = od_cli_text_each(tx, feed_series, sp);
-        od_cli_text_close(tx);
-        if (!rc && od_series_finish(sp, &s, &err) != OD_OK)
-            rc = od_cli_report_error(path, &err);
-        od_series_parser_free(sp);
-        if (rc)
-            return rc;
+        /* not a series: the series reader's own reason, with its offset */
+        err = in->series_error;
+        if (err.status == OD_OK)
+            od_fail_at(&err, OD_ERR_FORMAT, 0, "not a step log or series");
+        od_cli_inputs_free(in, 1);
+        return od_cli_report_error(path, &err);
     }
     od_metric prim = metric >= 0 ? (od_metric)metric : od_series_primary(s);
     od_trend_fit fit;

@@ -141,6 +141,7 @@ typedef struct {
     int keep;              /* 1: the text may be a config.json (it opens with '{') and is short
                               enough to keep; 0: not kept; -1: only white space so far */
     int nomem;
+    od_error series_err;   /* why the series reader stopped, once sp is NULL */
 } text_pass;
 
 static void drop_text(text_pass *p)
@@ -153,7 +154,7 @@ static void drop_text(text_pass *p)
 static int feed_pass(void *ctx, const void *data, size_t n)
 {
     text_pass *p = ctx;
-    if (p->sp && od_series_feed(p->sp, data, n, NULL) != OD_OK) {
+    if (p->sp && od_series_feed(p->sp, data, n, &p->series_err) != OD_OK) {
         od_series_parser_free(p->sp); /* final: not a series (or out of memory, told below) */
         p->sp = NULL;
     }
@@ -197,7 +198,11 @@ static od_status read_text(headed *h, od_file_kind head_kind, od_loaded *out, ch
         st = od_fail(err, OD_ERR_NOMEM, "out of memory");
         goto out;
     }
-    if (p.sp && (series_st = od_series_finish(p.sp, &out->series, err)) == OD_ERR_NOMEM) {
+    od_error_clear(&out->series_error);
+    if (!p.sp && head_kind != OD_FILE_BFC_LOG)
+        out->series_error = p.series_err;
+    if (p.sp && (series_st = od_series_finish(p.sp, &out->series, &out->series_error)) == OD_ERR_NOMEM) {
+        *err = out->series_error;
         st = series_st;
         goto out;
     }

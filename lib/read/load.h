@@ -49,6 +49,8 @@ typedef struct {
     int have_model;           /* 0: a config.json the planner cannot read (listed only) */
     char model_error[240];    /* why not, when have_model is 0 */
     od_profile *profile;      /* OD_INPUT_PROFILE, or a BFC log's allocator figures */
+    od_error series_error;    /* a text that is no series: why the series reader refused it
+                                 (status OD_OK when it was one, or was not text) */
 } od_loaded;
 
 /* Opens the same input again from its first byte, for a second pass; NULL when it cannot
