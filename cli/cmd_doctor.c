@@ -17,10 +17,12 @@
 #include "output.h"
 #include "render/doctor_doc.h"
 #include "render/doctor_text.h"
+#include "render/report.h"
 
 static void usage(void)
 {
-    printf("Usage: oomdoc doctor FILE... [--config config.json [plan flags]] [--fail-on VERDICT,...] [--json]\n\n"
+    printf("Usage: oomdoc doctor FILE... [--config config.json [plan flags]] [--fail-on VERDICT,...] [--json]\n"
+           "                     [--html report.html]\n\n"
            "One diagnosis from whatever you have after an OOM: the error log or traceback,\n"
            "a per-step memory log (CSV/JSON Lines), an NVML series (time_s,used_bytes),\n"
            "memory_summary() or memory_stats() output, nvidia-smi output, profiler records\n"
@@ -35,6 +37,8 @@ static void usage(void)
            "(one per rank) are compared. A leak outranks the OOM it causes.\n\n"
            "Options:\n"
            OD_DIAG_OPTIONS_HELP
+           "  --html FILE     also write the report page of the same diagnosis to FILE (as\n"
+           "                  oomdoc report writes it for the same inputs and flags)\n"
            "  --json          machine-readable output (schema_version 1, sizes in bytes)\n"
            "  --help          this text\n\n"
            "Example:\n"
@@ -54,10 +58,12 @@ int od_cmd_doctor(int argc, char **argv)
     static const struct option opts[] = {
         OD_DIAG_OPTIONS,
         {"json", no_argument, NULL, 'j'},
+        {"html", required_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int json = 0, c;
+    const char *html = NULL;
     od_cli_diagflags fl;
     od_cli_diagflags_init(&fl);
     optind = 1;
@@ -65,6 +71,7 @@ int od_cmd_doctor(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'j': json = 1; break;
+        case 'H': html = optarg; break;
         case 'h': usage(); return OD_EXIT_OK;
         case ':': return od_cli_usage_error("doctor", "option '%s' needs a value", argv[optind - 1]);
         default: {
@@ -82,10 +89,11 @@ int od_cmd_doctor(int argc, char **argv)
         return od_cli_usage_error("doctor", "expected at least one FILE");
     if (od_cli_diagflags_finish("doctor", &fl))
         return OD_EXIT_USAGE;
-    return od_cli_diagnose_and_print("doctor", argv + optind, n_files, &fl, json);
+    return od_cli_diagnose_and_print("doctor", argv + optind, n_files, &fl, json, html);
 }
 
-int od_cli_diagnose_and_print(const char *cmd, char **files, size_t n_files, const od_cli_diagflags *fl, int json)
+int od_cli_diagnose_and_print(const char *cmd, char **files, size_t n_files, const od_cli_diagflags *fl, int json,
+                              const char *html)
 {
     size_t n = n_files + (fl->config != NULL);
     char **paths = calloc(n, sizeof *paths);
@@ -101,7 +109,12 @@ int od_cli_diagnose_and_print(const char *cmd, char **files, size_t n_files, con
         rc = od_cli_diagnose(cmd, ins, n, fl, &d);
     if (!rc) {
         json_t *doc = od_diagnosis_document(d, ins, n);
-        if (!doc) {
+        /* the report page of the same diagnosis, when asked (one run for every view) */
+        od_cli_page_opts po = {0, OD_REPORT_DEFAULT_POINTS, OD_REPORT_DEFAULT_SITES};
+        if (doc && html && (rc = od_cli_write_page(cmd, fl, ins, n, d, doc, &po, html)) != 0) {
+            json_decref(doc);
+            doc = NULL;
+        } else if (!doc) {
             fprintf(stderr, "oomdoc: %s: out of memory\n", cmd);
             rc = OD_EXIT_INTERNAL;
         } else if (json) {

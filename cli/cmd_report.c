@@ -139,6 +139,89 @@ static int report_item(const od_loaded *l, od_report_item *it)
     return 0;
 }
 
+int od_cli_write_page(const char *cmd, const od_cli_diagflags *fl, const od_loaded *ins, size_t n,
+                      const od_diagnosis *d, const json_t *doc, const od_cli_page_opts *po, const char *output)
+{
+    od_report_item *items = calloc(n ? n : 1, sizeof *items);
+    od_plan *plan = NULL;
+    int code = 0;
+    if (!items) {
+        fprintf(stderr, "oomdoc: %s: out of memory\n", cmd);
+        return OD_EXIT_INTERNAL;
+    }
+    size_t n_items = 0;
+    const od_loaded *cfg = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (report_item(&ins[i], &items[n_items])) {
+            items[n_items++].input = i;
+        } else if (ins[i].kind == OD_INPUT_CONFIG) {
+            if (!cfg && ins[i].have_model)
+                cfg = &ins[i];
+        }
+    }
+    /* A memory timeline is shaded with the phases of a trace of the same run given too. */
+    for (size_t i = 0; i < n_items; i++) {
+        const od_profile *p = items[i].kind == OD_REPORT_PROFILE ? items[i].profile : NULL;
+        if (!p || !p->n_points || p->n_spans)
+            continue;
+        for (size_t k = 0; k < n_items && !items[i].phases; k++)
+            if (items[k].kind == OD_REPORT_PROFILE && items[k].profile->kind == OD_PROFILE_TORCH_TRACE &&
+                items[k].profile->n_spans)
+                items[i].phases = items[k].profile;
+    }
+    char when[64] = "";
+    if (po->timestamp) {
+        time_t now = time(NULL);
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(when, sizeof when, "generated %Y-%m-%d %H:%M:%S UTC", &tm);
+    }
+    od_report_input in = {0};
+    in.items = items;
+    in.n_items = n_items;
+    in.generated = po->timestamp ? when : NULL;
+    in.max_points = po->points;
+    in.top_sites = po->top;
+    in.capacity_bytes = fl->capacity_bytes ? fl->capacity_bytes : d->device_total_bytes;
+    in.diagnosis = doc;
+    in.diagnosed = d;
+    od_report_plan rplan;
+    uint64_t plan_bytes[8];
+    char plan_title[600];
+    if (cfg) {
+        if (!(plan = malloc(sizeof *plan))) {
+            fprintf(stderr, "oomdoc: %s: out of memory\n", cmd);
+            code = OD_EXIT_INTERNAL;
+            goto out;
+        }
+        if ((code = make_plan(fl, cfg, d, plan, &rplan, plan_bytes, plan_title, sizeof plan_title)))
+            goto out;
+        in.plan = &rplan;
+    }
+    /* -o FILE: written beside FILE and renamed over it, so a failed or killed run leaves
+     * the old page whole. */
+    FILE *out = stdout;
+    od_safe_file sf = {0};
+    if (output && strcmp(output, "-") != 0) {
+        if ((code = od_cli_safe_open(&sf, output)))
+            goto out;
+        out = sf.f;
+    }
+    od_error err;
+    od_error_clear(&err);
+    od_status st = od_report_write(&in, out, &err);
+    if (st != OD_OK) {
+        code = od_cli_report_error(output ? output : cmd, &err);
+        od_cli_safe_abort(&sf);
+    } else if (out != stdout) {
+        code = od_cli_safe_commit(&sf);
+    }
+out:
+    free(plan);
+    free(items);
+    return code;
+}
+
 int od_cmd_report(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -188,31 +271,21 @@ int od_cmd_report(int argc, char **argv)
         return OD_EXIT_USAGE;
     size_t n_files = (size_t)(argc - optind), n = n_files + (fl.config != NULL);
     char **paths = calloc(n, sizeof *paths);
-    od_report_item *items = calloc(n, sizeof *items);
     od_loaded *ins = NULL;
     od_diagnosis *d = NULL;
     json_t *doc = NULL;
-    od_plan *plan = NULL;
     int code = 0;
-    if (!paths || !items) {
+    if (!paths) {
         fprintf(stderr, "oomdoc: report: out of memory\n");
-        code = OD_EXIT_INTERNAL;
-        goto out;
+        return OD_EXIT_INTERNAL;
     }
     memcpy(paths, argv + optind, n_files * sizeof *paths);
     if (fl.config)
         paths[n_files] = (char *)fl.config;
     if ((code = od_cli_load_inputs(paths, n, &ins)))
         goto out;
-    size_t n_items = 0;
-    const od_loaded *cfg = NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (report_item(&ins[i], &items[n_items])) {
-            items[n_items++].input = i;
-        } else if (ins[i].kind == OD_INPUT_CONFIG) {
-            if (!cfg && ins[i].have_model)
-                cfg = &ins[i];
-        } else {
+    for (size_t i = 0; i < n; i++)
+        if (ins[i].kind == OD_INPUT_NOTHING) {
             od_error err;
             od_fail_at(&err, OD_ERR_FORMAT, 0,
                        "not a snapshot (pickle), a step log (CSV/JSON Lines with a step or time column), "
@@ -220,7 +293,6 @@ int od_cmd_report(int argc, char **argv)
             code = od_cli_report_error(paths[i], &err);
             goto out;
         }
-    }
     if ((code = od_cli_diagnose("report", ins, n, &fl, &d)))
         goto out;
     if (!(doc = od_diagnosis_document(d, ins, n))) {
@@ -228,71 +300,14 @@ int od_cmd_report(int argc, char **argv)
         code = OD_EXIT_INTERNAL;
         goto out;
     }
-    /* A memory timeline is shaded with the phases of a trace of the same run given too. */
-    for (size_t i = 0; i < n_items; i++) {
-        const od_profile *p = items[i].kind == OD_REPORT_PROFILE ? items[i].profile : NULL;
-        if (!p || !p->n_points || p->n_spans)
-            continue;
-        for (size_t k = 0; k < n_items && !items[i].phases; k++)
-            if (items[k].kind == OD_REPORT_PROFILE && items[k].profile->kind == OD_PROFILE_TORCH_TRACE &&
-                items[k].profile->n_spans)
-                items[i].phases = items[k].profile;
-    }
-    char when[64] = "";
-    if (stamp) {
-        time_t now = time(NULL);
-        struct tm tm;
-        gmtime_r(&now, &tm);
-        strftime(when, sizeof when, "generated %Y-%m-%d %H:%M:%S UTC", &tm);
-    }
-    od_report_input in = {0};
-    in.items = items;
-    in.n_items = n_items;
-    in.generated = stamp ? when : NULL;
-    in.max_points = (size_t)points;
-    in.top_sites = (size_t)top;
-    in.capacity_bytes = fl.capacity_bytes ? fl.capacity_bytes : d->device_total_bytes;
-    in.diagnosis = doc;
-    in.diagnosed = d;
-    od_report_plan rplan;
-    uint64_t plan_bytes[8];
-    char plan_title[600];
-    if (cfg) {
-        if (!(plan = malloc(sizeof *plan))) {
-            fprintf(stderr, "oomdoc: report: out of memory\n");
-            code = OD_EXIT_INTERNAL;
-            goto out;
-        }
-        if ((code = make_plan(&fl, cfg, d, plan, &rplan, plan_bytes, plan_title, sizeof plan_title)))
-            goto out;
-        in.plan = &rplan;
-    }
-    /* -o FILE: written beside FILE and renamed over it, so a failed or killed run leaves
-     * the old page whole. */
-    FILE *out = stdout;
-    od_safe_file sf = {0};
-    if (output && strcmp(output, "-") != 0) {
-        if ((code = od_cli_safe_open(&sf, output)))
-            goto out;
-        out = sf.f;
-    }
-    od_error err;
-    od_error_clear(&err);
-    od_status st = od_report_write(&in, out, &err);
-    if (st != OD_OK) {
-        code = od_cli_report_error(output ? output : "report", &err);
-        od_cli_safe_abort(&sf);
-    } else if (out != stdout) {
-        code = od_cli_safe_commit(&sf);
-    }
+    od_cli_page_opts po = {stamp, (size_t)points, (size_t)top};
+    code = od_cli_write_page("report", &fl, ins, n, d, doc, &po, output);
     if (!code && fl.fail_on[d->verdict])
         code = OD_EXIT_NOTHING;
 out:
     json_decref(doc);
     od_diagnosis_free(d);
-    free(plan);
     od_cli_inputs_free(ins, n);
     free(paths);
-    free(items);
     return code;
 }

@@ -7,6 +7,7 @@
 #define OD_CLI_DIAGFLAGS_H
 
 #include <getopt.h>
+#include <jansson.h>
 
 #include "analyze/diagnose.h"
 #include "planflags.h"
@@ -85,8 +86,24 @@ void od_cli_diag_request(const od_cli_diagflags *f, size_t config_input, od_diag
  * a usage error naming cmd, or a file's error naming it. */
 int od_cli_diagnose(const char *cmd, const od_loaded *ins, size_t n, const od_cli_diagflags *f, od_diagnosis **out);
 
-/* doctor: load files (and f's --config), diagnose, print the document (--json) or its text.
- * Returns the exit code (1 for a --fail-on verdict or inputs with nothing recognized). */
-int od_cli_diagnose_and_print(const char *cmd, char **files, size_t n_files, const od_cli_diagflags *f, int json);
+/* doctor: load files (and f's --config), diagnose, print the document (--json) or its text,
+ * and write the report page of the same diagnosis to html when it is not NULL. Returns the
+ * exit code (1 for a --fail-on verdict or inputs with nothing recognized). */
+int od_cli_diagnose_and_print(const char *cmd, char **files, size_t n_files, const od_cli_diagflags *f, int json,
+                              const char *html);
+
+/* What the page shows beyond the diagnosis (report's flags). */
+typedef struct {
+    int timestamp;   /* --timestamp */
+    size_t points;   /* --points */
+    size_t top;      /* --top */
+} od_cli_page_opts;
+
+/* Write the report page of loaded inputs ins[0..n) and their diagnosis d (doc its
+ * document) to output (NULL or "-": stdout), written safely beside the target. The
+ * inputs nothing is drawn for (a config: the Plan section's; an unrecognized one) are
+ * left out. Returns 0 or an exit code (error printed). */
+int od_cli_write_page(const char *cmd, const od_cli_diagflags *f, const od_loaded *ins, size_t n,
+                      const od_diagnosis *d, const json_t *doc, const od_cli_page_opts *po, const char *output);
 
 #endif

@@ -35,6 +35,13 @@ const char *od_version(void);
 int od_cli_run_capture(int argc, char **argv, char **out, size_t *out_len, char **err,
                        size_t *err_len);
 
+/* doctor's text, printed from its --json document (json[0..len): what `oomdoc doctor
+ * --json` prints), so a caller that ran doctor once has the text the command would have
+ * printed, from the same diagnosis. *text receives a NUL-terminated buffer the caller
+ * frees with od_cli_free (or free). Fails with OD_ERR_FORMAT (not a diagnosis document; err says
+ * where), OD_ERR_NOMEM. */
+od_status od_diagnosis_text_json(const char *json, size_t len, char **text, od_error *err);
+
 /* Free a buffer returned by od_cli_run_capture (NULL is fine). */
 void od_cli_free(void *buf);
 

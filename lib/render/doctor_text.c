@@ -1,7 +1,10 @@
 /* doctor_text.c - doctor's text from the diagnosis document. */
 #include "render/doctor_text.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "oomdoc/oomdoc.h"
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -87,5 +90,31 @@ od_status od_diagnosis_print(const json_t *doc, FILE *f, const od_text_style *st
         fprintf(f, "  $ %s\n", str(doc, "verify_command"));
     if (ferror(f))
         return od_fail(err, OD_ERR_IO, "writing failed");
+    return OD_OK;
+}
+
+od_status od_diagnosis_text_json(const char *json, size_t len, char **text, od_error *err)
+{
+    *text = NULL;
+    json_error_t je;
+    json_t *doc = json_loadb(json, len, 0, &je);
+    if (!doc)
+        return od_fail_at(err, OD_ERR_FORMAT, (uint64_t)je.position, "not JSON: %s", je.text);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) {
+        json_decref(doc);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    od_status st = od_diagnosis_print(doc, f, NULL, err);
+    if (fclose(f) != 0 && st == OD_OK)
+        st = od_fail(err, OD_ERR_NOMEM, "out of memory");
+    json_decref(doc);
+    if (st != OD_OK) {
+        free(buf);
+        return st;
+    }
+    *text = buf;
     return OD_OK;
 }

@@ -69,6 +69,13 @@ for what, args in CASES:
                 bad += 1
                 break
             pos = at
+    # doctor --html writes the page of the same run: the report's page, byte for byte
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        run(["doctor", "--json", "--html", os.path.join(tmp, "p.html")] + args)
+        if open(os.path.join(tmp, "p.html"), encoding="utf-8").read() != page:
+            print("FAIL %s: doctor --html's page differs from report's" % what)
+            bad += 1
     text = run(["doctor"] + args)
     if not text.startswith("verdict: %s\n" % doc["verdict"]):
         print("FAIL %s: doctor's text gives another verdict than its document" % what)
