@@ -107,8 +107,8 @@ static json_t *device_json(const od_device_summary *d, const od_device_pools *dp
         json_object_set_new(t, "start_live_requested_bytes", json_integer((json_int_t)d->start_live_requested_bytes));
         json_object_set_new(t, "complete", json_boolean(d->complete));
         json_object_set_new(t, "peak_requested_bytes", json_integer((json_int_t)d->peak_requested_bytes));
-        json_object_set_new(t, "peak_time_us", d->has_peak_entry ? json_integer((json_int_t)d->peak_time_us) : json_null());
-        json_object_set_new(t, "peak_index", d->has_peak_entry ? json_integer((json_int_t)d->peak_index) : json_null());
+        json_object_set_new(t, "peak_time_us", d->has_peak_requested_entry ? json_integer((json_int_t)d->peak_requested_time_us) : json_null());
+        json_object_set_new(t, "peak_index", d->has_peak_requested_entry ? json_integer((json_int_t)d->peak_requested_index) : json_null());
         json_object_set_new(t, "peak_allocated_bytes", json_integer((json_int_t)d->trace->peak_block_bytes));
         json_object_set_new(t, "peak_allocated_index",
                             d->trace->has_peak ? json_integer((json_int_t)d->trace->peak_index) : json_null());
@@ -202,9 +202,9 @@ static void print_device(const od_device_summary *d, const od_device_pools *dp, 
             printf("  trace               %llu entries, starts mid-run: %s requested already live "
                    "(ring buffer wrapped or recording started late)\n",
                    (unsigned long long)d->entries, iec(d->start_live_requested_bytes, b));
-        if (d->has_peak_entry)
+        if (d->has_peak_requested_entry)
             printf("  peak requested      %s at entry %zu (+%.3f s)\n", iec(d->peak_requested_bytes, b),
-                   d->peak_index, (double)(d->peak_time_us - d->first_time_us) / 1e6);
+                   d->peak_requested_index, (double)(d->peak_requested_time_us - d->first_time_us) / 1e6);
         else
             printf("  peak requested      %s (at the start)\n", iec(d->peak_requested_bytes, b));
         if (d->trace->has_peak)

@@ -278,9 +278,9 @@ static od_status trace_figures(const od_snapshot *s, const od_trace *t, od_devic
     d->start_live_requested_bytes = t->start_requested_bytes;
     d->complete = t->complete;
     d->peak_requested_bytes = t->peak_requested_bytes;
-    d->has_peak_entry = t->has_peak_requested;
-    d->peak_index = t->peak_requested_index;
-    d->peak_time_us = t->peak_requested_time_us;
+    d->has_peak_requested_entry = t->has_peak_requested;
+    d->peak_requested_index = t->peak_requested_index;
+    d->peak_requested_time_us = t->peak_requested_time_us;
     size_t n_oom = 0;
     for (size_t i = 0; i < n; i++)
         n_oom += od_trace_action(e, i) == OD_ACT_OOM;

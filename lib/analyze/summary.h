@@ -60,10 +60,12 @@ typedef struct {
     uint64_t entries;
     uint64_t start_live_requested_bytes;
     int complete;             /* start_live_requested_bytes == 0 */
+    /* The peak of requested bytes (trace.h's peak_requested_*); the peak of block bytes,
+     * what max_memory_allocated() reports, is trace->peak_*. */
     uint64_t peak_requested_bytes;
-    int has_peak_entry;       /* peak reached by an entry (else: at the start) */
-    size_t peak_index;
-    uint64_t peak_time_us;
+    int has_peak_requested_entry; /* reached by an entry (else: at the start) */
+    size_t peak_requested_index;
+    uint64_t peak_requested_time_us;
     uint64_t first_time_us, last_time_us;
     od_oom_event *ooms;
     size_t n_ooms;

@@ -225,7 +225,7 @@ od_status od_iterations_find(const od_trace *t, int use_annotations, od_iteratio
     snprintf(it->marker, sizeof it->marker, "%s", t->boundary_marker);
     if (!use_annotations && t->boundary_source == OD_BOUNDARY_ANNOTATIONS) {
         it->marker[0] = 0;
-        if (!od_trace_pattern_boundaries(t, &own, &nb, it->marker, sizeof it->marker)) {
+        if (od_trace_pattern_boundaries(t, &own, &nb, it->marker, sizeof it->marker) != OD_OK) {
             od_iterations_free(it);
             return od_fail(err, OD_ERR_NOMEM, "out of memory");
         }

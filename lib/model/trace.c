@@ -148,7 +148,7 @@ static uint64_t pattern_key(const od_trace_entry *e)
     return ((uint64_t)e->stack << 40) ^ e->size;
 }
 
-int od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n_out, char *marker, size_t msize)
+od_status od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n_out, char *marker, size_t msize)
 {
     const od_snapshot *s = t->snap;
     size_t n = t->n_entries;
@@ -240,7 +240,7 @@ int od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n_out, 
 out:
     od_u64map_free(&keys);
     free(ki);
-    return ok;
+    return ok ? OD_OK : OD_ERR_NOMEM;
 }
 
 static int find_boundaries(od_trace *t)
@@ -272,7 +272,7 @@ static int find_boundaries(od_trace *t)
     free(times);
     t->boundary_marker[0] = 0;
     size_t *b = NULL, nb = 0;
-    if (!od_trace_pattern_boundaries(t, &b, &nb, t->boundary_marker, sizeof t->boundary_marker))
+    if (od_trace_pattern_boundaries(t, &b, &nb, t->boundary_marker, sizeof t->boundary_marker) != OD_OK)
         return 0;
     if (nb >= 3) {
         t->boundaries = b;

@@ -187,8 +187,9 @@ static inline void od_trace_cursor_step(const od_trace *t, od_trace_cursor *c, s
 }
 
 /* The boundaries the repeating-allocation rule finds, ignoring annotations (for callers
- * that distrust them, and tests): *out (caller frees; NULL when none is found) and *n, the marker into marker. 0 when out of memory. */
-int od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n, char *marker, size_t msize);
+ * that distrust them, and tests): *out (caller frees; NULL when none is found) and *n, the
+ * marker into marker. Fails with OD_ERR_NOMEM only. */
+od_status od_trace_pattern_boundaries(const od_trace *t, size_t **out, size_t *n, char *marker, size_t msize);
 
 const char *od_boundary_source_name(od_boundary_source s); /* "none", "annotations", "pattern" */
 

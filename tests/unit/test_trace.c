@@ -57,7 +57,7 @@ static void five_entries_one_peak(void **state)
     assert_true(dv->trace->has_peak);
     assert_int_equal(dv->trace->peak_index, 1);
     assert_int_equal(dv->trace->peak_block_bytes, 512);
-    assert_int_equal(dv->peak_index, 4); /* requested bytes: 500 B at entry 4 */
+    assert_int_equal(dv->peak_requested_index, 4); /* requested bytes: 500 B at entry 4 */
     assert_int_equal(dv->peak_requested_bytes, 500);
     od_timeline *tl = NULL;
     assert_int_equal(od_timeline_build(s, dv, 100, 6, &tl, &err), OD_OK);
