@@ -1949,9 +1949,330 @@ static void torch_version(rx *x, const od_diag_options *opts)
     }
 }
 
+/* What to do for the leak: the site's fix with what it frees and the peak it leaves, the usual causes, the practice. */
+static void prescribe_leak(rx *x, uint64_t request, int device_had_room)
+{
+    od_diagnosis *d = x->d;
+    const od_oom_report *r = x->r;
+    const od_diag_input *ins = x->ins;
+    const od_diag_input *from = d->decided_by != OD_NO_INPUT ? &ins[d->decided_by] : NULL;
+    char a[32], b[32], buf[480], eff[480], cmd[480];
+    (void)r, (void)request, (void)device_had_room;
+    const char *per = d->have_growth_per_step ? "step" : "second";
+    double g = d->have_growth_per_step ? d->growth_bytes_per_step : d->growth_bytes_per_second;
+    iec(clamp_u64(g), a, sizeof a);
+    uint64_t total = x->total;
+    const od_iterations *it = x->sf ? x->sf->iterations : NULL;
+    uint64_t live = it && it->n ? it->items[it->n - 1].live_bytes : 0;
+    char steps[160] = "";
+    if (total && g > 0 && live && live < total)
+        snprintf(steps, sizeof steps, "; at that rate the %s left of the device's %s lasts %.0f more %ss",
+                 iec(total - live, b, sizeof b), iec(total, eff, sizeof eff), floor((double)(total - live) / g), per);
+    else if (g > 0)
+        snprintf(steps, sizeof steps, "; how many %ss until the OOM needs the device's memory (--gpu or --capacity)", per);
+    if (d->site[0]) {
+        snprintf(buf, sizeof buf,
+                 "at %.300s: do not keep its results across iterations (an eval forward without torch.no_grad(), "
+                 "a loss tensor appended instead of loss.item())",
+                 d->site);
+        snprintf(eff, sizeof eff, "the %s per %s that survive from there are freed; memory stays flat", a, per);
+        /* What the fix frees: every block the site still holds at the end; what it
+         * leaves: the trace's peak without the graphs it keeps (categorize's
+         * retained_graphs), which is what the run would have peaked at. */
+        uint64_t rel = 0, fixed_peak = 0;
+        for (size_t k = 0; it && k < it->n_survivors; k++)
+            if (!strcmp(it->survivors[k].site, d->site))
+                rel = it->survivors[k].held_at_end_bytes;
+        char why[200] = "";
+        const od_trace *tr = x->sf ? x->sf->figures->trace : NULL;
+        if (tr && tr->n_lives && x->sf->life_categories) {
+            uint8_t *drop = malloc(tr->n_lives);
+            for (size_t k = 0; drop && k < tr->n_lives; k++)
+                drop[k] = x->sf->life_categories[k] == OD_CAT_RETAINED_GRAPHS;
+            if (drop)
+                fixed_peak = od_trace_peak_without(tr, drop, NULL);
+            free(drop);
+            char c1[32], c2[32];
+            if (fixed_peak)
+                snprintf(why, sizeof why, "; without the graphs it keeps the trace peaks at %s (now %s)",
+                         iec(fixed_peak, c1, sizeof c1), iec(tr->peak_block_bytes, c2, sizeof c2));
+        }
+        char c3[32];
+        advise(x, 1, 2, 0, buf, eff, NULL,
+               check_of(OD_CHECK_ARITHMETIC, 1, fixed_peak, rel, "%s per %s survive, %s still held at the end%s%s",
+                        a, per, iec(rel, c3, sizeof c3), why, steps));
+    }
+    snprintf(eff, sizeof eff, "growth of %s per %s stops; memory stays flat after step 1", a, per);
+    advise_as(x, 1, 2, 1, OD_ADV_LEAK_USUAL, NULL,
+              check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: the usual causes; the site above is the measured one"));
+    if (x->sf) {
+        snprintf(cmd, sizeof cmd, "oomdoc doctor %.199s --fail-on leak", x->snap_arg); /* (fits: 199 at most) */
+        advise_as(x, 0, 5, 0, OD_ADV_CI_SNAPSHOT, cmd, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a practice"));
+        snprintf(d->verify, sizeof d->verify, "after the fix, record a new snapshot and expect live memory flat "
+                 "across iterations");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <new.pickle> --fail-on leak");
+    } else {
+        char series_arg[200];
+        const char *series = shell_arg(from ? from->name : NULL, "<steps.csv>", series_arg, sizeof series_arg);
+        advise_as(x, 0, 5, 0, OD_ADV_RECORD_HISTORY, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a way to find the site"));
+        snprintf(d->verify, sizeof d->verify, "after the fix, log the steps again and expect the verdict stable");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc trend %s", series);
+    }
+}
+
+/* What to do for fragmentation or a cap: MPS's watermark; the settings replayed; the cap raised to the step's need; empty_cache(); the recipes under the cap. */
+static void prescribe_frag_or_cap(rx *x, uint64_t request, int device_had_room)
+{
+    od_diagnosis *d = x->d;
+    const od_oom_report *r = x->r;
+    char a[32], b[32], buf[480];
+    if (r && r->framework == OD_FW_PYTORCH_MPS) {
+        /* max allowed = ratio x the recommended working set: under the default 1.7, the most
+         * (2.0) allows 2.0/1.7 of it. What the driver holds for the process must fit. */
+        uint64_t held = (r->have & OD_HAVE_PROCESS) ? r->process_bytes : r->allocated_bytes;
+        if ((r->have & OD_HAVE_ALLOWED) && (r->have & OD_HAVE_REQUESTED)) {
+            uint64_t raised = (uint64_t)((unsigned __int128)r->allowed_bytes * 20 / 17);
+            uint64_t need = held + r->requested_bytes;
+            char c2[32];
+            advise_as(x, 1, 1, 0, OD_ADV_MPS_WATERMARK, NULL,
+                      check_of(OD_CHECK_ARITHMETIC, need <= raised, 0, 0,
+                               "the message: if the default 1.7 was in force, 2.0 raises the %s cap to %s, which "
+                               "%s the %s needed (what the process holds + the request)",
+                               iec(r->allowed_bytes, a, sizeof a), iec(raised, b, sizeof b),
+                               need <= raised ? "holds" : "is still short of", iec(need, c2, sizeof c2)));
+        } else {
+            advise_as(x, 1, 1, 0, OD_ADV_MPS_WATERMARK, NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: the message prints no cap"));
+        }
+        advise_as(x, 1, 3, 0, OD_ADV_MPS_SHRINK, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked"));
+        snprintf(d->verify, sizeof d->verify, "rerun with PYTORCH_MPS_HIGH_WATERMARK_RATIO=2.0");
+        return;
+    }
+    setting_items(x);
+    if (!x->sf || !x->sf->whatif_reproduces) {
+        /* No trace to replay: the message's own figures are the check. */
+        int torch = !r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM;
+        if (torch && d->verdict == OD_VERDICT_FRAGMENTATION && r) {
+            char c2[32];
+            od_advice set[2];
+            od_advice_fragmentation(r, set);
+            /* never advise what the run's snapshot shows in force */
+            int in_force = x->sf && x->ins[x->sf->input].snapshot &&
+                           x->ins[x->sf->input].snapshot->settings.expandable_segments;
+            if (!in_force || (set[0] != OD_ADV_EXPANDABLE && set[0] != OD_ADV_EXPANDABLE_HIP)) {
+                advise_as(x, 1, 1, 1, set[0], NULL,
+                          check_of(OD_CHECK_ARITHMETIC, -1, 0, r->reserved_unallocated_bytes,
+                                   "the message: %s reserved but unallocated + %s headroom hold the %s request, in pieces; "
+                                   "replay a snapshot to see whether growing segments serve it",
+                                   iec(r->reserved_unallocated_bytes, a, sizeof a), iec(r->headroom_bytes, b, sizeof b),
+                                   iec(r->requested_bytes, c2, sizeof c2)));
+            }
+            advise_as(x, 1, 1, 2, set[1], NULL,
+                      check_of(OD_CHECK_NONE, -1, 0, 0,
+                               set[1] == OD_ADV_MAX_SPLIT || set[1] == OD_ADV_MAX_SPLIT_HIP
+                                   ? "unchecked without a snapshot: the message's own hint for fragmentation"
+                                   : "unchecked without a snapshot: large blocks kept whole, cached ones "
+                                     "reclaimed before the cache fills"));
+        }
+    }
+    if (device_had_room && x->cap)
+        cap_item(x);
+    if (x->cap && request) {
+        uint64_t in_use = r ? r->allocated_bytes + r->reserved_unallocated_bytes : x->sf ? x->sf->oom_reserved_bytes : 0;
+        uint64_t room = x->cap > in_use ? x->cap - in_use : 0;
+        empty_cache_item(x, request > room ? request - room : 0);
+    }
+    if (x->cap) {
+        snprintf(buf, sizeof buf, "the %s cap", iec(x->cap, a, sizeof a));
+        recipe_items(x, x->cap, 1, buf);
+        trace_recipe_items(x, x->cap, buf);
+    }
+    if (d->verdict == OD_VERDICT_FRAGMENTATION)
+        advise_as(x, 0, 5, 0, OD_ADV_SHAPES_FIXED, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: depends on the program"));
+    if ((!x->o || !x->o->model) && x->cap)
+        advise(x, 0, 5, 1, "size the cap from a plan of the whole step", "the cap matches what the job needs",
+               "oomdoc plan --config <config.json>",
+               check_of(OD_CHECK_NONE, -1, 0, 0, "run it with the job's batch and sequence length"));
+    else if (!x->o || !x->o->model) /* no cap to size: what fits, before the next launch */
+        advise_as(x, 0, 5, 1, OD_ADV_PLAN_FIRST, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "run it with the job's batch and sequence length"));
+    if (x->sf) {
+        snprintf(d->verify, sizeof d->verify, "after the change, record a new snapshot and expect no OOM");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <new.pickle>");
+    } else if (x->log_name) {
+        snprintf(d->verify, sizeof d->verify, "rerun, and expect no OOM report in the new log");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
+    }
+}
+
+/* What to do for memory held outside the job: the ranks' contexts, the processes to stop, another GPU. */
+static void prescribe_other_processes(rx *x, uint64_t request, int device_had_room)
+{
+    od_diagnosis *d = x->d;
+    const od_oom_report *r = x->r;
+        char a[32], b[32], buf[480];
+    (void)device_had_room;
+    char pids[200] = "", c[32];
+    size_t o = 0;
+    size_t listed = 0;
+    for (; r && listed < r->n_other && o < sizeof pids - 48; listed++)
+        o += (size_t)snprintf(pids + o, sizeof pids - o, "%s%llu (%s)", listed ? ", " : "",
+                              (unsigned long long)r->other[listed].pid, iec(r->other[listed].bytes, a, sizeof a));
+    if (r && listed < r->n_other)
+        o += (size_t)snprintf(pids + o, sizeof pids - o, " and %zu more", r->n_other - listed);
+    const od_advice_text *st = od_advice_get(OD_ADV_STOP_OTHERS);
+    snprintf(buf, sizeof buf, "%s%s%s", st->action, o ? ": " : "", pids);
+    if (r && r->stray_contexts)
+        advise_as(x, 1, 1, 0, OD_ADV_RANK_CONTEXTS, NULL,
+                  check_of(OD_CHECK_ARITHMETIC, r->free_bytes + r->others_bytes >= r->requested_bytes, 0,
+                           r->others_bytes, "the message: %zu processes hold %s between them, %s free with them "
+                           "gone for the %s request", r->n_other, iec(r->others_bytes, a, sizeof a),
+                           iec(r->free_bytes + r->others_bytes, b, sizeof b),
+                           iec(r->requested_bytes, c, sizeof c)));
+    if (r && r->elsewhere_dominates)
+        /* what held it is more than the job: freed, the device has the request free */
+        advise(x, 1, 1, 1, buf, st->effect, st->command,
+               check_of(OD_CHECK_ARITHMETIC, r->free_bytes + r->held_elsewhere_bytes >= r->requested_bytes, 0,
+                        r->held_elsewhere_bytes, "the message: %s is held outside this job; freed, %s is free for "
+                        "the %s request", iec(r->held_elsewhere_bytes, a, sizeof a),
+                        iec(r->free_bytes + r->held_elsewhere_bytes, b, sizeof b),
+                        iec(r->requested_bytes, c, sizeof c)));
+    else if (r)
+        advise(x, 1, 1, 0, buf, st->effect, st->command,
+               check_of(OD_CHECK_ARITHMETIC, r->others_bytes >= r->missing_bytes, 0, r->others_bytes,
+                        "they hold %s; %s were missing", iec(r->others_bytes, a, sizeof a),
+                        iec(r->missing_bytes, b, sizeof b)));
+    advise_as(x, 1, 1, 1, OD_ADV_OTHER_GPU, NULL,
+              check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: oomdoc gpus lists each GPU's free memory"));
+    advise_as(x, 0, 5, 0, OD_ADV_EXCLUSIVE, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
+    snprintf(d->verify, sizeof d->verify, "expect no other process on the GPU");
+    snprintf(d->verify_command, sizeof d->verify_command, "oomdoc gpus");
+}
+
+/* What to do for the device is too small for the step: the recipes that fit it. */
+static void prescribe_capacity(rx *x, uint64_t request, int device_had_room)
+{
+    od_diagnosis *d = x->d;
+    const od_oom_report *r = x->r;
+        char a[32], buf[480];
+    (void)r, (void)request, (void)device_had_room;
+    uint64_t target = x->total ? x->total : x->cap;
+    if (target) {
+        snprintf(buf, sizeof buf, "the device's %s", iec(target, a, sizeof a));
+        recipe_items(x, target, 0, buf);
+        trace_recipe_items(x, target, buf);
+    }
+    if (!x->o || !x->o->model) {
+        advise_as(x, 1, 3, 50, OD_ADV_SHRINK_STEP, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config and the plan flags to size each change"));
+    }
+    advise_as(x, 0, 5, 0, OD_ADV_PLAN_FIRST, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
+    snprintf(d->verify, sizeof d->verify, "size the step first, with the job's --batch and --seq");
+    snprintf(d->verify_command, sizeof d->verify_command, "oomdoc plan --config <config.json>");
+}
+
+/* What to do for the cause cannot be told: what to gather. */
+static void prescribe_unknown(rx *x, uint64_t request, int device_had_room)
+{
+    od_diagnosis *d = x->d;
+    const od_oom_report *r = x->r;
+    const od_diag_input *ins = x->ins;
+    size_t n_ins = x->n;
+    (void)request, (void)device_had_room;
+    /* Without a report, JAX figures say the job is JAX's: a torch snapshot is no use. */
+    int jax = r ? r->framework == OD_FW_JAX : inputs_are_jax(ins, n_ins);
+    int torch = !jax && (!r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM);
+    if (r && r->free_exceeds_request) {
+        /* the figures are not the state at the failure: a snapshot of the pool would not show it */
+        advise_as(x, 1, 1, 0, r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_FREE_RACE_HIP : OD_ADV_FREE_RACE, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what the message could not show"));
+        advise_as(x, 0, 5, 0, OD_ADV_EXCLUSIVE, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
+        snprintf(d->verify, sizeof d->verify, "rerun under the watch: its series shows the memory in use when it "
+                 "fails");
+        return;
+    }
+    if (torch)
+        advise_as(x, 1, 5, 0, OD_ADV_TORCH_SNAPSHOT, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what is missing"));
+    if (jax && !r)
+        advise_as(x, 1, 5, 0, OD_ADV_JAX_PROFILE, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what is missing"));
+    if (jax)
+        advise_as(x, 1, 5, 1, OD_ADV_JAX_PREALLOC, NULL,
+                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of XLA's allocator"));
+    if (r && r->framework == OD_FW_TENSORFLOW) {
+        advise_as(x, 1, 5, 1, OD_ADV_TF_GROWTH, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of TF's allocator"));
+        advise_as(x, 1, 5, 2, OD_ADV_TF_ASYNC, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of TF's allocator"));
+    }
+    if (torch) {
+        snprintf(d->verify, sizeof d->verify, "run doctor on the snapshot");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <oom.pickle>");
+    } else if (jax && !r) {
+        snprintf(d->verify, sizeof d->verify, "run doctor on the device memory profile");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <memory.prof>");
+    } else {
+        snprintf(d->verify, sizeof d->verify, "rerun with the change, and triage the new log");
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
+    }
+}
+
+/* What to do for no OOM and no leak: the KV cache to turn on, a profiled run's peak to lower. */
+static void prescribe_healthy(rx *x, uint64_t request, int device_had_room)
+{
+    od_diagnosis *d = x->d;
+    const od_oom_report *r = x->r;
+    const od_diag_input *ins = x->ins;
+    size_t n_ins = x->n;
+    char a[32], eff[480];
+    (void)r, (void)request, (void)device_had_room;
+    snprintf(d->verify, sizeof d->verify, "nothing to fix");
+    for (size_t i = 0; i < d->n_snapshots; i++)
+        if (d->snapshots[i].inference.recomputes_each_step) {
+            snprintf(eff, sizeof eff,
+                     "each decode step runs one new position instead of the whole sequence (%.1fx more work by the "
+                     "last step now); memory grows by the cache, which oomdoc plan --task infer --kv-cache dynamic "
+                     "sizes",
+                     d->snapshots[i].inference.step_growth_ratio);
+            char kv[480];
+            if (x->o && x->o->workload && x->o->workload->task == OD_TASK_INFER)
+                snprintf(kv, sizeof kv, "oomdoc plan --config %s --task infer --batch %llu --prompt %llu "
+                         "--new-tokens %llu --kv-cache dynamic", x->cfg, (unsigned long long)x->o->workload->batch,
+                         (unsigned long long)x->o->workload->prompt, (unsigned long long)x->o->workload->new_tokens);
+            else
+                snprintf(kv, sizeof kv, "oomdoc plan --config %s --task infer --kv-cache dynamic", x->cfg);
+            advise(x, 0, 3, 0, "turn the KV cache on: model.generation_config.use_cache = True (generate() "
+                               "recomputes the sequence at every step without it)",
+                   eff, kv, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked here: the plan command sizes the cache"));
+            break;
+        }
+    /* A profiled run: how to lower its peak, by the phase it falls in. */
+    for (size_t i = 0; ins && i < n_ins; i++) {
+        const od_profile *p = ins[i].kind == OD_INPUT_PROFILE ? ins[i].profile : NULL;
+        if (!p || p->kind != OD_PROFILE_TORCH_TRACE || !p->n_spans || !p->n_points)
+            continue;
+        const char *top = p->ops_at_peak.n ? p->ops_at_peak.v[0].name : "?";
+        iec(p->peak_allocated_bytes, a, sizeof a);
+        if (p->peak_phase == OD_PHASE_BACKWARD || p->peak_phase == OD_PHASE_FORWARD) {
+            snprintf(eff, sizeof eff, "the %s peak falls in %s, where activations kept for backward are live "
+                     "(largest at the peak: %.200s)", a, od_phase_name(p->peak_phase), top);
+            advise(x, 0, 5, 0, "to lower the peak: activation checkpointing or a smaller micro-batch with gradient "
+                               "accumulation; for a large vocabulary, a chunked or fused cross-entropy",
+                   eff, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config to size each change"));
+        } else if (p->peak_phase == OD_PHASE_OPTIMIZER) {
+            snprintf(eff, sizeof eff, "the %s peak falls in the optimizer step (largest at the peak: %.200s)", a, top);
+            advise(x, 0, 5, 0, "to lower the peak: a fused optimizer, foreach=False, or an 8-bit / sharded optimizer "
+                               "state",
+                   eff, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config to size each change"));
+        }
+        snprintf(d->verify, sizeof d->verify, "nothing to fix; after a change, compare the peak (%s now)", a);
+        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc profile <new_trace.json.gz>");
+        break;
+    }
+}
+
 static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, const od_diag_options *opts)
 {
-    char a[32], b[32], buf[480], eff[480], cmd[480];
     od_diag_options effective;
     if (opts && d->have_workload) { /* the plan the snapshots were compared with */
         effective = *opts;
@@ -2026,287 +2347,25 @@ static void prescribe(od_diagnosis *d, const od_diag_input *ins, size_t n_ins, c
     switch (d->verdict) {
     case OD_VERDICT_HOST_MEMORY:
         break;
-    case OD_VERDICT_LEAK: {
-        const char *per = d->have_growth_per_step ? "step" : "second";
-        double g = d->have_growth_per_step ? d->growth_bytes_per_step : d->growth_bytes_per_second;
-        iec(clamp_u64(g), a, sizeof a);
-        uint64_t total = x->total;
-        const od_iterations *it = x->sf ? x->sf->iterations : NULL;
-        uint64_t live = it && it->n ? it->items[it->n - 1].live_bytes : 0;
-        char steps[160] = "";
-        if (total && g > 0 && live && live < total)
-            snprintf(steps, sizeof steps, "; at that rate the %s left of the device's %s lasts %.0f more %ss",
-                     iec(total - live, b, sizeof b), iec(total, eff, sizeof eff), floor((double)(total - live) / g), per);
-        else if (g > 0)
-            snprintf(steps, sizeof steps, "; how many %ss until the OOM needs the device's memory (--gpu or --capacity)", per);
-        if (d->site[0]) {
-            snprintf(buf, sizeof buf,
-                     "at %.300s: do not keep its results across iterations (an eval forward without torch.no_grad(), "
-                     "a loss tensor appended instead of loss.item())",
-                     d->site);
-            snprintf(eff, sizeof eff, "the %s per %s that survive from there are freed; memory stays flat", a, per);
-            /* What the fix frees: every block the site still holds at the end; what it
-             * leaves: the trace's peak without the graphs it keeps (categorize's
-             * retained_graphs), which is what the run would have peaked at. */
-            uint64_t rel = 0, fixed_peak = 0;
-            for (size_t k = 0; it && k < it->n_survivors; k++)
-                if (!strcmp(it->survivors[k].site, d->site))
-                    rel = it->survivors[k].held_at_end_bytes;
-            char why[200] = "";
-            const od_trace *tr = x->sf ? x->sf->figures->trace : NULL;
-            if (tr && tr->n_lives && x->sf->life_categories) {
-                uint8_t *drop = malloc(tr->n_lives);
-                for (size_t k = 0; drop && k < tr->n_lives; k++)
-                    drop[k] = x->sf->life_categories[k] == OD_CAT_RETAINED_GRAPHS;
-                if (drop)
-                    fixed_peak = od_trace_peak_without(tr, drop, NULL);
-                free(drop);
-                char c1[32], c2[32];
-                if (fixed_peak)
-                    snprintf(why, sizeof why, "; without the graphs it keeps the trace peaks at %s (now %s)",
-                             iec(fixed_peak, c1, sizeof c1), iec(tr->peak_block_bytes, c2, sizeof c2));
-            }
-            char c3[32];
-            advise(x, 1, 2, 0, buf, eff, NULL,
-                   check_of(OD_CHECK_ARITHMETIC, 1, fixed_peak, rel, "%s per %s survive, %s still held at the end%s%s",
-                            a, per, iec(rel, c3, sizeof c3), why, steps));
-        }
-        snprintf(eff, sizeof eff, "growth of %s per %s stops; memory stays flat after step 1", a, per);
-        advise_as(x, 1, 2, 1, OD_ADV_LEAK_USUAL, NULL,
-                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: the usual causes; the site above is the measured one"));
-        if (x->sf) {
-            snprintf(cmd, sizeof cmd, "oomdoc doctor %.199s --fail-on leak", x->snap_arg); /* (fits: 199 at most) */
-            advise_as(x, 0, 5, 0, OD_ADV_CI_SNAPSHOT, cmd, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a practice"));
-            snprintf(d->verify, sizeof d->verify, "after the fix, record a new snapshot and expect live memory flat "
-                     "across iterations");
-            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <new.pickle> --fail-on leak");
-        } else {
-            char series_arg[200];
-            const char *series = shell_arg(from ? from->name : NULL, "<steps.csv>", series_arg, sizeof series_arg);
-            advise_as(x, 0, 5, 0, OD_ADV_RECORD_HISTORY, NULL,
-                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: a way to find the site"));
-            snprintf(d->verify, sizeof d->verify, "after the fix, log the steps again and expect the verdict stable");
-            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc trend %s", series);
-        }
+    case OD_VERDICT_LEAK:
+        prescribe_leak(x, request, device_had_room);
         break;
-    }
     case OD_VERDICT_FRAGMENTATION:
     case OD_VERDICT_CAP_LIMIT:
-        if (r && r->framework == OD_FW_PYTORCH_MPS) {
-            /* max allowed = ratio x the recommended working set: under the default 1.7, the most
-             * (2.0) allows 2.0/1.7 of it. What the driver holds for the process must fit. */
-            uint64_t held = (r->have & OD_HAVE_PROCESS) ? r->process_bytes : r->allocated_bytes;
-            if ((r->have & OD_HAVE_ALLOWED) && (r->have & OD_HAVE_REQUESTED)) {
-                uint64_t raised = (uint64_t)((unsigned __int128)r->allowed_bytes * 20 / 17);
-                uint64_t need = held + r->requested_bytes;
-                char c2[32];
-                advise_as(x, 1, 1, 0, OD_ADV_MPS_WATERMARK, NULL,
-                          check_of(OD_CHECK_ARITHMETIC, need <= raised, 0, 0,
-                                   "the message: if the default 1.7 was in force, 2.0 raises the %s cap to %s, which "
-                                   "%s the %s needed (what the process holds + the request)",
-                                   iec(r->allowed_bytes, a, sizeof a), iec(raised, b, sizeof b),
-                                   need <= raised ? "holds" : "is still short of", iec(need, c2, sizeof c2)));
-            } else {
-                advise_as(x, 1, 1, 0, OD_ADV_MPS_WATERMARK, NULL,
-                          check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: the message prints no cap"));
-            }
-            advise_as(x, 1, 3, 0, OD_ADV_MPS_SHRINK, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked"));
-            snprintf(d->verify, sizeof d->verify, "rerun with PYTORCH_MPS_HIGH_WATERMARK_RATIO=2.0");
-            break;
-        }
-        setting_items(x);
-        if (!x->sf || !x->sf->whatif_reproduces) {
-            /* No trace to replay: the message's own figures are the check. */
-            int torch = !r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM;
-            if (torch && d->verdict == OD_VERDICT_FRAGMENTATION && r) {
-                char c2[32];
-                od_advice set[2];
-                od_advice_fragmentation(r, set);
-                /* never advise what the run's snapshot shows in force */
-                int in_force = x->sf && x->ins[x->sf->input].snapshot &&
-                               x->ins[x->sf->input].snapshot->settings.expandable_segments;
-                if (!in_force || (set[0] != OD_ADV_EXPANDABLE && set[0] != OD_ADV_EXPANDABLE_HIP)) {
-                    advise_as(x, 1, 1, 1, set[0], NULL,
-                              check_of(OD_CHECK_ARITHMETIC, -1, 0, r->reserved_unallocated_bytes,
-                                       "the message: %s reserved but unallocated + %s headroom hold the %s request, in pieces; "
-                                       "replay a snapshot to see whether growing segments serve it",
-                                       iec(r->reserved_unallocated_bytes, a, sizeof a), iec(r->headroom_bytes, b, sizeof b),
-                                       iec(r->requested_bytes, c2, sizeof c2)));
-                }
-                advise_as(x, 1, 1, 2, set[1], NULL,
-                          check_of(OD_CHECK_NONE, -1, 0, 0,
-                                   set[1] == OD_ADV_MAX_SPLIT || set[1] == OD_ADV_MAX_SPLIT_HIP
-                                       ? "unchecked without a snapshot: the message's own hint for fragmentation"
-                                       : "unchecked without a snapshot: large blocks kept whole, cached ones "
-                                         "reclaimed before the cache fills"));
-            }
-        }
-        if (device_had_room && x->cap)
-            cap_item(x);
-        if (x->cap && request) {
-            uint64_t in_use = r ? r->allocated_bytes + r->reserved_unallocated_bytes : x->sf ? x->sf->oom_reserved_bytes : 0;
-            uint64_t room = x->cap > in_use ? x->cap - in_use : 0;
-            empty_cache_item(x, request > room ? request - room : 0);
-        }
-        if (x->cap) {
-            snprintf(buf, sizeof buf, "the %s cap", iec(x->cap, a, sizeof a));
-            recipe_items(x, x->cap, 1, buf);
-            trace_recipe_items(x, x->cap, buf);
-        }
-        if (d->verdict == OD_VERDICT_FRAGMENTATION)
-            advise_as(x, 0, 5, 0, OD_ADV_SHAPES_FIXED, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: depends on the program"));
-        if ((!x->o || !x->o->model) && x->cap)
-            advise(x, 0, 5, 1, "size the cap from a plan of the whole step", "the cap matches what the job needs",
-                   "oomdoc plan --config <config.json>",
-                   check_of(OD_CHECK_NONE, -1, 0, 0, "run it with the job's batch and sequence length"));
-        else if (!x->o || !x->o->model) /* no cap to size: what fits, before the next launch */
-            advise_as(x, 0, 5, 1, OD_ADV_PLAN_FIRST, NULL,
-                      check_of(OD_CHECK_NONE, -1, 0, 0, "run it with the job's batch and sequence length"));
-        if (x->sf) {
-            snprintf(d->verify, sizeof d->verify, "after the change, record a new snapshot and expect no OOM");
-            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <new.pickle>");
-        } else if (x->log_name) {
-            snprintf(d->verify, sizeof d->verify, "rerun, and expect no OOM report in the new log");
-            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
-        }
+        prescribe_frag_or_cap(x, request, device_had_room);
         break;
-    case OD_VERDICT_OTHER_PROCESSES: {
-        char pids[200] = "", c[32];
-        size_t o = 0;
-        size_t listed = 0;
-        for (; r && listed < r->n_other && o < sizeof pids - 48; listed++)
-            o += (size_t)snprintf(pids + o, sizeof pids - o, "%s%llu (%s)", listed ? ", " : "",
-                                  (unsigned long long)r->other[listed].pid, iec(r->other[listed].bytes, a, sizeof a));
-        if (r && listed < r->n_other)
-            o += (size_t)snprintf(pids + o, sizeof pids - o, " and %zu more", r->n_other - listed);
-        const od_advice_text *st = od_advice_get(OD_ADV_STOP_OTHERS);
-        snprintf(buf, sizeof buf, "%s%s%s", st->action, o ? ": " : "", pids);
-        if (r && r->stray_contexts)
-            advise_as(x, 1, 1, 0, OD_ADV_RANK_CONTEXTS, NULL,
-                      check_of(OD_CHECK_ARITHMETIC, r->free_bytes + r->others_bytes >= r->requested_bytes, 0,
-                               r->others_bytes, "the message: %zu processes hold %s between them, %s free with them "
-                               "gone for the %s request", r->n_other, iec(r->others_bytes, a, sizeof a),
-                               iec(r->free_bytes + r->others_bytes, b, sizeof b),
-                               iec(r->requested_bytes, c, sizeof c)));
-        if (r && r->elsewhere_dominates)
-            /* what held it is more than the job: freed, the device has the request free */
-            advise(x, 1, 1, 1, buf, st->effect, st->command,
-                   check_of(OD_CHECK_ARITHMETIC, r->free_bytes + r->held_elsewhere_bytes >= r->requested_bytes, 0,
-                            r->held_elsewhere_bytes, "the message: %s is held outside this job; freed, %s is free for "
-                            "the %s request", iec(r->held_elsewhere_bytes, a, sizeof a),
-                            iec(r->free_bytes + r->held_elsewhere_bytes, b, sizeof b),
-                            iec(r->requested_bytes, c, sizeof c)));
-        else if (r)
-            advise(x, 1, 1, 0, buf, st->effect, st->command,
-                   check_of(OD_CHECK_ARITHMETIC, r->others_bytes >= r->missing_bytes, 0, r->others_bytes,
-                            "they hold %s; %s were missing", iec(r->others_bytes, a, sizeof a),
-                            iec(r->missing_bytes, b, sizeof b)));
-        advise_as(x, 1, 1, 1, OD_ADV_OTHER_GPU, NULL,
-                  check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: oomdoc gpus lists each GPU's free memory"));
-        advise_as(x, 0, 5, 0, OD_ADV_EXCLUSIVE, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
-        snprintf(d->verify, sizeof d->verify, "expect no other process on the GPU");
-        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc gpus");
+    case OD_VERDICT_OTHER_PROCESSES:
+        prescribe_other_processes(x, request, device_had_room);
         break;
-    }
-    case OD_VERDICT_CAPACITY: {
-        uint64_t target = x->total ? x->total : x->cap;
-        if (target) {
-            snprintf(buf, sizeof buf, "the device's %s", iec(target, a, sizeof a));
-            recipe_items(x, target, 0, buf);
-            trace_recipe_items(x, target, buf);
-        }
-        if (!x->o || !x->o->model) {
-            advise_as(x, 1, 3, 50, OD_ADV_SHRINK_STEP, NULL,
-                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config and the plan flags to size each change"));
-        }
-        advise_as(x, 0, 5, 0, OD_ADV_PLAN_FIRST, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
-        snprintf(d->verify, sizeof d->verify, "size the step first, with the job's --batch and --seq");
-        snprintf(d->verify_command, sizeof d->verify_command, "oomdoc plan --config <config.json>");
+    case OD_VERDICT_CAPACITY:
+        prescribe_capacity(x, request, device_had_room);
         break;
-    }
-    case OD_VERDICT_UNKNOWN: {
-        /* Without a report, JAX figures say the job is JAX's: a torch snapshot is no use. */
-        int jax = r ? r->framework == OD_FW_JAX : inputs_are_jax(ins, n_ins);
-        int torch = !jax && (!r || r->framework == OD_FW_PYTORCH_CUDA || r->framework == OD_FW_PYTORCH_ROCM);
-        if (r && r->free_exceeds_request) {
-            /* the figures are not the state at the failure: a snapshot of the pool would not show it */
-            advise_as(x, 1, 1, 0, r->framework == OD_FW_PYTORCH_ROCM ? OD_ADV_FREE_RACE_HIP : OD_ADV_FREE_RACE, NULL,
-                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what the message could not show"));
-            advise_as(x, 0, 5, 0, OD_ADV_EXCLUSIVE, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "a practice"));
-            snprintf(d->verify, sizeof d->verify, "rerun under the watch: its series shows the memory in use when it "
-                     "fails");
-            break;
-        }
-        if (torch)
-            advise_as(x, 1, 5, 0, OD_ADV_TORCH_SNAPSHOT, NULL,
-                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what is missing"));
-        if (jax && !r)
-            advise_as(x, 1, 5, 0, OD_ADV_JAX_PROFILE, NULL,
-                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: gathers what is missing"));
-        if (jax)
-            advise_as(x, 1, 5, 1, OD_ADV_JAX_PREALLOC, NULL,
-                      check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of XLA's allocator"));
-        if (r && r->framework == OD_FW_TENSORFLOW) {
-            advise_as(x, 1, 5, 1, OD_ADV_TF_GROWTH, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of TF's allocator"));
-            advise_as(x, 1, 5, 2, OD_ADV_TF_ASYNC, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: no model of TF's allocator"));
-        }
-        if (torch) {
-            snprintf(d->verify, sizeof d->verify, "run doctor on the snapshot");
-            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <oom.pickle>");
-        } else if (jax && !r) {
-            snprintf(d->verify, sizeof d->verify, "run doctor on the device memory profile");
-            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc doctor <memory.prof>");
-        } else {
-            snprintf(d->verify, sizeof d->verify, "rerun with the change, and triage the new log");
-            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc triage <new.log>");
-        }
+    case OD_VERDICT_UNKNOWN:
+        prescribe_unknown(x, request, device_had_room);
         break;
-    }
     case OD_VERDICT_HEALTHY:
     case OD_VERDICT_COUNT:
-        snprintf(d->verify, sizeof d->verify, "nothing to fix");
-        for (size_t i = 0; i < d->n_snapshots; i++)
-            if (d->snapshots[i].inference.recomputes_each_step) {
-                snprintf(eff, sizeof eff,
-                         "each decode step runs one new position instead of the whole sequence (%.1fx more work by the "
-                         "last step now); memory grows by the cache, which oomdoc plan --task infer --kv-cache dynamic "
-                         "sizes",
-                         d->snapshots[i].inference.step_growth_ratio);
-                char kv[480];
-                if (x->o && x->o->workload && x->o->workload->task == OD_TASK_INFER)
-                    snprintf(kv, sizeof kv, "oomdoc plan --config %s --task infer --batch %llu --prompt %llu "
-                             "--new-tokens %llu --kv-cache dynamic", x->cfg, (unsigned long long)x->o->workload->batch,
-                             (unsigned long long)x->o->workload->prompt, (unsigned long long)x->o->workload->new_tokens);
-                else
-                    snprintf(kv, sizeof kv, "oomdoc plan --config %s --task infer --kv-cache dynamic", x->cfg);
-                advise(x, 0, 3, 0, "turn the KV cache on: model.generation_config.use_cache = True (generate() "
-                                   "recomputes the sequence at every step without it)",
-                       eff, kv, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked here: the plan command sizes the cache"));
-                break;
-            }
-        /* A profiled run: how to lower its peak, by the phase it falls in. */
-        for (size_t i = 0; ins && i < n_ins; i++) {
-            const od_profile *p = ins[i].kind == OD_INPUT_PROFILE ? ins[i].profile : NULL;
-            if (!p || p->kind != OD_PROFILE_TORCH_TRACE || !p->n_spans || !p->n_points)
-                continue;
-            const char *top = p->ops_at_peak.n ? p->ops_at_peak.v[0].name : "?";
-            iec(p->peak_allocated_bytes, a, sizeof a);
-            if (p->peak_phase == OD_PHASE_BACKWARD || p->peak_phase == OD_PHASE_FORWARD) {
-                snprintf(eff, sizeof eff, "the %s peak falls in %s, where activations kept for backward are live "
-                         "(largest at the peak: %.200s)", a, od_phase_name(p->peak_phase), top);
-                advise(x, 0, 5, 0, "to lower the peak: activation checkpointing or a smaller micro-batch with gradient "
-                                   "accumulation; for a large vocabulary, a chunked or fused cross-entropy",
-                       eff, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config to size each change"));
-            } else if (p->peak_phase == OD_PHASE_OPTIMIZER) {
-                snprintf(eff, sizeof eff, "the %s peak falls in the optimizer step (largest at the peak: %.200s)", a, top);
-                advise(x, 0, 5, 0, "to lower the peak: a fused optimizer, foreach=False, or an 8-bit / sharded optimizer "
-                                   "state",
-                       eff, NULL, check_of(OD_CHECK_NONE, -1, 0, 0, "unchecked: give --config to size each change"));
-            }
-            snprintf(d->verify, sizeof d->verify, "nothing to fix; after a change, compare the peak (%s now)", a);
-            snprintf(d->verify_command, sizeof d->verify_command, "oomdoc profile <new_trace.json.gz>");
-            break;
-        }
+        prescribe_healthy(x, request, device_had_room);
         break;
     }
     rank_remedies(d->do_now, d->n_do_now);
@@ -2435,39 +2494,12 @@ static od_status plan_to_compare(od_diagnosis *d, const od_diag_input *ins, size
     return OD_OK;
 }
 
-od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od_error *err)
+/* The verdict and what decided it. A leak outranks the OOM it ends in: a snapshot's first
+ * (it names the site), then a series', then a profile's; then the last OOM report; then a
+ * snapshot's own OOM. Returns 1 when something decided, 0 when nothing did. */
+static int decide_verdict(od_diagnosis *d, const od_diag_input *ins, size_t n)
 {
-    return od_diagnose_with(ins, n, NULL, out, err);
-}
-
-od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_options *opts, od_diagnosis **out,
-                           od_error *err)
-{
-    *out = NULL;
-    od_diagnosis *d = calloc(1, sizeof *d);
-    if (!d)
-        return od_fail(err, OD_ERR_NOMEM, "out of memory");
-    d->evidence = calloc(MAX_EVIDENCE, sizeof *d->evidence);
-    d->do_now = calloc(MAX_REMEDIES, sizeof *d->do_now);
-    d->long_term = calloc(MAX_REMEDIES, sizeof *d->long_term);
-    d->summaries = calloc(n + 1, sizeof *d->summaries);
-    d->summary_input = calloc(n + 1, sizeof *d->summary_input);
-    if (!d->evidence || !d->do_now || !d->long_term || !d->summaries || !d->summary_input) {
-        od_diagnosis_free(d);
-        return od_fail(err, OD_ERR_NOMEM, "out of memory");
-    }
-    d->verdict = OD_VERDICT_UNKNOWN;
-    d->decided_by = OD_NO_INPUT;
-    for (size_t i = 0; i < n; i++) {
-        if (ins[i].kind == OD_INPUT_SNAPSHOT && ins[i].snapshot) {
-            od_status rc = analyze_snapshot(d, ins, n, i, opts, err);
-            if (rc != OD_OK) {
-                od_diagnosis_free(d);
-                return rc;
-            }
-        }
-    }
-    int decided = 0, any_data = 0;
+    int decided = 0;
     /* A leak outranks the OOM it ends in: a snapshot's first (it names the site), then a
      * series'. */
     for (size_t i = 0; i < d->n_snapshots && !decided; i++) {
@@ -2521,7 +2553,13 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
             d->decided_by = d->snapshots[i].input;
             decided = 1;
         }
-    rank_snapshots(d);
+    return decided;
+}
+
+/* The evidence of every input, in input order. Returns whether any input held data. */
+static int evidence_of_inputs(od_diagnosis *d, const od_diag_input *ins, size_t n, const od_diag_options *opts)
+{
+    int any_data = 0;
     for (size_t i = 0; i < n; i++)
         d->have_message |= ins[i].kind == OD_INPUT_LOG && ins[i].triage && ins[i].triage->n_reports;
     for (size_t i = 0; i < n; i++) {
@@ -2574,6 +2612,76 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
         if (in->kind == OD_INPUT_LOG && in->profile)
             evidence_from_profile(d, in, i);
     }
+    return any_data;
+}
+
+/* No OOM and no leak: healthy when the data shows no OOM either; unknown when an allocator
+ * counted OOMs or a JAX peak sat at its limit without a message. */
+static void no_oom_verdict(od_diagnosis *d, const od_diag_input *ins, size_t n)
+{
+    /* No OOM and no leak: healthy when the data shows no OOM either. */
+    int ooms = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (ins[i].kind == OD_INPUT_LOG && ins[i].triage) {
+            for (size_t k = 0; k < ins[i].triage->n_summaries; k++)
+                ooms += ins[i].triage->summaries[k].ooms > 0;
+            if (ins[i].triage->stats && (ins[i].triage->stats->have & OD_MS_OOMS))
+                ooms += ins[i].triage->stats->ooms > 0;
+        }
+    }
+    /* JAX counts no OOMs: a peak at its limit is what says the device was full. */
+    size_t full = OD_NO_INPUT;
+    jax_stats js;
+    for (size_t i = 0; i < n && full == OD_NO_INPUT; i++)
+        if (input_jax_stats(&ins[i], &js) && jax_stats_full(&js))
+            full = i;
+    d->verdict = ooms || full != OD_NO_INPUT ? OD_VERDICT_UNKNOWN : OD_VERDICT_HEALTHY;
+    if (ooms)
+        evid(d, OD_NO_INPUT, NULL, ooms, "the allocator counted OOMs, but no OOM message was given");
+    if (full != OD_NO_INPUT) {
+        char a[32], b[32];
+        evid(d, full, "peak_bytes_in_use", (double)js.peak,
+             "%s: the peak, %s, was %.1f %% of the %s limit: the device was full, and no OOM message was given",
+             ins[full].name, iec(js.peak, a, sizeof a), 100.0 * (double)js.peak / (double)js.limit,
+             iec(js.limit, b, sizeof b));
+    }
+}
+
+od_status od_diagnose(const od_diag_input *ins, size_t n, od_diagnosis **out, od_error *err)
+{
+    return od_diagnose_with(ins, n, NULL, out, err);
+}
+
+od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_options *opts, od_diagnosis **out,
+                           od_error *err)
+{
+    *out = NULL;
+    od_diagnosis *d = calloc(1, sizeof *d);
+    if (!d)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    d->evidence = calloc(MAX_EVIDENCE, sizeof *d->evidence);
+    d->do_now = calloc(MAX_REMEDIES, sizeof *d->do_now);
+    d->long_term = calloc(MAX_REMEDIES, sizeof *d->long_term);
+    d->summaries = calloc(n + 1, sizeof *d->summaries);
+    d->summary_input = calloc(n + 1, sizeof *d->summary_input);
+    if (!d->evidence || !d->do_now || !d->long_term || !d->summaries || !d->summary_input) {
+        od_diagnosis_free(d);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    d->verdict = OD_VERDICT_UNKNOWN;
+    d->decided_by = OD_NO_INPUT;
+    for (size_t i = 0; i < n; i++) {
+        if (ins[i].kind == OD_INPUT_SNAPSHOT && ins[i].snapshot) {
+            od_status rc = analyze_snapshot(d, ins, n, i, opts, err);
+            if (rc != OD_OK) {
+                od_diagnosis_free(d);
+                return rc;
+            }
+        }
+    }
+    int decided = decide_verdict(d, ins, n);
+    rank_snapshots(d);
+    int any_data = evidence_of_inputs(d, ins, n, opts);
     complete_from_profiles(d, ins, n);
     const od_estimate *expected = NULL;
     size_t expected_from = OD_NO_INPUT;
@@ -2588,34 +2696,8 @@ od_status od_diagnose_with(const od_diag_input *ins, size_t n, const od_diag_opt
     expected_vs_actual(d, ins, expected, expected_from);
     free(mine);
     compare_snapshots(d, ins);
-    if (!decided && any_data) {
-        /* No OOM and no leak: healthy when the data shows no OOM either. */
-        int ooms = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (ins[i].kind == OD_INPUT_LOG && ins[i].triage) {
-                for (size_t k = 0; k < ins[i].triage->n_summaries; k++)
-                    ooms += ins[i].triage->summaries[k].ooms > 0;
-                if (ins[i].triage->stats && (ins[i].triage->stats->have & OD_MS_OOMS))
-                    ooms += ins[i].triage->stats->ooms > 0;
-            }
-        }
-        /* JAX counts no OOMs: a peak at its limit is what says the device was full. */
-        size_t full = OD_NO_INPUT;
-        jax_stats js;
-        for (size_t i = 0; i < n && full == OD_NO_INPUT; i++)
-            if (input_jax_stats(&ins[i], &js) && jax_stats_full(&js))
-                full = i;
-        d->verdict = ooms || full != OD_NO_INPUT ? OD_VERDICT_UNKNOWN : OD_VERDICT_HEALTHY;
-        if (ooms)
-            evid(d, OD_NO_INPUT, NULL, ooms, "the allocator counted OOMs, but no OOM message was given");
-        if (full != OD_NO_INPUT) {
-            char a[32], b[32];
-            evid(d, full, "peak_bytes_in_use", (double)js.peak,
-                 "%s: the peak, %s, was %.1f %% of the %s limit: the device was full, and no OOM message was given",
-                 ins[full].name, iec(js.peak, a, sizeof a), 100.0 * (double)js.peak / (double)js.limit,
-                 iec(js.limit, b, sizeof b));
-        }
-    }
+    if (!decided && any_data)
+        no_oom_verdict(d, ins, n);
     find_device(d, ins, n, opts);
     prescribe(d, ins, n, opts);
     *out = d;
