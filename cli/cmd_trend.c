@@ -196,6 +196,36 @@ static int series_of_snapshot(const char *path, od_snapshot *snap, int metric, o
     return 0;
 }
 
+/* trend --json's document. */
+static json_t *trend_json(const char *path, const od_series *s, const od_iterations *its, const od_trend_fit *fit,
+                          const od_trend_fit *others, const int *have_other, uint64_t capacity, int bounded)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema_version", json_integer(1));
+    json_object_set_new(doc, "input", json_string(od_cli_input_name(path)));
+    json_object_set_new(doc, "index", json_string(its ? "iteration" : s->time_indexed ? "time_s" : "step"));
+    if (its) {
+        json_t *lv = json_array();
+        for (size_t i = 0; i < its->n; i++)
+            json_array_append_new(lv, json_integer((json_int_t)its->items[i].live_bytes));
+        json_object_set_new(doc, "iterations", json_pack("{s:s,s:s,s:I,s:o}", "source", od_iter_source_name(its->source),
+                                                         "marker", its->marker, "device", (json_int_t)its->device,
+                                                         "live_bytes", lv));
+    }
+    json_object_set_new(doc, "capacity_bytes", capacity ? json_integer((json_int_t)capacity) : json_null());
+    if (its)
+        json_object_set_new(doc, "bounded", json_boolean(bounded));
+    json_t *p = fit_json(s, fit, capacity);
+    json_object_update(doc, p);
+    json_decref(p);
+    json_t *arr = json_array();
+    for (int m = 0; m < OD_METRIC_COUNT; m++)
+        if (have_other[m])
+            json_array_append_new(arr, fit_json(s, &others[m], capacity));
+    json_object_set_new(doc, "other_metrics", arr);
+    return doc;
+}
+
 int od_cmd_trend(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -298,29 +328,7 @@ int od_cmd_trend(int argc, char **argv)
         if (m != (int)prim && s->y[m] && od_trend_analyze(s, (od_metric)m, capacity, &others[m], &err) == OD_OK)
             have_other[m] = 1;
     if (json) {
-        json_t *doc = json_object();
-        json_object_set_new(doc, "schema_version", json_integer(1));
-        json_object_set_new(doc, "input", json_string(od_cli_input_name(path)));
-        json_object_set_new(doc, "index", json_string(its ? "iteration" : s->time_indexed ? "time_s" : "step"));
-        if (its) {
-            json_t *lv = json_array();
-            for (size_t i = 0; i < its->n; i++)
-                json_array_append_new(lv, json_integer((json_int_t)its->items[i].live_bytes));
-            json_object_set_new(doc, "iterations", json_pack("{s:s,s:s,s:I,s:o}", "source", od_iter_source_name(its->source),
-                                                             "marker", its->marker, "device", (json_int_t)its->device,
-                                                             "live_bytes", lv));
-        }
-        json_object_set_new(doc, "capacity_bytes", capacity ? json_integer((json_int_t)capacity) : json_null());
-        if (its)
-            json_object_set_new(doc, "bounded", json_boolean(bounded));
-        json_t *p = fit_json(s, &fit, capacity);
-        json_object_update(doc, p);
-        json_decref(p);
-        json_t *arr = json_array();
-        for (int m = 0; m < OD_METRIC_COUNT; m++)
-            if (have_other[m])
-                json_array_append_new(arr, fit_json(s, &others[m], capacity));
-        json_object_set_new(doc, "other_metrics", arr);
+        json_t *doc = trend_json(path, s, its, &fit, others, have_other, capacity, bounded);
         od_series_free(s);
         od_iterations_free(its);
         return od_cli_print_json(doc);

@@ -9,6 +9,39 @@
 
 #define OTHER_SITES "other sites"
 
+/* Each stack's group (stack_group[stack]): the top site at the peak it names, else the
+ * last group, "other sites" (k); and the groups of allocations without frames and of those
+ * live before the trace began. */
+static void group_stacks(const od_snapshot *s, const od_timeline *t, size_t k, uint32_t *stack_group,
+                         uint32_t *no_frames_out, uint32_t *before_out)
+{
+    uint32_t no_frames = (uint32_t)k, before = (uint32_t)k;
+    for (size_t g = 0; g < k; g++) {
+        if (strcmp(t->group_site[g], OD_SITE_NO_FRAMES) == 0)
+            no_frames = (uint32_t)g;
+        if (strcmp(t->group_site[g], OD_SITE_BEFORE_TRACE) == 0)
+            before = (uint32_t)g;
+    }
+    for (size_t i = 0; i < s->n_stacks; i++) {
+        stack_group[i] = (uint32_t)k;
+        if (i == 0) {
+            stack_group[i] = no_frames;
+            continue;
+        }
+        int64_t sf, wf;
+        char buf[1024];
+        od_stack_site(s, (uint32_t)i, &sf, &wf);
+        od_frame_format(s, sf, buf, sizeof buf);
+        for (size_t g = 0; g < k; g++)
+            if (strcmp(buf, t->group_site[g]) == 0) {
+                stack_group[i] = (uint32_t)g;
+                break;
+            }
+    }
+    *no_frames_out = no_frames;
+    *before_out = before;
+}
+
 void od_timeline_free(od_timeline *t)
 {
     if (!t)
@@ -73,29 +106,8 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
         goto nomem;
 
     /* Each stack's group, by its site string (as od_summarize names sites). */
-    uint32_t no_frames = (uint32_t)k, before = (uint32_t)k;
-    for (size_t g = 0; g < k; g++) {
-        if (strcmp(t->group_site[g], OD_SITE_NO_FRAMES) == 0)
-            no_frames = (uint32_t)g;
-        if (strcmp(t->group_site[g], OD_SITE_BEFORE_TRACE) == 0)
-            before = (uint32_t)g;
-    }
-    for (size_t i = 0; i < s->n_stacks; i++) {
-        stack_group[i] = (uint32_t)k;
-        if (i == 0) {
-            stack_group[i] = no_frames;
-            continue;
-        }
-        int64_t sf, wf;
-        char buf[1024];
-        od_stack_site(s, (uint32_t)i, &sf, &wf);
-        od_frame_format(s, sf, buf, sizeof buf);
-        for (size_t g = 0; g < k; g++)
-            if (strcmp(buf, t->group_site[g]) == 0) {
-                stack_group[i] = (uint32_t)g;
-                break;
-            }
-    }
+    uint32_t no_frames, before;
+    group_stacks(s, t, k, stack_group, &no_frames, &before);
 #define LIFE_GROUP(l_) (od_life_of(tr, (l_)).stack ? stack_group[od_life_of(tr, (l_)).stack] \
                         : (l_)->alloc_index == OD_TRACE_BEFORE ? before : no_frames)
     for (size_t i = 0; i < tr->n_lives; i++)

@@ -785,6 +785,98 @@ static double residual(double x, double y, double icpt, double slope)
     return y - (icpt + slope * x);
 }
 
+/* How many first points are warm-up. A time series: skip the idle start (a plateau at the
+ * first value), then a tenth of what follows. A step log: a tenth, at least the first step.
+ * At least 3 points are left to fit. */
+static size_t warmup(int time_indexed, const double *y, size_t n, double lo, double hi)
+{
+    size_t warm;
+    if (time_indexed) {
+        double tol = fmax(0.02 * (hi - lo), 16 * MiB);
+        size_t k = 0;
+        while (k < n && y[k] <= y[0] + tol)
+            k++;
+        if (k == n)
+            k = 0;
+        warm = k + (n - k) / 10;
+    } else {
+        warm = n / 10 > 1 ? n / 10 : 1;
+    }
+    return n - warm < 3 ? n - 3 : warm;
+}
+
+/* The verdict of a fitted window wx, wy [0..wn) (out holds its fit: growth_per_x,
+ * intercept, baseline_bytes): leak, warming up, spike or stable. tmp holds wn doubles,
+ * scratch is theil_sen's. */
+static void classify_fit(od_trend_fit *out, const double *wx, const double *wy, size_t wn, double *tmp, double *scratch)
+{
+    double slope = out->growth_per_x, icpt = out->intercept, level = out->baseline_bytes;
+    /* Growth that matters: over the fitted window, at least 2% of the level and 8 MiB. */
+    double span = wx[wn - 1] - wx[0];
+    double floor_b = fmax(0.02 * level, 8 * MiB);
+    int growing = slope > 0 && slope * span > floor_b;
+
+    /* Excursions above the fit: a spike is a few points far above it. The residuals are
+     * recomputed (the same expression, so the same doubles) rather than kept twice. */
+    size_t top = 0;
+    for (size_t i = 0; i < wn; i++) {
+        tmp[i] = residual(wx[i], wy[i], icpt, slope);
+        if (tmp[i] > tmp[top])
+            top = i;
+    }
+    double med = median(tmp, wn);
+    for (size_t i = 0; i < wn; i++)
+        tmp[i] = fabs(residual(wx[i], wy[i], icpt, slope) - med);
+    double mad = median(tmp, wn);
+    double thr = fmax(6 * 1.4826 * mad, fmax(0.05 * level, 32 * MiB));
+    size_t outliers = 0;
+    for (size_t i = 0; i < wn; i++)
+        outliers += residual(wx[i], wy[i], icpt, slope) > thr;
+    int spike = outliers >= 1 && outliers <= (wn / 5 > 1 ? wn / 5 : 1);
+
+    if (growing) {
+        /* Sustained or levelling off? Compare the later half's own slope. */
+        size_t h = wn / 2;
+        double late = wn - h >= 2 ? theil_sen(wx + h, wy + h, wn - h, scratch) : slope;
+        double late_span = wx[wn - 1] - wx[h];
+        (void)late_span;
+        if (late < 0.25 * slope) /* a leak keeps its rate; settling memory slows down */
+            out->verdict = OD_TREND_WARMING_UP;
+        else if (out->r2 < 0.5)
+            /* Rising, but no straight line explains it: a few excursions (spike), or
+             * memory still settling or shared with other jobs (not yet a leak). */
+            out->verdict = spike ? OD_TREND_SPIKE : OD_TREND_WARMING_UP;
+        else
+            out->verdict = OD_TREND_LEAK;
+    } else {
+        out->verdict = spike ? OD_TREND_SPIKE : OD_TREND_STABLE;
+    }
+    if (out->verdict == OD_TREND_SPIKE) {
+        out->spike_x = wx[top];
+        out->spike_bytes = wy[top];
+    }
+
+}
+
+/* When memory reaches the capacity: from the higher of the last sample and the fit, and
+ * from the last peak when the log has one (the peak is what hits the limit). */
+static void project(od_trend_fit *out, const od_series *s, od_metric m, uint64_t capacity_bytes, const double *wx,
+                    const double *wy, size_t wn)
+{
+    double slope = out->growth_per_x, icpt = out->intercept;
+    double base = fmax(wy[wn - 1], icpt + slope * wx[wn - 1]);
+    if (m != OD_METRIC_PEAK && s->y[OD_METRIC_PEAK])
+        for (size_t i = s->n; i-- > 0;)
+            if (!isnan(s->y[OD_METRIC_PEAK][i])) {
+                base = fmax(base, s->y[OD_METRIC_PEAK][i]);
+                break;
+            }
+    double left = (double)capacity_bytes - base;
+    double dx = left > 0 ? left / slope : 0;
+    out->have_projection = 1;
+    out->projected_oom = s->time_indexed ? dx : wx[wn - 1] + ceil(dx);
+}
+
 od_status od_trend_analyze(const od_series *s, od_metric m, uint64_t capacity_bytes,
                            od_trend_fit *out, od_error *err)
 {
@@ -831,22 +923,7 @@ od_status od_trend_analyze(const od_series *s, od_metric m, uint64_t capacity_by
     }
     out->max_bytes = hi;
 
-    /* Warm-up. A time series: skip the idle start (a plateau at the first value), then a
-     * tenth of what follows. A step log: a tenth, at least the first step. */
-    size_t warm;
-    if (s->time_indexed) {
-        double tol = fmax(0.02 * (hi - lo), 16 * MiB);
-        size_t k = 0;
-        while (k < n && y[k] <= y[0] + tol)
-            k++;
-        if (k == n)
-            k = 0;
-        warm = k + (n - k) / 10;
-    } else {
-        warm = n / 10 > 1 ? n / 10 : 1;
-    }
-    if (n - warm < 3)
-        warm = n - 3;
+    size_t warm = warmup(s->time_indexed, y, n, lo, hi);
     out->warmup_points = warm;
     const double *wx = x + warm, *wy = y + warm;
     size_t wn = n - warm;
@@ -876,66 +953,10 @@ od_status od_trend_analyze(const od_series *s, od_metric m, uint64_t capacity_by
     double level = median(tmp, wn);
     out->baseline_bytes = level;
 
-    /* Growth that matters: over the fitted window, at least 2% of the level and 8 MiB. */
-    double span = wx[wn - 1] - wx[0];
-    double floor_b = fmax(0.02 * level, 8 * MiB);
-    int growing = slope > 0 && slope * span > floor_b;
+    classify_fit(out, wx, wy, wn, tmp, scratch);
 
-    /* Excursions above the fit: a spike is a few points far above it. The residuals are
-     * recomputed (the same expression, so the same doubles) rather than kept twice. */
-    size_t top = 0;
-    for (size_t i = 0; i < wn; i++) {
-        tmp[i] = residual(wx[i], wy[i], icpt, slope);
-        if (tmp[i] > tmp[top])
-            top = i;
-    }
-    double med = median(tmp, wn);
-    for (size_t i = 0; i < wn; i++)
-        tmp[i] = fabs(residual(wx[i], wy[i], icpt, slope) - med);
-    double mad = median(tmp, wn);
-    double thr = fmax(6 * 1.4826 * mad, fmax(0.05 * level, 32 * MiB));
-    size_t outliers = 0;
-    for (size_t i = 0; i < wn; i++)
-        outliers += residual(wx[i], wy[i], icpt, slope) > thr;
-    int spike = outliers >= 1 && outliers <= (wn / 5 > 1 ? wn / 5 : 1);
-
-    if (growing) {
-        /* Sustained or levelling off? Compare the later half's own slope. */
-        size_t h = wn / 2;
-        double late = wn - h >= 2 ? theil_sen(wx + h, wy + h, wn - h, scratch) : slope;
-        double late_span = wx[wn - 1] - wx[h];
-        (void)late_span;
-        if (late < 0.25 * slope) /* a leak keeps its rate; settling memory slows down */
-            out->verdict = OD_TREND_WARMING_UP;
-        else if (out->r2 < 0.5)
-            /* Rising, but no straight line explains it: a few excursions (spike), or
-             * memory still settling or shared with other jobs (not yet a leak). */
-            out->verdict = spike ? OD_TREND_SPIKE : OD_TREND_WARMING_UP;
-        else
-            out->verdict = OD_TREND_LEAK;
-    } else {
-        out->verdict = spike ? OD_TREND_SPIKE : OD_TREND_STABLE;
-    }
-    if (out->verdict == OD_TREND_SPIKE) {
-        out->spike_x = wx[top];
-        out->spike_bytes = wy[top];
-    }
-
-    /* When does it reach capacity? From the higher of the last sample and the fit, and
-     * from the last peak when the log has one: the peak is what hits the limit. */
-    if (capacity_bytes > 0 && out->verdict == OD_TREND_LEAK && slope > 0) {
-        double base = fmax(wy[wn - 1], icpt + slope * wx[wn - 1]);
-        if (m != OD_METRIC_PEAK && s->y[OD_METRIC_PEAK])
-            for (size_t i = s->n; i-- > 0;)
-                if (!isnan(s->y[OD_METRIC_PEAK][i])) {
-                    base = fmax(base, s->y[OD_METRIC_PEAK][i]);
-                    break;
-                }
-        double left = (double)capacity_bytes - base;
-        double dx = left > 0 ? left / slope : 0;
-        out->have_projection = 1;
-        out->projected_oom = s->time_indexed ? dx : wx[wn - 1] + ceil(dx);
-    }
+    if (capacity_bytes > 0 && out->verdict == OD_TREND_LEAK && slope > 0)
+        project(out, s, m, capacity_bytes, wx, wy, wn);
 done:
     free(xbuf), free(ybuf), free(tmp), free(scratch);
     return st;

@@ -244,6 +244,166 @@ static int cmp_order(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
+/* The timeline data's frames ("fr": file:line:function texts) and stacks ("st": frame
+ * indices into fr, innermost first), only those the embedded lifetimes use. */
+static void write_frames_and_stacks(FILE *f, const od_snapshot *s, const uint32_t *frames, size_t n_frames,
+                                    const uint32_t *stacks, size_t n_stacks, const uint32_t *frame_map)
+{
+    fprintf(f, "],\n\"fr\":[");
+    for (size_t i = 0; i < n_frames; i++) {
+        const od_frame *fm = &s->frames[frames[i]];
+        char text[1024];
+        snprintf(text, sizeof text, "%s:%lld:%s", fm->filename ? fm->filename : "??", (long long)fm->line,
+                 fm->name ? fm->name : "??");
+        fprintf(f, "%s", i ? "," : "");
+        jstr(f, text);
+    }
+    fprintf(f, "],\n\"st\":[");
+    for (size_t i = 0; i < n_stacks; i++) {
+        uint32_t nfr = 0;
+        const uint32_t *fi = od_snapshot_stack(s, stacks[i], &nfr);
+        fprintf(f, "%s[", i ? "," : "");
+        for (uint32_t k = 0, w = 0; k < nfr; k++)
+            if (fi[k] < s->n_frames)
+                fprintf(f, "%s%u", w++ ? "," : "", frame_map[fi[k]]);
+        fputc(']', f);
+    }
+}
+
+/* The timeline data's lifetimes sel[0..n_sel) in trace order: start deltas ("as"),
+ * durations ("ad", -1 never freed), block and requested bytes ("ab", "ar"), stack ("ak"),
+ * category ("ac"), alloc entries ("ai") and those live at the peak ("ap"). */
+static void write_lifetimes(FILE *f, const od_trace *tr, const frame *fr, const uint32_t *sel, size_t n_sel,
+                            const uint32_t *stack_map, const uint8_t *cats, const uint8_t *at_peak)
+{
+    const od_snapshot *s = tr->snap;
+    /* lifetimes, in trace order */
+    uint64_t prev = fr->t0;
+    fprintf(f, "],\n\"as\":[");
+    for (size_t i = 0; i < n_sel; i++) {
+        const od_lifetime *l = &tr->lives[sel[i]];
+        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : od_trace_at(tr->entries, l->alloc_index).time_us;
+        if (a < prev) /* traces are time-ordered; a clock step back is drawn at the same time */
+            a = prev;
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(a - prev));
+        prev = a;
+    }
+    fprintf(f, "],\n\"ad\":[");
+    for (size_t i = 0; i < n_sel; i++) {
+        const od_lifetime *l = &tr->lives[sel[i]];
+        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : od_trace_at(tr->entries, l->alloc_index).time_us;
+        if (l->free_index == OD_TRACE_NEVER || l->free_index >= tr->n_entries) {
+            fprintf(f, "%s-1", i ? "," : "");
+        } else {
+            uint64_t z = od_trace_at(tr->entries, l->free_index).time_us;
+            fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(z > a ? z - a : 0));
+        }
+    }
+    fprintf(f, "],\n\"ab\":[");
+    for (size_t i = 0; i < n_sel; i++)
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)tr->lives[sel[i]].block_bytes);
+    fprintf(f, "],\n\"ar\":[");
+    for (size_t i = 0; i < n_sel; i++) {
+        const od_lifetime *l = &tr->lives[sel[i]];
+        /* requested bytes only where they differ from the block's: 0 means "the same" */
+        uint64_t req = od_life_of(tr, l).requested_bytes;
+        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(req == l->block_bytes ? 0 : req));
+    }
+    fprintf(f, "],\n\"ak\":[");
+    for (size_t i = 0; i < n_sel; i++) {
+        uint32_t sk = od_life_of(tr, &tr->lives[sel[i]]).stack;
+        fprintf(f, "%s%lld", i ? "," : "", sk < s->n_stacks ? (long long)stack_map[sk] : -1LL);
+    }
+    /* each allocation's category: categorize's, the one the diagnosis counts at the peak */
+    fprintf(f, "],\"ac\":[");
+    for (size_t i = 0; i < n_sel; i++)
+        fprintf(f, "%s%d", i ? "," : "", cats ? (int)cats[sel[i]] : (int)OD_CAT_UNKNOWN);
+    fprintf(f, "],\"ai\":[");
+    long long prev_entry = -1; /* alloc entries as deltas from -1 (live before the trace: -1) */
+    for (size_t i = 0; i < n_sel; i++) {
+        const od_lifetime *l = &tr->lives[sel[i]];
+        long long e = l->alloc_index == OD_TRACE_BEFORE ? -1LL : (long long)l->alloc_index;
+        fprintf(f, "%s%lld", i ? "," : "", e - prev_entry);
+        prev_entry = e;
+    }
+    fprintf(f, "],\n\"ap\":[");
+    size_t w = 0; /* the lifetimes live at the peak (for the icicle), as positions in the above */
+    for (size_t i = 0; i < n_sel; i++)
+        if (at_peak[sel[i]])
+            fprintf(f, "%s%zu", w++ ? "," : "", i);
+}
+
+/* The peak and the OOM events of a timeline: marks the script moves with the zoom (data-t:
+ * their time from the plot's start). */
+static void timeline_marks(ctx *c, const od_device_summary *d, const od_timeline *t, const frame *frp)
+{
+    const frame fr = *frp;
+    /* The peak and the OOM events: marks the script moves with the zoom (data-t: their time). */
+    fprintf(c->f, "</g>\n<g class=\"marks\">\n<g data-t=\"%llu\">", (unsigned long long)(t->peak_time_us - fr.t0));
+    double px = fx(frp, t->peak_time_us), py = fy(frp, t->peak_live_bytes);
+    fprintf(c->f, "<line class=\"peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", px, fr.top, px, fr.top + fr.h);
+    fprintf(c->f, "<circle class=\"peakdot\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak: %s live at %.3f s</title></circle>",
+            px, py, IEC(t->peak_live_bytes), (double)(t->peak_time_us - fr.t0) / 1e6);
+    int right = px > ML + (W - ML - MR) * 0.7;
+    double ly = py - 8 < fr.top + 12 ? fr.top + 12 : py - 8;
+    fprintf(c->f, "<text class=\"peak\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text></g>\n",
+            right ? px - 8 : px + 8, ly, right ? "end" : "start", IEC(t->peak_live_bytes));
+    for (size_t i = 0; i < d->n_ooms; i++) {
+        const od_oom_event *o = &d->ooms[i];
+        double ox = fx(frp, o->time_us);
+        int r2 = ox > ML + (W - ML - MR) * 0.6;
+        fprintf(c->f, "<g data-t=\"%llu\">", (unsigned long long)(o->time_us > fr.t0 ? o->time_us - fr.t0 : 0));
+        fprintf(c->f, "<line class=\"oom\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>OOM: tried to allocate %s with %s free on the device, at ",
+                ox, fr.top - 10, ox, fr.top + fr.h, IEC(o->size_bytes), IEC(o->device_free_bytes));
+        esc(c->f, o->site);
+        fprintf(c->f, "</title></line>");
+        if (i < 3)
+            fprintf(c->f, "<text class=\"oom\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">OOM: tried to allocate %s</text>\n",
+                    r2 ? ox - 6 : ox + 6, fr.top - 12 + 14.0 * (double)i + (i ? 14 : 0), r2 ? "end" : "start",
+                    IEC(o->size_bytes));
+        fprintf(c->f, "</g>\n");
+    }
+}
+
+/* The legend under a timeline: the stacked sites (top of the stack first, as drawn) with
+ * their bytes at the peak, the lines and the marks. */
+static void timeline_legend(ctx *c, const od_device_summary *d, const od_timeline *t, const od_report_item *it,
+                            const size_t *order, int other, uint64_t t0)
+{
+    size_t ng = t->n_groups;
+    fprintf(c->f, "</g>\n</svg>\n<ul class=\"legend\">\n");
+    for (size_t o = ng; o-- > 0;) { /* top of the stack first, as drawn */
+        size_t g = order[o];
+        uint64_t at_peak = 0;
+        if (g + 1 == ng && !other)
+            continue;
+        if (g + 1 < ng) {
+            at_peak = d->peak_sites.items[g].bytes;
+        } else {
+            for (size_t k = ng - 1; k < d->peak_sites.n; k++)
+                at_peak += d->peak_sites.items[k].bytes;
+        }
+        fprintf(c->f, "<li><span class=\"sw %s%c\"></span><code>", g + 1 == ng ? "so" : "s",
+                g + 1 == ng ? ' ' : (char)('0' + g % 8));
+        esc(c->f, t->group_site[g]);
+        if (g + 1 == ng && d->peak_sites.n > ng - 1)
+            fprintf(c->f, "</code> (%zu sites)", d->peak_sites.n - (ng - 1));
+        else
+            fprintf(c->f, "</code>");
+        fprintf(c->f, " &mdash; %s at the peak</li>\n", IEC(at_peak));
+    }
+    fprintf(c->f, "<li><span class=\"sw ln\"></span>live bytes (total, in blocks)</li>\n");
+    if (t->has_reserved)
+        fprintf(c->f, "<li><span class=\"sw rs\"></span>reserved by the caching allocator (from the trace's segment events)"
+                      " &mdash; highest %s</li>\n", IEC(t->peak_reserved_bytes));
+    if (it->n_replay_reserved)
+        fprintf(c->f, "<li><span class=\"sw rs\"></span>reserved (allocator replay)</li>\n");
+    fprintf(c->f, "<li><span class=\"sw pk\"></span>peak: %s live %s %.3f s</li>\n", IEC(t->peak_live_bytes),
+            t->has_peak ? "at" : "from the start,", (double)(t->peak_time_us - t0) / 1e6);
+    if (d->n_ooms)
+        fprintf(c->f, "<li><span class=\"sw om\"></span>OOM event%s</li>\n", d->n_ooms > 1 ? "s" : "");
+}
+
 /* The data the page's script needs to redraw the timeline at any zoom and say what lies
  * under the pointer, as one JSON object in a <script type="application/json">:
  *   p, l, r, g   point times (deltas from t0), live, reserved, and per stacked group
@@ -356,85 +516,13 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
         fprintf(f, "%s", o ? "," : "");
         jstr(f, t->group_site[order[o]]);
     }
-    /* frames and stacks */
-    fprintf(f, "],\n\"fr\":[");
-    for (size_t i = 0; i < n_frames; i++) {
-        const od_frame *fm = &s->frames[frames[i]];
-        char text[1024];
-        snprintf(text, sizeof text, "%s:%lld:%s", fm->filename ? fm->filename : "??", (long long)fm->line,
-                 fm->name ? fm->name : "??");
-        fprintf(f, "%s", i ? "," : "");
-        jstr(f, text);
-    }
-    fprintf(f, "],\n\"st\":[");
-    for (size_t i = 0; i < n_stacks; i++) {
-        uint32_t nfr = 0;
-        const uint32_t *fi = od_snapshot_stack(s, stacks[i], &nfr);
-        fprintf(f, "%s[", i ? "," : "");
-        for (uint32_t k = 0, w = 0; k < nfr; k++)
-            if (fi[k] < s->n_frames)
-                fprintf(f, "%s%u", w++ ? "," : "", frame_map[fi[k]]);
-        fputc(']', f);
-    }
+    write_frames_and_stacks(f, s, frames, n_frames, stacks, n_stacks, frame_map);
     fprintf(f, "],\"cats\":[");
     for (int k = 0; k < OD_CAT_COUNT; k++) {
         fprintf(f, "%s", k ? "," : "");
         jstr(f, od_category_name((od_category)k));
     }
-    /* lifetimes, in trace order */
-    uint64_t prev = fr->t0;
-    fprintf(f, "],\n\"as\":[");
-    for (size_t i = 0; i < n_sel; i++) {
-        const od_lifetime *l = &tr->lives[sel[i]];
-        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : od_trace_at(tr->entries, l->alloc_index).time_us;
-        if (a < prev) /* traces are time-ordered; a clock step back is drawn at the same time */
-            a = prev;
-        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(a - prev));
-        prev = a;
-    }
-    fprintf(f, "],\n\"ad\":[");
-    for (size_t i = 0; i < n_sel; i++) {
-        const od_lifetime *l = &tr->lives[sel[i]];
-        uint64_t a = l->alloc_index == OD_TRACE_BEFORE ? fr->t0 : od_trace_at(tr->entries, l->alloc_index).time_us;
-        if (l->free_index == OD_TRACE_NEVER || l->free_index >= tr->n_entries) {
-            fprintf(f, "%s-1", i ? "," : "");
-        } else {
-            uint64_t z = od_trace_at(tr->entries, l->free_index).time_us;
-            fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(z > a ? z - a : 0));
-        }
-    }
-    fprintf(f, "],\n\"ab\":[");
-    for (size_t i = 0; i < n_sel; i++)
-        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)tr->lives[sel[i]].block_bytes);
-    fprintf(f, "],\n\"ar\":[");
-    for (size_t i = 0; i < n_sel; i++) {
-        const od_lifetime *l = &tr->lives[sel[i]];
-        /* requested bytes only where they differ from the block's: 0 means "the same" */
-        uint64_t req = od_life_of(tr, l).requested_bytes;
-        fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)(req == l->block_bytes ? 0 : req));
-    }
-    fprintf(f, "],\n\"ak\":[");
-    for (size_t i = 0; i < n_sel; i++) {
-        uint32_t sk = od_life_of(tr, &tr->lives[sel[i]]).stack;
-        fprintf(f, "%s%lld", i ? "," : "", sk < s->n_stacks ? (long long)stack_map[sk] : -1LL);
-    }
-    /* each allocation's category: categorize's, the one the diagnosis counts at the peak */
-    fprintf(f, "],\"ac\":[");
-    for (size_t i = 0; i < n_sel; i++)
-        fprintf(f, "%s%d", i ? "," : "", cats ? (int)cats[sel[i]] : (int)OD_CAT_UNKNOWN);
-    fprintf(f, "],\"ai\":[");
-    long long prev_entry = -1; /* alloc entries as deltas from -1 (live before the trace: -1) */
-    for (size_t i = 0; i < n_sel; i++) {
-        const od_lifetime *l = &tr->lives[sel[i]];
-        long long e = l->alloc_index == OD_TRACE_BEFORE ? -1LL : (long long)l->alloc_index;
-        fprintf(f, "%s%lld", i ? "," : "", e - prev_entry);
-        prev_entry = e;
-    }
-    fprintf(f, "],\n\"ap\":[");
-    size_t w = 0; /* the lifetimes live at the peak (for the icicle), as positions in the above */
-    for (size_t i = 0; i < n_sel; i++)
-        if (at_peak[sel[i]])
-            fprintf(f, "%s%zu", w++ ? "," : "", i);
+    write_lifetimes(f, tr, fr, sel, n_sel, stack_map, cats, at_peak);
     fprintf(f, "]}\n</script>\n");
     c->scripted = 1;
 out:
@@ -546,62 +634,8 @@ static od_status timeline_plot(ctx *c, const od_device_summary *d, const od_time
         }
         fprintf(c->f, "\"><title>reserved bytes (allocator replay)</title></path>\n");
     }
-    /* The peak and the OOM events: marks the script moves with the zoom (data-t: their time). */
-    fprintf(c->f, "</g>\n<g class=\"marks\">\n<g data-t=\"%llu\">", (unsigned long long)(t->peak_time_us - fr.t0));
-    double px = fx(&fr, t->peak_time_us), py = fy(&fr, t->peak_live_bytes);
-    fprintf(c->f, "<line class=\"peak\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", px, fr.top, px, fr.top + fr.h);
-    fprintf(c->f, "<circle class=\"peakdot\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\"><title>peak: %s live at %.3f s</title></circle>",
-            px, py, IEC(t->peak_live_bytes), (double)(t->peak_time_us - fr.t0) / 1e6);
-    int right = px > ML + (W - ML - MR) * 0.7;
-    double ly = py - 8 < fr.top + 12 ? fr.top + 12 : py - 8;
-    fprintf(c->f, "<text class=\"peak\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">peak %s</text></g>\n",
-            right ? px - 8 : px + 8, ly, right ? "end" : "start", IEC(t->peak_live_bytes));
-    for (size_t i = 0; i < d->n_ooms; i++) {
-        const od_oom_event *o = &d->ooms[i];
-        double ox = fx(&fr, o->time_us);
-        int r2 = ox > ML + (W - ML - MR) * 0.6;
-        fprintf(c->f, "<g data-t=\"%llu\">", (unsigned long long)(o->time_us > fr.t0 ? o->time_us - fr.t0 : 0));
-        fprintf(c->f, "<line class=\"oom\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"><title>OOM: tried to allocate %s with %s free on the device, at ",
-                ox, fr.top - 10, ox, fr.top + fr.h, IEC(o->size_bytes), IEC(o->device_free_bytes));
-        esc(c->f, o->site);
-        fprintf(c->f, "</title></line>");
-        if (i < 3)
-            fprintf(c->f, "<text class=\"oom\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\">OOM: tried to allocate %s</text>\n",
-                    r2 ? ox - 6 : ox + 6, fr.top - 12 + 14.0 * (double)i + (i ? 14 : 0), r2 ? "end" : "start",
-                    IEC(o->size_bytes));
-        fprintf(c->f, "</g>\n");
-    }
-    fprintf(c->f, "</g>\n</svg>\n<ul class=\"legend\">\n");
-    for (size_t o = ng; o-- > 0;) { /* top of the stack first, as drawn */
-        size_t g = order[o];
-        uint64_t at_peak = 0;
-        if (g + 1 == ng && !other)
-            continue;
-        if (g + 1 < ng) {
-            at_peak = d->peak_sites.items[g].bytes;
-        } else {
-            for (size_t k = ng - 1; k < d->peak_sites.n; k++)
-                at_peak += d->peak_sites.items[k].bytes;
-        }
-        fprintf(c->f, "<li><span class=\"sw %s%c\"></span><code>", g + 1 == ng ? "so" : "s",
-                g + 1 == ng ? ' ' : (char)('0' + g % 8));
-        esc(c->f, t->group_site[g]);
-        if (g + 1 == ng && d->peak_sites.n > ng - 1)
-            fprintf(c->f, "</code> (%zu sites)", d->peak_sites.n - (ng - 1));
-        else
-            fprintf(c->f, "</code>");
-        fprintf(c->f, " &mdash; %s at the peak</li>\n", IEC(at_peak));
-    }
-    fprintf(c->f, "<li><span class=\"sw ln\"></span>live bytes (total, in blocks)</li>\n");
-    if (t->has_reserved)
-        fprintf(c->f, "<li><span class=\"sw rs\"></span>reserved by the caching allocator (from the trace's segment events)"
-                      " &mdash; highest %s</li>\n", IEC(t->peak_reserved_bytes));
-    if (it->n_replay_reserved)
-        fprintf(c->f, "<li><span class=\"sw rs\"></span>reserved (allocator replay)</li>\n");
-    fprintf(c->f, "<li><span class=\"sw pk\"></span>peak: %s live %s %.3f s</li>\n", IEC(t->peak_live_bytes),
-            t->has_peak ? "at" : "from the start,", (double)(t->peak_time_us - fr.t0) / 1e6);
-    if (d->n_ooms)
-        fprintf(c->f, "<li><span class=\"sw om\"></span>OOM event%s</li>\n", d->n_ooms > 1 ? "s" : "");
+    timeline_marks(c, d, t, &fr);
+    timeline_legend(c, d, t, it, order, other, fr.t0);
     fprintf(c->f, "</ul>\n<figcaption>Memory over %.3f s of trace (%llu entries%s). Live bytes are the block sizes of "
                   "live allocations (what memory_allocated() counts), stacked by the source line that made them (the sites holding the most at the peak; the "
                   "most persistent at the bottom).",
