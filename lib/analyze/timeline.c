@@ -9,6 +9,20 @@
 
 #define OTHER_SITES "other sites"
 
+/* The first and last time of n entries (traces are time-ordered, but do not rely on it). */
+static void time_span(const od_device_trace *e, size_t n, uint64_t *first, uint64_t *last)
+{
+    *first = od_trace_at(e, 0).time_us;
+    *last = od_trace_at(e, n - 1).time_us;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t time_us = od_trace_at(e, i).time_us;
+        if (time_us < *first)
+            *first = time_us;
+        else if (time_us > *last)
+            *last = time_us;
+    }
+}
+
 /* Each stack's group (stack_group[stack]): the top site at the peak it names, else the
  * last group, "other sites" (k); and the groups of allocations without frames and of those
  * live before the trace began. */
@@ -75,15 +89,7 @@ od_status od_timeline_build(const od_snapshot *s, const od_device_summary *d, si
     if (!t)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     t->device = d->device;
-    t->first_time_us = od_trace_at(e, 0).time_us;
-    t->last_time_us = od_trace_at(e, n - 1).time_us;
-    for (size_t i = 0; i < n; i++) { /* traces are time-ordered, but do not rely on it */
-        uint64_t time_us = od_trace_at(e, i).time_us;
-        if (time_us < t->first_time_us)
-            t->first_time_us = time_us;
-        else if (time_us > t->last_time_us)
-            t->last_time_us = time_us;
-    }
+    time_span(e, n, &t->first_time_us, &t->last_time_us);
 
     /* Groups: the top sites at the peak, then "other sites". */
     size_t k = d->peak_sites.n < top_groups ? d->peak_sites.n : top_groups;
