@@ -86,7 +86,7 @@ demo: oomdoc
 
 # The whole suite for one build (BUILD, EXTRA_CFLAGS select the variant).
 check: $(BUILD)/oomdoc $(UNIT_BIN) $(BUILD)/tests/test_pickle_switch $(FUZZ_REPLAY) | deps-test
-	@sh tests/run_all.sh $(BUILD)
+	@sh tests/run_all.sh $(BUILD) $(if $(EXTRA_CFLAGS),--sanitized)
 
 test: oomdoc
 	@$(MAKE) --no-print-directory check BUILD=build/rel

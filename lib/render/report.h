@@ -77,8 +77,6 @@ typedef enum {
 typedef struct {
     od_report_kind kind;
     const char *name;                      /* shown as the input's name */
-    size_t input;                          /* its index among the diagnosed inputs (with
-                                              od_report_input.diagnosed) */
     const od_snapshot *snapshot;           /* OD_REPORT_SNAPSHOT */
     const od_report_point *replay_reserved; /* optional: reserved over time from replay */
     size_t n_replay_reserved;
@@ -88,6 +86,8 @@ typedef struct {
                                               ride along an OD_REPORT_TRIAGE item */
     const od_profile *phases;              /* optional: a trace of the same run whose
                                               phases shade this item's timeline */
+    size_t input;                          /* its index among the diagnosed inputs (with
+                                              od_report_input.diagnosed) */
 } od_report_item;
 
 typedef struct {

@@ -3,7 +3,7 @@
  * labels, per-pixel downsampling, zoom. Where the C side (lib/render/axis.c,
  * lib/base/units.c) computes the same figure for the static page, this copy gives the same
  * text for every value and carries the same guards (tests/data/axis_cases.json is the one
- * table both test suites read). Embedded before report.js in the page's one <script>. */
+ * table both test suites read). Embedded before report.js in the page's one script element. */
 var ODU = (function () {
   'use strict';
   var UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];

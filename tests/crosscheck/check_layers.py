@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# run_all: release only (the check does not depend on the build variant)
 """The library's stages are its folders, and data flows one way through them (lib/README.md):
 a file under lib/STAGE/ includes only headers of its own stage and of earlier ones, an
 installed header (include/oomdoc/) includes only installed headers, and every project

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# run_all: release only (the check does not depend on the build variant)
 """Every man page is roff text a reader sees as written: no control byte but the line break
 and tab (a Python string's "\\fB" once wrote a form feed and a stray "B" into
 oomdoc-doctor.1, so "--torch-version" read as "B--torch-versionR"), and, where groff is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# run_all: release only (the check does not depend on the build variant)
 """One diagnosis, rendered by every view: for each input set and flags, the document that
 `oomdoc report` embeds (<script type="application/json" id="od-diagnosis">) equals, key for
 key, what `oomdoc doctor --json` prints for the same inputs and flags; the page's Do now /

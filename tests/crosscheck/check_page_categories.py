@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# run_all: release only (the check does not depend on the build variant)
 """One categorizer: the report page colours each allocation by the category the diagnosis
 counts it in (its timeline data's "ac", from categorize.h), so the page's totals at the
 peak (the allocations the data marks live at the peak, "ap", summed per category) equal

@@ -41,20 +41,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *f = fopen("/dev/null", "w");
     if (!f)
         abort();
-    od_report_item item = {OD_REPORT_SNAPSHOT, "fuzz", s, NULL, 0, NULL, NULL, NULL, NULL};
+    od_report_item item = {OD_REPORT_SNAPSHOT, "fuzz", s, NULL, 0, NULL, NULL, NULL, NULL, 0};
     /* evidence that names moments the trace may not have: the page links what exists */
     const char *ev[] = {"fuzz: OOM at entry 0", "fuzz: at entry 18446744073709551615", "fuzz: entry x at the peak",
                         "tried: x -- still OOM at entry 3", "fuzz: 2 per iteration", "fuzz", "fuzz:", ""};
-    od_report_diagnosis diag = {"capacity", NULL, ev, sizeof ev / sizeof ev[0], NULL, 0, NULL, 0, NULL};
+    json_t *evs = json_array();
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
+        json_array_append_new(evs, json_pack("{s:s,s:s}", "text", ev[i], "file", "fuzz"));
+    json_t *diag = json_pack("{s:s,s:o,s:[{s:s}]}", "verdict", "capacity", "evidence", evs, "inputs", "file", "fuzz");
     od_report_input rin = {0};
     rin.items = &item;
     rin.n_items = 1;
     rin.max_points = 64;
-    rin.diagnosis = &diag;
+    rin.diagnosis = diag;
     st = od_report_write(&rin, f, &err);
     if (st != OD_OK && st != OD_ERR_NOMEM && st != OD_ERR_LIMIT)
         abort();
     fclose(f);
+    json_decref(diag);
     od_snapshot_free(s);
     return 0;
 }

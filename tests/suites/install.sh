@@ -1,4 +1,5 @@
 #!/bin/sh
+# run_all: release only (see tests/run_all.sh)
 # install.sh OOMDOC - `make install` into a temporary DESTDIR, as a user would, then:
 #   * every expected file is there (binary, liboomdoc.so.N with its soname, liboomdoc.a,
 #     public headers only, oomdoc.pc, man pages, bash completion, the Python package);

@@ -1,4 +1,5 @@
 #!/bin/sh
+# run_all: release only (see tests/run_all.sh)
 # python_package.sh OOMDOC - the oomdoc Python package (python/oomdoc): capture under each
 # supported torch signature and the framework callbacks (stand-in torch, transformers and
 # Lightning), and the binding compared with OOMDOC's --json output: in-process through the

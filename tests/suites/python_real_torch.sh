@@ -1,4 +1,5 @@
 #!/bin/sh
+# run_all: release only (see tests/run_all.sh)
 # python_real_torch.sh OOMDOC - the oomdoc package beside a real torch: Debian's
 # python3-torch (torch 1.13, CPU) under Debian's /usr/bin/python3 (.ci/run installs it).
 # Without it the suite says so and passes, unless OOMDOC_REQUIRE_TORCH=1 (CI).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# run_all: release only (see tests/run_all.sh)
 # readme_examples.sh OOMDOC - every shell example of README.md (each line of its ```sh
 # blocks, continuation lines joined) runs from the clone's root with OOMDOC as `oomdoc` on
 # PATH and must exit 0 or 1 (4 for watch/gpus where NVML is absent). Not run here, and why:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# run_all: release only (see tests/run_all.sh)
 # report_browser.sh OOMDOC - `oomdoc report` pages rendered by a real browser (headless
 # Chromium, Debian package `chromium`) with networking made impossible:
 #   - the pages hold nothing that fetches (no URL, src=, href=, url(), @import, no

@@ -1,4 +1,5 @@
 #!/bin/sh
+# run_all: release only (see tests/run_all.sh)
 # report_js.sh OOMDOC - the report page's script as JavaScript: its arithmetic
 # (lib/render/report_util.js) unit-tested with node's own runner (tests/js), and the page's
 # script, its tests and the browser test linted with ESLint (pinned in

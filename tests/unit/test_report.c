@@ -242,7 +242,7 @@ static void escaped_and_self_contained(void **state)
     s.n_stacks = 2;
     s.settings.present = 1;
     s.settings.alloc_conf = "<b>";
-    od_report_item item = {OD_REPORT_SNAPSHOT, "a&b<.pickle", &s, NULL, 0, NULL, NULL, NULL, NULL};
+    od_report_item item = {OD_REPORT_SNAPSHOT, "a&b<.pickle", &s, NULL, 0, NULL, NULL, NULL, NULL, 0};
     od_report_input in = {0};
     in.items = &item;
     in.n_items = 1;
@@ -293,10 +293,26 @@ static char *between(const char *html, const char *from, const char *to)
 /* The timeline's data for the page's script, on snap_train_oom (635 entries, 257
  * lifetimes): every lifetime embedded once in each column, frames deduplicated, times as
  * deltas; and the 1 M-entry trace's page stays under 5 MiB. */
+/* A diagnosis document (render/doctor_doc.h's shape) with these evidence sentences. */
+static json_t *diagnosis_doc(const char *verdict, const char *headline, const char *const *ev, size_t n,
+                             const char *now_action, const char *now_effect, const char *verify)
+{
+    json_t *e = json_array(), *now = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(e, json_pack("{s:s,s:n,s:n,s:n}", "text", ev[i], "file", "key", "value"));
+    if (now_action)
+        json_array_append_new(now, json_pack("{s:i,s:s,s:s,s:{s:s,s:n,s:n,s:n,s:s},s:n}", "rank", 1, "action",
+                                             now_action, "effect", now_effect, "check", "method", "none", "avoids_oom",
+                                             "predicted_peak_bytes", "releases_bytes", "detail", "", "command"));
+    return json_pack("{s:i,s:s,s:o,s:[],s:o,s:o,s:[],s:s,s:n,s:[]}", "schema_version", 1, "verdict", verdict,
+                     "headline", headline ? json_string(headline) : json_null(), "inputs", "evidence", e, "do_now", now,
+                     "long_term", "verify", verify ? verify : "", "verify_command", "snapshots");
+}
+
 static void interactive_data(void **state)
 {
     od_snapshot *s = load("tests/data/snapshots/snap_train_oom.pickle");
-    od_report_item item = {OD_REPORT_SNAPSHOT, "snap_train_oom.pickle", s, NULL, 0, NULL, NULL, NULL, NULL};
+    od_report_item item = {OD_REPORT_SNAPSHOT, "snap_train_oom.pickle", s, NULL, 0, NULL, NULL, NULL, NULL, 0};
     od_report_input in = {0};
     in.items = &item;
     in.n_items = 1;
@@ -305,8 +321,8 @@ static void interactive_data(void **state)
                         "snap_train_oom.pickle: 8.37 GiB live at the peak", "tried: x -- still OOM at entry 500",
                         "snap_train_oom.pickle: torch 2.3 or newer", "other.pickle: OOM at entry 500",
                         "snap_train_oom.pickle: largest free block 352.00 MiB"};
-    od_report_diagnosis diag = {"capacity", NULL, ev, 6, NULL, 0, NULL, 0, NULL};
-    in.diagnosis = &diag;
+    json_t *diag = diagnosis_doc("capacity", NULL, ev, 6, NULL, NULL, NULL);
+    in.diagnosis = diag;
     size_t len;
     char *html = render(&in, &len);
     assert_non_null(strstr(html, "<li><span class=\"od-ev\" data-item=\"0\" data-device=\"0\" data-a=\"1796050986552070\" "
@@ -368,6 +384,7 @@ static void interactive_data(void **state)
     free(v);
     free(data);
     free(html);
+    json_decref(diag);
     od_snapshot_free(s);
 }
 
@@ -375,14 +392,13 @@ static void interactive_data(void **state)
 static void hooks(void **state)
 {
     const char *ev[] = {"stranded 1.2 GiB"};
-    od_report_fix now[] = {{"set expandable_segments:True", "no stranded memory"}};
-    od_report_diagnosis d = {"fragmentation", "the memory exists but is not contiguous", ev, 1, now, 1, NULL, 0,
-                             "oomdoc doctor x.pickle"};
+    json_t *d = diagnosis_doc("fragmentation", "the memory exists but is not contiguous", ev, 1,
+                              "set expandable_segments:True", "no stranded memory", "oomdoc doctor x.pickle");
     const char *cat[] = {"parameters", "gradients", "activations"};
     uint64_t bytes[] = {2 * MiB * 1024, 2 * MiB * 1024, 4 * MiB * 1024};
     od_report_plan p = {"GPT-2, batch 8", cat, bytes, 3, 9 * MiB * 1024, 16 * MiB * 1024};
     od_report_input in = {0};
-    in.diagnosis = &d;
+    in.diagnosis = d;
     in.plan = &p;
     in.generated = "generated <now>";
     size_t len;
@@ -397,6 +413,7 @@ static void hooks(void **state)
     assert_non_null(strstr(html, "generated &lt;now&gt;"));
     assert_int_equal(count(html, "<rect class=\"s"), 3);
     free(html);
+    json_decref(d);
 }
 
 /* Two snapshots: the second compared with the first, after both snapshot sections (the
@@ -405,8 +422,8 @@ static void hooks(void **state)
 static void compare(void **state)
 {
     od_snapshot *a = load("tests/data/snapshots/frag_default.pickle"), *b = load("tests/data/snapshots/frag_expandable.pickle");
-    od_report_item items[2] = {{OD_REPORT_SNAPSHOT, "before.pickle", a, NULL, 0, NULL, NULL, NULL, NULL},
-                               {OD_REPORT_SNAPSHOT, "after.pickle", b, NULL, 0, NULL, NULL, NULL, NULL}};
+    od_report_item items[2] = {{OD_REPORT_SNAPSHOT, "before.pickle", a, NULL, 0, NULL, NULL, NULL, NULL, 0},
+                               {OD_REPORT_SNAPSHOT, "after.pickle", b, NULL, 0, NULL, NULL, NULL, NULL, 0}};
     od_report_input in = {0};
     in.items = items;
     in.n_items = 2;
@@ -443,7 +460,7 @@ static void compare(void **state)
 
 static void bad_input(void **state)
 {
-    od_report_item item = {OD_REPORT_SNAPSHOT, "x", NULL, NULL, 0, NULL, NULL, NULL, NULL};
+    od_report_item item = {OD_REPORT_SNAPSHOT, "x", NULL, NULL, 0, NULL, NULL, NULL, NULL, 0};
     od_report_input in = {0};
     in.items = &item;
     in.n_items = 1;
