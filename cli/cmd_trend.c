@@ -43,28 +43,17 @@ static void usage(void)
            OD_EXIT_CODES_HELP);
 }
 
-/* A double as a JSON/byte integer, clamped: absurd inputs must not overflow a cast. */
-static long long clamp_ll(double v)
-{
-    if (!(v == v))
-        return 0;
-    if (v > 9.0e18)
-        return 9000000000000000000LL;
-    if (v < -9.0e18)
-        return -9000000000000000000LL;
-    return llround(v);
-}
 
 static uint64_t bytes_of(double v)
 {
-    long long b = clamp_ll(v);
+    long long b = od_round_clamped(v);
     return b < 0 ? 0 : (uint64_t)b;
 }
 
 static const char *fmt_rate(double v, char *buf, size_t size)
 {
     char b[24];
-    od_format_iec((uint64_t)llabs(clamp_ll(v)), b, sizeof b);
+    od_format_iec((uint64_t)llabs(od_round_clamped(v)), b, sizeof b);
     snprintf(buf, size, "%s%s", v < 0 ? "-" : "", b);
     return buf;
 }

@@ -70,3 +70,14 @@ od_status od_parse_size(const char *text, uint64_t *out_bytes, od_error *err)
     }
     return od_fail(err, OD_ERR_ARG, "'%s': unknown unit '%s' (use B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", text, end);
 }
+
+long long od_round_clamped(double v)
+{
+    if (!(v == v))
+        return 0;
+    if (v > 9.0e18)
+        return 9000000000000000000LL;
+    if (v < -9.0e18)
+        return -9000000000000000000LL;
+    return llround(v);
+}

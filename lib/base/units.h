@@ -13,4 +13,8 @@ char *od_format_iec(uint64_t bytes, char *buf, size_t bufsize);
  * Fails with OD_ERR_ARG naming the text on anything else, negatives, or overflow. */
 od_status od_parse_size(const char *text, uint64_t *out_bytes, od_error *err);
 
+/* v rounded to the nearest integer, within +-9e18 (NaN gives 0): an absurd figure must
+ * not overflow a cast to a byte count or a JSON integer. */
+long long od_round_clamped(double v);
+
 #endif

@@ -1,20 +1,11 @@
 /* trend_doc.c - trend --json's document (see trend_doc.h). */
 #include "render/trend_doc.h"
 
+#include "base/units.h"
+
 #include <math.h>
 #include <stdlib.h>
 
-/* A double as a JSON/byte integer, clamped: absurd inputs must not overflow a cast. */
-static long long clamp_ll(double v)
-{
-    if (!(v == v))
-        return 0;
-    if (v > 9.0e18)
-        return 9000000000000000000LL;
-    if (v < -9.0e18)
-        return -9000000000000000000LL;
-    return llround(v);
-}
 
 static json_t *fit_json(const od_series *s, const od_trend_fit *f, uint64_t capacity)
 {
@@ -24,15 +15,15 @@ static json_t *fit_json(const od_series *s, const od_trend_fit *f, uint64_t capa
     json_object_set_new(o, "points", json_integer((json_int_t)f->n_points));
     json_object_set_new(o, "warmup_points", json_integer((json_int_t)f->warmup_points));
     json_object_set_new(o, s->time_indexed ? "growth_bytes_per_second" : "growth_bytes_per_step",
-                        json_integer((json_int_t)clamp_ll(f->growth_per_x)));
+                        json_integer((json_int_t)od_round_clamped(f->growth_per_x)));
     json_object_set_new(o, "r2", json_real(round(f->r2 * 10000) / 10000));
-    json_object_set_new(o, "first_bytes", json_integer((json_int_t)clamp_ll(f->first_bytes)));
-    json_object_set_new(o, "last_bytes", json_integer((json_int_t)clamp_ll(f->last_bytes)));
-    json_object_set_new(o, "max_bytes", json_integer((json_int_t)clamp_ll(f->max_bytes)));
-    json_object_set_new(o, "baseline_bytes", json_integer((json_int_t)clamp_ll(f->baseline_bytes)));
+    json_object_set_new(o, "first_bytes", json_integer((json_int_t)od_round_clamped(f->first_bytes)));
+    json_object_set_new(o, "last_bytes", json_integer((json_int_t)od_round_clamped(f->last_bytes)));
+    json_object_set_new(o, "max_bytes", json_integer((json_int_t)od_round_clamped(f->max_bytes)));
+    json_object_set_new(o, "baseline_bytes", json_integer((json_int_t)od_round_clamped(f->baseline_bytes)));
     if (f->verdict == OD_TREND_SPIKE) {
         json_object_set_new(o, s->time_indexed ? "spike_time_s" : "spike_step", json_real(f->spike_x));
-        json_object_set_new(o, "spike_bytes", json_integer((json_int_t)clamp_ll(f->spike_bytes)));
+        json_object_set_new(o, "spike_bytes", json_integer((json_int_t)od_round_clamped(f->spike_bytes)));
     }
     const char *pk = s->time_indexed ? "projected_oom_seconds" : "projected_oom_step";
     if (f->have_projection)
