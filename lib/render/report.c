@@ -229,6 +229,47 @@ static int cmp_pick(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
+/* Keep in sel[0..k) the k lifetimes that come first by cmp_pick, of sel[0..n) (in any
+ * order): a bounded max-heap of the k best so far, so n lifetimes cost n log k, not the
+ * sort of all n. cmp_pick is a total order, so the set is the full sort's. Returns k. */
+static size_t pick_best(uint32_t *sel, size_t n, size_t k)
+{
+    /* heap property: no child comes after its parent by cmp_pick (the worst kept at 0) */
+#define WORSE(i, j) (cmp_pick(&sel[i], &sel[j]) > 0)
+    for (size_t i = 0; i < n; i++) {
+        size_t at;
+        if (i < k) {
+            at = i;
+            sel[at] = sel[i];
+            while (at > 0 && WORSE(at, (at - 1) / 2)) { /* sift up */
+                uint32_t tmp = sel[at];
+                sel[at] = sel[(at - 1) / 2];
+                sel[(at - 1) / 2] = tmp;
+                at = (at - 1) / 2;
+            }
+            continue;
+        }
+        if (cmp_pick(&sel[i], &sel[0]) >= 0)
+            continue; /* no better than the worst kept */
+        sel[0] = sel[i];
+        for (at = 0;;) { /* sift down */
+            size_t l = 2 * at + 1, r = l + 1, w = at;
+            if (l < k && WORSE(l, w))
+                w = l;
+            if (r < k && WORSE(r, w))
+                w = r;
+            if (w == at)
+                break;
+            uint32_t tmp = sel[at];
+            sel[at] = sel[w];
+            sel[w] = tmp;
+            at = w;
+        }
+    }
+#undef WORSE
+    return k;
+}
+
 /* Trace order: those live before the trace first. */
 static uint64_t life_order(const od_lifetime *l)
 {
@@ -463,11 +504,7 @@ static od_status timeline_data(ctx *c, size_t item, const od_device_summary *d, 
     }
     pick.t = tr;
     pick.at_peak = at_peak;
-    size_t n_sel = nl;
-    if (nl > EMBED_LIVES) {
-        od_sort(sel, nl, sizeof *sel, cmp_pick);
-        n_sel = EMBED_LIVES;
-    }
+    size_t n_sel = nl > EMBED_LIVES ? pick_best(sel, nl, EMBED_LIVES) : nl;
     od_sort(sel, n_sel, sizeof *sel, cmp_order);
     memset(stack_map, 0xff, ns * sizeof *stack_map);
     memset(frame_map, 0xff, nf * sizeof *frame_map);
