@@ -378,3 +378,31 @@ json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_
     return doc;
 }
 
+
+void od_diagnosis_each_evidence(const json_t *doc, od_evidence_fn fn, void *ctx)
+{
+    const json_t *ev = json_object_get(doc, "evidence"), *ins = json_object_get(doc, "inputs");
+    size_t n_ins = json_array_size(ins);
+    for (size_t pass = 0; pass <= n_ins; pass++) {
+        const char *want = pass < n_ins ? json_string_value(json_object_get(json_array_get(ins, pass), "file")) : NULL;
+        if (pass < n_ins && !want)
+            continue;
+        int first = 1;
+        size_t i;
+        const json_t *e;
+        json_array_foreach(ev, i, e) {
+            const char *file = json_string_value(json_object_get(e, "file"));
+            const char *text = json_string_value(json_object_get(e, "text")), *shown;
+            if (!text || (want ? !file || strcmp(file, want) != 0 : file != NULL))
+                continue;
+            shown = text;
+            if (want) {
+                size_t l = strlen(want);
+                if (strncmp(text, want, l) == 0 && text[l] == ':' && text[l + 1] == ' ')
+                    shown = text + l + 2;
+            }
+            fn(ctx, want, first, shown, text);
+            first = 0;
+        }
+    }
+}

@@ -21,4 +21,12 @@ json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_
  * `triage --json` lists these; the diagnosis document holds the one that decided. */
 json_t *od_oom_report_json(const od_oom_report *r);
 
+/* Walk a diagnosis document's evidence grouped by input, as every view shows it: the
+ * inputs in their order, each one's items with its name stripped from their text (the
+ * name is shown once, above them), then what spans several inputs. fn(ctx, input, first,
+ * shown, text): input the input's name (NULL for the last group), first 1 for a group's
+ * first item, shown the text to show, text the whole sentence. */
+typedef void (*od_evidence_fn)(void *ctx, const char *input, int first, const char *shown, const char *text);
+void od_diagnosis_each_evidence(const json_t *doc, od_evidence_fn fn, void *ctx);
+
 #endif

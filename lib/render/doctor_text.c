@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "oomdoc/oomdoc.h"
+#include "render/doctor_doc.h"
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -27,33 +28,13 @@ static void print_remedy(FILE *f, const json_t *m, size_t i)
         fprintf(f, "     $ %s\n", str(m, "command"));
 }
 
-/* Evidence grouped by input, in the inputs' order, each name once above its items (and
- * stripped from their text); what spans several inputs (file null) last. */
-static void print_evidence(FILE *f, const json_t *doc)
+static void print_evidence_item(void *ctx, const char *input, int first, const char *shown, const char *text)
 {
-    const json_t *ev = json_object_get(doc, "evidence"), *ins = json_object_get(doc, "inputs");
-    size_t n_ins = json_array_size(ins);
-    for (size_t pass = 0; pass <= n_ins; pass++) {
-        const char *want = pass < n_ins ? str(json_array_get(ins, pass), "file") : NULL;
-        int header = 0;
-        size_t i;
-        const json_t *e;
-        json_array_foreach(ev, i, e) {
-            const char *file = json_string_value(json_object_get(e, "file")), *t = str(e, "text");
-            if (want ? !file || strcmp(file, want) != 0 : file != NULL)
-                continue;
-            if (want) {
-                size_t l = strlen(want);
-                if (strncmp(t, want, l) == 0 && t[l] == ':' && t[l + 1] == ' ')
-                    t += l + 2;
-                if (!header++)
-                    fprintf(f, "  %s\n", want);
-                fprintf(f, "    - %s\n", t);
-            } else {
-                fprintf(f, "  - %s\n", t);
-            }
-        }
-    }
+    FILE *f = ctx;
+    (void)text;
+    if (input && first)
+        fprintf(f, "  %s\n", input);
+    fprintf(f, input ? "    - %s\n" : "  - %s\n", shown);
 }
 
 static void print_remedies(FILE *f, const od_text_style *s, const char *title, const json_t *arr)
@@ -81,7 +62,7 @@ od_status od_diagnosis_print(const json_t *doc, FILE *f, const od_text_style *st
         fprintf(f, "  %s\n", headline);
     if (json_array_size(json_object_get(doc, "evidence"))) {
         fprintf(f, "\n%sevidence%s\n", s->bold, s->reset);
-        print_evidence(f, doc);
+        od_diagnosis_each_evidence(doc, print_evidence_item, f);
     }
     print_remedies(f, s, "do now", json_object_get(doc, "do_now"));
     print_remedies(f, s, "long term", json_object_get(doc, "long_term"));

@@ -14,6 +14,7 @@
 #include "model/pools.h"
 #include "model/replay.h"
 #include "render/axis.h"
+#include "render/doctor_doc.h"
 #include "render/profilesvg.h"
 
 /* Plot geometry, in SVG user units (the SVG scales to the page width). */
@@ -1805,6 +1806,45 @@ static int evidence_moment(const ctx *c, od_summary *const *sums, const char *ev
     return d->has_trace && d->entries ? 1 : 0;
 }
 
+/* One evidence item on the page, linked (by the page's script) to the moment of the
+ * timeline it talks about. */
+typedef struct {
+    ctx *c;
+    od_summary *const *sums;
+    int open;
+} evidence_page;
+
+static void evidence_item(void *arg, const char *input, int first, const char *shown, const char *text)
+{
+    evidence_page *pg = arg;
+    ctx *c = pg->c;
+    if (first) {
+        if (pg->open)
+            fprintf(c->f, "</ul>\n");
+        if (input) {
+            fprintf(c->f, "<p class=\"ev-input\"><code>");
+            esc(c->f, input);
+            fprintf(c->f, "</code></p>\n");
+        }
+        fprintf(c->f, "<ul>\n");
+        pg->open = 1;
+    }
+    size_t item;
+    int64_t device;
+    uint64_t a, b;
+    int to = evidence_moment(c, pg->sums, text, &item, &device, &a, &b);
+    if (to == 1)
+        fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-a=\"%llu\" "
+                      "data-b=\"%llu\">", item, (long long)device, (unsigned long long)a, (unsigned long long)b);
+    else if (to == 2)
+        fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-map=\"end\">", item,
+                (long long)device);
+    else
+        fprintf(c->f, "<li><span>");
+    esc(c->f, shown);
+    fprintf(c->f, "</span></li>\n");
+}
+
 /* The diagnosis, from doctor's document: embedded whole for scripts and tests, and shown. */
 static od_status diagnosis_section(ctx *c, const json_t *doc, od_summary *const *sums, od_error *err)
 {
@@ -1825,51 +1865,12 @@ static od_status diagnosis_section(ctx *c, const json_t *doc, od_summary *const 
         fprintf(c->f, "</strong></p>\n");
     }
     /* Evidence grouped by input as doctor's text groups it: each name once, above its items. */
-    const json_t *ev = json_object_get(doc, "evidence"), *ins = json_object_get(doc, "inputs");
-    if (json_array_size(ev)) {
+    if (json_array_size(json_object_get(doc, "evidence"))) {
         fprintf(c->f, "<h3>Evidence</h3>\n");
-        size_t n_ins = json_array_size(ins);
-        for (size_t pass = 0; pass <= n_ins; pass++) {
-            const char *want = pass < n_ins ? jstr_of(json_array_get(ins, pass), "file") : NULL;
-            int open = 0;
-            size_t i;
-            const json_t *e;
-            json_array_foreach(ev, i, e) {
-                const char *file = json_string_value(json_object_get(e, "file")), *t = jstr_of(e, "text"), *shown = t;
-                if (want ? !file || strcmp(file, want) != 0 : file != NULL)
-                    continue;
-                if (want) {
-                    size_t l = strlen(want);
-                    if (strncmp(t, want, l) == 0 && t[l] == ':' && t[l + 1] == ' ')
-                        shown = t + l + 2;
-                }
-                if (!open++) {
-                    if (want) {
-                        fprintf(c->f, "<p class=\"ev-input\"><code>");
-                        esc(c->f, want);
-                        fprintf(c->f, "</code></p>\n");
-                    }
-                    fprintf(c->f, "<ul>\n");
-                }
-                size_t item;
-                int64_t device;
-                uint64_t a, b;
-                /* linked (by the page's script) to the moment of the timeline it talks about */
-                int to = evidence_moment(c, sums, t, &item, &device, &a, &b);
-                if (to == 1)
-                    fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-a=\"%llu\" "
-                                  "data-b=\"%llu\">", item, (long long)device, (unsigned long long)a, (unsigned long long)b);
-                else if (to == 2)
-                    fprintf(c->f, "<li><span class=\"od-ev\" data-item=\"%zu\" data-device=\"%lld\" data-map=\"end\">",
-                            item, (long long)device);
-                else
-                    fprintf(c->f, "<li><span>");
-                esc(c->f, shown);
-                fprintf(c->f, "</span></li>\n");
-            }
-            if (open)
-                fprintf(c->f, "</ul>\n");
-        }
+        evidence_page pg = {c, sums, 0};
+        od_diagnosis_each_evidence(doc, evidence_item, &pg);
+        if (pg.open)
+            fprintf(c->f, "</ul>\n");
     }
     fixes(c, "Do now", json_object_get(doc, "do_now"));
     fixes(c, "Long term", json_object_get(doc, "long_term"));
