@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct {
@@ -672,6 +673,12 @@ od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_erro
         json_t *v = json_object_get(r.root, ctx_keys[i]);
         if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) <= (1 << 30))
             m.max_positions = (uint64_t)json_integer_value(v);
+    }
+    /* "4.45.2": the layout transformers gave the modules (MoE experts fused since 5) */
+    json_t *tv = json_object_get(root, "transformers_version");
+    if (json_is_string(tv)) {
+        unsigned long major = strtoul(json_string_value(tv), NULL, 10);
+        m.transformers_major = major < 1000 ? (unsigned)major : 0;
     }
     /* GPTQ/AWQ pack quantization_config.bits values an int32; bitsandbytes says
      * load_in_4bit / load_in_8bit. */

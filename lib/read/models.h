@@ -97,6 +97,9 @@ typedef struct {
     unsigned quant_bits;
     uint64_t max_positions;     /* the config's context length (max_position_embeddings,
                                  * n_positions ...; 0 = not given) */
+    unsigned transformers_major;/* the config's transformers_version major (0 = not given:
+                                 * read as the current 5, whose MoE experts are one module
+                                 * holding every expert's weights; 4 had a module each) */
 } od_model;
 
 /* Parameter counts derived from an od_model. */
@@ -107,6 +110,14 @@ typedef struct {
                                  * incl. the lm_head even when tied: autocast casts these */
     uint64_t per_layer;         /* one dense or MoE layer, averaged */
     uint64_t largest_tensor;    /* elements of the largest single parameter */
+    uint64_t largest_module;    /* the most parameters one module holds itself
+                                 * (parameters(recurse=False)): DeepSpeed's
+                                 * largest_layer_params (stage3.py model_to_params) */
+    uint64_t largest_layer;     /* the largest unit accelerate's device_map keeps whole: a
+                                 * decoder layer (its _no_split_modules), the embedding or
+                                 * the lm_head (utils/modeling.py get_max_layer_size) */
+    uint64_t layers;            /* all the layers' parameters */
+    uint64_t head;              /* the rest: final norm, untied lm_head, extra parameters */
     uint64_t active;            /* parameters touched per token (MoE: top-k experts) */
     uint64_t experts;           /* routed-expert weights (3-D tensors in transformers 5,
                                  * multiplied by grouped_mm, which autocast does not cast) */
