@@ -552,9 +552,14 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
         return od_fail(err, OD_ERR_ARG, "--batch is absurdly large");
     if (!w->dp || !w->tp || !w->pp || !w->grad_accum)
         return od_fail(err, OD_ERR_ARG, "--dp, --tp, --pp and --grad-accum must be at least 1");
-    if (w->tp > 1 && m->ssm_layers < m->layers && (m->heads % w->tp || m->kv_heads % w->tp))
-        return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the number of (key/value) heads",
-                       (unsigned long long)w->tp);
+    /* training splits every head (Megatron requires tp to divide the query groups);
+     * inference copies KV heads when tp outnumbers them, as vLLM does */
+    if (w->tp > 1 && m->ssm_layers < m->layers &&
+        (m->heads % w->tp || (m->kv_heads % w->tp && (w->task == OD_TASK_TRAIN || w->tp % m->kv_heads))))
+        return od_fail(err, OD_ERR_ARG, w->task == OD_TASK_TRAIN
+                       ? "--tp %llu must divide the number of (key/value) heads"
+                       : "--tp %llu must divide the attention heads and divide or be a multiple of the "
+                         "key/value heads", (unsigned long long)w->tp);
     /* Mamba mixers split along their inner width */
     if (w->tp > 1 && m->ssm_layers && m->ssm_inner % w->tp)
         return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the Mamba inner width %llu",
@@ -1119,6 +1124,16 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
 
 /* ---- inference ------------------------------------------------------------------- */
 
+/* The part of one token's KV cache a GPU holds under tp: its KV heads, at least one (tp
+ * beyond the KV heads copies them); all of an MLA latent, which is not per head. */
+static double kv_share(const od_model *m, uint64_t tp)
+{
+    if (m->kv_lora_rank || !m->kv_heads)
+        return 1;
+    uint64_t per = m->kv_heads / (tp ? tp : 1);
+    return (double)(per ? per : 1) / (double)m->kv_heads;
+}
+
 /* Live bytes per token inside one layer of a no-grad forward: the caller's input, the
  * residual, the normed input and the widest stretch of the MLP (or attention). */
 static double infer_layer_tok(const ctx *c)
@@ -1229,7 +1244,7 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     double L = m->layers;
     /* one layer's cache per token; od_model_kv_layer_tokens sums the tokens each layer
      * keeps (a sliding window caps what its layers hold) */
-    double kv_tok_layer = od_model_kv_bytes_per_token(m, kvb) / L / tp;
+    double kv_tok_layer = od_model_kv_bytes_per_token(m, kvb) / L * kv_share(m, w->tp);
     double Pl = (double)w->prompt, T = Pl + (w->new_tokens ? w->new_tokens - 1 : 0);
     if (m->encoder) /* one forward over the input: nothing is generated */
         T = Pl;
@@ -1563,6 +1578,7 @@ od_status od_estimate_compute(const od_model *m0, const od_workload *w, od_estim
     c.rep = w->sp ? c.tp : 1;
     out->attention_kernel = c.kernel;
     out->largest_layer_bytes = u((double)c.pc.largest_layer * c.W);
-    out->kv_cache_bytes_per_token = u(od_model_kv_bytes_per_token(m, w->kv_bytes ? w->kv_bytes : c.A) / c.tp);
+    out->kv_cache_bytes_per_token = u(od_model_kv_bytes_per_token(m, w->kv_bytes ? w->kv_bytes : c.A) *
+                                      kv_share(m, w->tp));
     return noted(&c, out, estimate_train(&c, out, err));
 }

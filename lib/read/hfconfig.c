@@ -178,6 +178,18 @@ static void read_llama_like(reader *r, od_model *m)
     if (get_bool(r, "use_sliding_window", 1))
         m->sliding_window = get_uint(r, "sliding_window", 0);
     m->sliding_layers = m->layers;
+    /* Llama 4: chunked local attention in the layers no_rope_layers marks 1 (3 in 4 by
+     * default: every 4th layer is global) */
+    m->attention_chunk = get_uint(r, "attention_chunk_size", 0);
+    if (m->attention_chunk) {
+        json_t *nr = json_object_get(r->root, "no_rope_layers");
+        m->chunked_layers = m->layers - m->layers / 4;
+        if (json_is_array(nr) && json_array_size(nr) == m->layers) {
+            m->chunked_layers = 0;
+            for (size_t i = 0; i < json_array_size(nr); i++)
+                m->chunked_layers += json_integer_value(json_array_get(nr, i)) != 0;
+        }
+    }
     long long lt = sliding_in_layer_types(r);
     if (lt >= 0 && m->sliding_window)
         m->sliding_layers = (uint64_t)lt;

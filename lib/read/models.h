@@ -65,6 +65,9 @@ typedef struct {
                                  * no rotary, no flash kernel */
     uint64_t sliding_layers;    /* layers that attend within sliding_window (the rest are
                                  * global; Gemma 2/3 alternate); = layers when all do */
+    uint64_t attention_chunk;   /* chunked local attention (Llama 4): a layer attends within
+                                 * its chunk of this many tokens; 0 = none */
+    uint64_t chunked_layers;    /* the layers that do (the rest are global) */
     /* Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank 0 = none. The KV cache
      * holds kv_lora_rank + qk_rope_dim values per token and layer. */
     uint64_t q_lora_rank, kv_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim;
@@ -97,6 +100,9 @@ typedef struct {
     unsigned quant_bits;
     uint64_t max_positions;     /* the config's context length (max_position_embeddings,
                                  * n_positions ...; 0 = not given) */
+    uint64_t image_tokens;      /* vision and diffusion models: the tokens (patches) one
+                                 * sample makes, fixed by the config (0 = a text model:
+                                 * the workload's --seq) */
     unsigned transformers_major;/* the config's transformers_version major (0 = not given:
                                  * read as the current 5, whose MoE experts are one module
                                  * holding every expert's weights; 4 had a module each) */

@@ -147,8 +147,9 @@ static void test_max_batch(void **state)
     w.batch = p->max_batch + 1;
     assert_int_equal(od_plan_fits(&m, &w, &g, &dev, &fits, &err), OD_OK);
     assert_false(fits);
-    /* too big a batch: only changes that fit are listed, ranked by compute overhead,
-     * each lowering the peak */
+    /* too big a batch: only recipes that fit are listed, those on the GPUs it has (one)
+     * first, then by compute overhead, each lowering the peak and minimal: no part of it
+     * can be dropped */
     w.batch = p->max_batch * 4;
     assert_int_equal(od_plan_compute(&m, &w, &g, p, &err), OD_OK);
     assert_false(p->fits);
@@ -157,18 +158,28 @@ static void test_max_batch(void **state)
     for (size_t i = 0; i < p->n_mitigations; i++) {
         assert_true(p->mitigations[i].fits);
         assert_true(p->mitigations[i].peak_allocated_bytes < p->estimate.peak_allocated_bytes);
-        if (i)
+        if (i && p->mitigations[i].more_gpus == p->mitigations[i - 1].more_gpus)
             assert_true(p->mitigations[i].overhead_pct >= p->mitigations[i - 1].overhead_pct);
+        if (i)
+            assert_true(!p->mitigations[i - 1].more_gpus || p->mitigations[i].more_gpus);
+        od_workload t = p->mitigations[i].workload;
+        uint64_t d;
+        int f;
+        assert_int_equal(od_plan_fits(&m, &t, &g, &d, &f, &err), OD_OK);
+        assert_true(f);
     }
-    /* hopeless (GPT-2 on a 2^20-token sequence on a T4): nothing listed, the most that
-     * was tried kept once */
+    /* the cheapest is one GPU's: micro-batches with accumulation */
+    assert_int_equal(p->mitigations[0].more_gpus, 0);
+    /* hopeless (GPT-2 on a 2^20-token sequence on a T4): nothing listed; the nearest
+     * combination of everything that helps is kept once */
     load("examples/configs/gpt2-124m.json", &m);
     assert_int_equal(od_gpu_lookup("t4", &g, &err), OD_OK);
     w.workspace_bytes = g.workspace_bytes;
     w.batch = 1;
     w.seq = 1 << 20;
     assert_int_equal(od_plan_compute(&m, &w, &g, p, &err), OD_OK);
-    assert_string_equal(p->closest.key, "combined");
+    assert_true(p->closest.parts >= 2);
+    assert_non_null(strstr(p->closest.key, "full-checkpointing"));
     assert_int_equal(p->n_mitigations, 0);
     assert_true(p->has_closest);
     assert_false(p->closest.fits);
@@ -200,20 +211,24 @@ static void test_lora_no_optimizer_changes(void **state)
     assert_true(p->n_mitigations > 0 || p->has_closest);
     for (size_t i = 0; i < p->n_mitigations; i++) {
         const char *k = p->mitigations[i].key;
-        assert_true(strcmp(k, "zero1") && strcmp(k, "zero2") && strcmp(k, "adam8bit") &&
-                    strcmp(k, "adafactor") && strcmp(k, "offload-optimizer"));
+        assert_true(!strstr(k, "zero1") && !strstr(k, "zero2") && !strstr(k, "adam8bit") &&
+                    !strstr(k, "offload-optimizer"));
     }
-    /* full fine-tuning keeps them */
+    /* full fine-tuning keeps them: Llama-2-7B under AdamW does not fit one A100-80 */
     w.lora_rank = 0;
     w.batch = 1;
     w.seq = 512;
     w.precision = OD_PREC_AMP_BF16;
     assert_int_equal(od_gpu_lookup("a100-80", &g, &err), OD_OK);
     assert_int_equal(od_plan_compute(&m, &w, &g, p, &err), OD_OK);
-    int zero1 = 0;
-    for (size_t i = 0; i < p->n_mitigations; i++)
-        zero1 |= !strcmp(p->mitigations[i].key, "zero1");
-    assert_true(zero1);
+    assert_false(p->fits);
+    int zero1 = 0, adam8 = 0, offload = 0;
+    for (size_t i = 0; i < p->n_mitigations; i++) {
+        zero1 |= strstr(p->mitigations[i].key, "zero1") != NULL;
+        adam8 |= strstr(p->mitigations[i].key, "adam8bit") != NULL;
+        offload |= strstr(p->mitigations[i].key, "offload-optimizer") != NULL;
+    }
+    assert_true(zero1 && adam8 && offload);
     free(p);
 }
 
