@@ -193,7 +193,7 @@ typedef struct {
 typedef struct {
     od_workload w;
     od_vllm_config vc;
-    int vllm, vllm_flag, task_given, seq_given, json, fail_if;
+    int vllm, vllm_flag, task_given, seq_given, prompt_given, json, fail_if;
     const char *config, *model_arg, *gpu_name;
     uint64_t params, layers, hidden, heads, kvh, inter, vocab, memory;
     axis ax[OD_PLAN_MAX_AXES];
@@ -724,6 +724,8 @@ static int one_option(args *a, int c, char **argv)
         a->task_given = 1;
     if (c == OD_FLAG_SEQ)
         a->seq_given = 1;
+    if (c == OD_FLAG_PROMPT)
+        a->prompt_given = 1;
     rc = od_cli_workload_flag(CMD, c, optarg, &a->w);
     if (rc < 0)
         return od_cli_unknown_option(CMD, ":h", OPTS, argv);
@@ -1180,9 +1182,14 @@ int od_cmd_plan(int argc, char **argv)
         free_axes(&a);
         return rc;
     }
-    /* vision and diffusion models: the config fixes the tokens of a sample */
+    /* vision and diffusion models: the config fixes the tokens of a sample; Whisper's
+     * decoder reads at most max_target_positions */
     if (ld.m.image_tokens && !a.seq_given)
         a.w.seq = ld.m.image_tokens;
+    if (ld.m.image_tokens && !a.prompt_given)
+        a.w.prompt = ld.m.image_tokens;
+    if (ld.m.encoder_tokens && ld.m.max_positions && !a.seq_given && a.w.seq > ld.m.max_positions)
+        a.w.seq = ld.m.max_positions;
     od_vllm_config vc = a.vc;
     if (a.vllm && !vc.max_model_len)
         vc.max_model_len = ld.m.max_positions;

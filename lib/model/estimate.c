@@ -856,7 +856,7 @@ static void train_states(const ctx *c, states_t *s)
         fsdp_states(c, s);
     else
         torch_states(c, s);
-    if (m->encoder && c->first) /* BertEmbeddings' int64 position_ids and token_type_ids */
+    if (m->encoder && c->first && !m->vision) /* BertEmbeddings' int64 position_ids and token_type_ids */
         s->params += 16.0 * (double)m->positions / c->tp;
     /* DDP's reducer copies every gradient into its buckets (bucket_cap_mb = 25) unless
      * gradient_as_bucket_view makes the gradients views of them */
@@ -912,7 +912,7 @@ static double mcore_layer_tok(const ctx *c, int moe)
 
 /* What one layer saves for the micro-batch, averaged over the model's dense and MoE
  * layers; layer_full: the kind that dominates, whole (what a recomputed layer rebuilds). */
-static void saved_per_layer(const ctx *c, double *per_layer, double *layer_full)
+static void saved_at(const ctx *c, double *per_layer, double *layer_full)
 {
     const od_model *m = c->m;
     const od_workload *w = c->w;
@@ -943,6 +943,78 @@ static void saved_per_layer(const ctx *c, double *per_layer, double *layer_full)
     }
 }
 
+/* diffusers' UNet2DConditionModel, level by level (a quarter of the pixels each level
+ * down): a ResnetBlock2D saves its GroupNorms' inputs, the SiLUs' and the convolutions'
+ * inputs (3 x its input channels + 3 x its output channels a pixel); a Transformer2DModel
+ * its GroupNorm and proj_in input, and per BasicTransformerBlock three LayerNorms (input
+ * and output), self-attention's q, k, v and output (flash), cross-attention's q and output
+ * (its K/V of the text tokens), GEGLU's 8d projection, the GeLU and the product (28d a
+ * pixel), and proj_out's input; downsamplers and upsamplers their convolution's input; the
+ * up blocks' resnets read the skip concatenation. In the compute dtype. */
+static double unet_saved(const ctx *c)
+{
+    const od_model *m = c->m;
+    size_t n = m->unet_levels;
+    double A = c->A, side = (double)m->latent_side, lpb = (double)m->unet_resnets;
+    double text = (double)m->text_tokens;
+#define RES(ci, co, P) ((3 * (ci) + 3 * (co)) * (P))
+#define TRANS(d, t, P) ((t) ? (3 * (d) + (t) * 28 * (d)) * (P) + (t) * 2 * text * (d) : 0)
+    double t = 4.0 * side * side + 3.0 * (double)m->unet_channels[0] * side * side; /* conv_in, norm_out/conv_out */
+    double in = (double)m->unet_channels[0];
+    for (size_t i = 0; i < n; i++) {
+        double P = side * side / pow(4, (double)i), o = (double)m->unet_channels[i], tl = (double)m->unet_tlayers[i];
+        for (double j = 0; j < lpb; j++)
+            t += RES(j ? o : in, o, P) + TRANS(o, tl, P);
+        if (i + 1 < n)
+            t += o * P;
+        in = o;
+    }
+    double cl = (double)m->unet_channels[n - 1], Pl = side * side / pow(4, (double)(n - 1));
+    t += 2 * RES(cl, cl, Pl) + TRANS(cl, (double)(m->unet_tlayers[n - 1] ? m->unet_tlayers[n - 1] : 1), Pl);
+    double prev = cl;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = n - 1 - i;
+        double P = side * side / pow(4, (double)k), o = (double)m->unet_channels[k];
+        double skip_in = (double)m->unet_channels[k ? k - 1 : 0], tl = (double)m->unet_tlayers[k];
+        for (double j = 0; j <= lpb; j++)
+            t += RES((j ? o : prev) + (j == lpb ? skip_in : o), o, P) + TRANS(o, tl, P);
+        if (k)
+            t += o * P * 4; /* the upsampled map the conv reads */
+        prev = o;
+    }
+#undef RES
+#undef TRANS
+    return t * A * c->B;
+}
+
+/* What one layer saves for the micro-batch (the whole UNet for a UNet). Encoder-decoders
+ * whose encoder reads a fixed length (Whisper's 1500 positions): half the layers at that
+ * length, half at the decoder's tokens. */
+static void saved_per_layer(const ctx *c, double *per_layer, double *layer_full)
+{
+    const od_model *m = c->m;
+    if (m->unet) {
+        *per_layer = *layer_full = c->w->ckpt == OD_CKPT_FULL ? c->A * m->unet_channels[0] * m->latent_side *
+                                                                    m->latent_side * c->B * 4
+                                                              : unet_saved(c);
+        if (c->w->ckpt == OD_CKPT_FULL)
+            *layer_full = unet_saved(c) / (double)(m->unet_levels ? m->unet_levels : 1);
+        return;
+    }
+    if (!(m->encdec && m->encoder_tokens)) {
+        saved_at(c, per_layer, layer_full);
+        return;
+    }
+    ctx e = *c;
+    e.S = e.Sq = (double)m->encoder_tokens;
+    e.N = e.B * e.S;
+    double enc, enc_full, dec, dec_full;
+    saved_at(&e, &enc, &enc_full);
+    saved_at(c, &dec, &dec_full);
+    *per_layer = (enc + dec) / 2;
+    *layer_full = fmax(enc_full, dec_full);
+}
+
 /* Activations of a step on this GPU, in the pieces its phases combine. */
 typedef struct {
     double per_layer, layer_full, acts, head_saved, logits_tr, fwd_extra, loss_grad;
@@ -961,6 +1033,9 @@ static void train_activations(const ctx *c, const states_t *s, acts_t *a)
     /* frozen first layers see no input that requires grad: autograd saves nothing there */
     double train_frac = m->layers ? trained_layers(m, w) / L : 1;
     a->acts = c->Ls * c->inflight * a->per_layer * train_frac;
+    if (m->tower2_layers && N > 0) /* the text tower beside it, per token at its width */
+        a->acts += a->per_layer / N * ((double)m->tower2_hidden / h) * (double)m->tower2_tokens * B *
+                   (double)m->tower2_layers * c->inflight;
     if (m->embd_dropout > 0 && c->first)
         a->acts += h * N / c->rep * c->inflight; /* embedding dropout mask */
     if (masked(c) && w->ckpt != OD_CKPT_FULL)
@@ -1170,6 +1245,21 @@ static double infer_layer_tok(const ctx *c)
     return A * (emb + 3 * h + fmax(fmax(mlp, attn), norm));
 }
 
+/* A UNet denoising step's activations (no grad): the skip connections of every down
+ * level, held until their up block, and the largest level's working set (a resnet's input,
+ * norm and conv outputs, a GEGLU's 8d projection: 16 x its channels a pixel). */
+static double unet_infer_bytes(const ctx *c)
+{
+    const od_model *m = c->m;
+    double side = (double)m->latent_side, skips = 0, work = 0;
+    for (size_t i = 0; i < m->unet_levels; i++) {
+        double P = side * side / pow(4, (double)i), ch = (double)m->unet_channels[i];
+        skips += ((double)m->unet_resnets + 1) * ch * P;
+        work = fmax(work, 16 * ch * P);
+    }
+    return (skips + work) * c->A * c->B;
+}
+
 /* Bytes per token one MoE layer of a decode step holds in transformers' batched_mm experts
  * (integrations/moe.py batched_mm_experts_forward): generate() switches the default
  * grouped_mm backend to batched_mm for the decode stage on GPU (docs: experts_interface.md,
@@ -1237,7 +1327,7 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     if (m->ckpt_quantized) /* packed weights + their scales load as stored */
         weights = (double)m->ckpt_weight_bytes;
     /* BertEmbeddings' position_ids and token_type_ids buffers (int64, one row each) */
-    if (m->encoder)
+    if (m->encoder && !m->vision)
         weights += 16.0 * (double)m->positions;
     weights /= tp;
     double kvb = w->kv_bytes ? w->kv_bytes : c->A;
@@ -1249,6 +1339,8 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     if (m->encoder) /* one forward over the input: nothing is generated */
         T = Pl;
     double tok = infer_layer_tok(c) / tp;
+    if (m->unet && T > 0) /* the UNet's own working set, spread over its pixels */
+        tok = unet_infer_bytes(c) / (B * T);
     double dup_tok = moe_decode_tok(c), moe_dup = 0; /* batched_mm's weight copies at the peak */
     out->moe_decode_copy_bytes_per_token = u(dup_tok);
     out->ssm_state_bytes_per_sequence = u(od_model_ssm_state_bytes(m, c->A) / tp);
@@ -1288,9 +1380,13 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
         /* state-space layers: a fixed state per sequence, in the model's dtype, allocated
          * with the cache before the prefill */
         double state = od_model_ssm_state_bytes(m, c->A) * B / tp;
+        /* an encoder of fixed length (Whisper): each decoder layer caches its cross-attention
+         * K and V of the encoder's positions, and the prefill runs the encoder too */
+        double enc = m->encdec && m->encoder_tokens ? (double)m->encoder_tokens : 0;
+        state += 2.0 * (L / 2) * enc * (double)m->kv_heads * (double)m->head_dim * kvb * kv_share(m, w->tp) * B;
         kv_final += state;
         kv_prefill += state;
-        double pre_act = tok * B * Pl + eager * Pl * Pl + logits;
+        double pre_act = tok * B * (Pl + enc) + eager * Pl * Pl + logits;
         prefill = kv_prefill + pre_act;
         /* DynamicCache grows by torch.cat: one layer's K (or V) exists twice */
         double dec_act = tok * B + eager * T + logits +
@@ -1366,6 +1462,23 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
                "conv + SSM state per sequence in the model's dtype instead of a KV cache",
                "transformers modeling_mamba.py (MambaCache, cuda_kernels_forward), modeling_jamba.py "
                "(HybridMambaAttentionDynamicCache); mamba_ssm ops/selective_scan_interface.py");
+    if (m->vision && !m->unet)
+        assume(e, "an image is (image_size / patch_size)^2 patch tokens (+ a class token for ViT and CLIP), "
+               "fixed by the config: --batch counts images; a classifier head is negligible",
+               "transformers modeling_vit.py, modeling_clip.py, modeling_siglip.py; diffusers DiTTransformer2DModel");
+    if (m->tower2_layers)
+        assume(e, "CLIP / SigLIP train both towers: the text tower's parameters in full, its activations as the "
+               "vision layer's per token scaled to its width, for its max_position_embeddings tokens",
+               "transformers modeling_clip.py CLIPModel, modeling_siglip.py SiglipModel");
+    if (m->encdec && m->encoder_tokens)
+        assume(e, "Whisper: the encoder's layers see its 1500 positions (30 s of audio), the decoder's the target "
+               "tokens; generate() keeps each decoder layer's cross-attention K/V of the 1500 for every sequence",
+               "transformers modeling_whisper.py (WhisperEncoder, EncoderDecoderCache)");
+    if (m->unet)
+        assume(e, "UNet2DConditionModel from its config's levels: resnets, Transformer2DModel blocks (flash "
+               "self-attention, cross-attention on 77 text tokens, GEGLU), skip connections; one denoising step "
+               "of --batch latents; not checked against a measured run",
+               "diffusers models/unets/unet_2d_condition.py, unet_2d_blocks.py, attention.py BasicTransformerBlock");
     if (m->eager_only)
         assume(e, "DeBERTa-v2's disentangled attention (content-to-position, position-to-content) has no "
                "SDPA or flash path: the scores are materialized",

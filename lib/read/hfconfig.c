@@ -511,6 +511,217 @@ static void hook_neox(reader *r, od_model *m)
     m->parallel_block = get_bool(r, "use_parallel_residual", 1) ? 2 : 0;
 }
 
+/* ---- vision, speech and diffusion ------------------------------------------------- */
+
+/* Patches of a square image: (image_size / patch_size)^2; 0 (and a failure) when the
+ * patch does not tile the image. */
+static uint64_t patches(reader *r, uint64_t dflt_image, uint64_t dflt_patch)
+{
+    uint64_t img = get_uint(r, "image_size", (long long)dflt_image), p = get_uint(r, "patch_size", (long long)dflt_patch);
+    if (r->st == OD_OK && (!p || !img || img % p || img / p > 4096))
+        fail(r, OD_ERR_FORMAT, "field \"%s\" must tile image_size", "patch_size");
+    return r->st == OD_OK ? (img / p) * (img / p) : 0;
+}
+
+/* Whether architectures names an image classifier; its label count (id2label, else
+ * num_labels, else 2). */
+static uint64_t classifier_labels(reader *r)
+{
+    json_t *a = json_object_get(r->root, "architectures");
+    const char *arch = json_is_array(a) ? json_string_value(json_array_get(a, 0)) : NULL;
+    if (!arch || !strstr(arch, "ForImageClassification"))
+        return 0;
+    json_t *labels = json_object_get(r->root, "id2label");
+    if (json_is_object(labels) && json_object_size(labels))
+        return json_object_size(labels);
+    return get_uint(r, "num_labels", 2);
+}
+
+/* ViTModel / ViTForImageClassification: a patch Conv2d (with bias), a class token, learned
+ * positions for the patches + 1, pre-norm layers, a final LayerNorm; the classifier, or
+ * ViTModel's pooler (modeling_vit.py). */
+static void hook_vit(reader *r, od_model *m)
+{
+    uint64_t n = patches(r, 224, 16), ch = get_uint(r, "num_channels", 3), h = m->hidden;
+    m->vision = 1;
+    m->image_tokens = m->positions = n + 1;
+    m->qkv_bias = get_bool(r, "qkv_bias", 1);
+    m->out_bias = 1;
+    m->extra_params = ch * get_uint(r, "patch_size", 16) * get_uint(r, "patch_size", 16) * h + h + h + 2 * h;
+    uint64_t labels = classifier_labels(r);
+    m->pooler = !labels;
+    m->extra_params += labels ? h * labels + labels : 0;
+}
+
+/* CLIPVisionModel: a patch Conv2d without bias, a class embedding, positions for the
+ * patches + 1, pre_layrnorm and post_layernorm (modeling_clip.py). */
+static void hook_clip_vision(reader *r, od_model *m)
+{
+    uint64_t n = patches(r, 224, 32), ch = get_uint(r, "num_channels", 3), h = m->hidden, p = get_uint(r, "patch_size", 32);
+    m->vision = 1;
+    m->image_tokens = m->positions = n + 1;
+    m->extra_params = ch * p * p * h + h + 2 * h + 2 * h;
+}
+
+/* SiglipVisionModel: a patch Conv2d with bias, positions for the patches (no class token),
+ * post_layernorm and, with vision_use_head, the attention-pooling head: a probe, an
+ * nn.MultiheadAttention, a LayerNorm and an MLP (modeling_siglip.py). */
+static void hook_siglip_vision(reader *r, od_model *m)
+{
+    uint64_t n = patches(r, 224, 16), ch = get_uint(r, "num_channels", 3), h = m->hidden, p = get_uint(r, "patch_size", 16);
+    uint64_t I = m->intermediate;
+    m->vision = 1;
+    m->image_tokens = m->positions = n;
+    m->extra_params = ch * p * p * h + h + 2 * h;
+    if (get_bool(r, "vision_use_head", 1))
+        m->extra_params += h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + (h * I + I) + (I * h + h);
+}
+
+/* WhisperForConditionalGeneration: two Conv1d over the mel bins, learned encoder positions
+ * (max_source_positions, fixed 1500 for 30 s) and decoder positions, pre-norm layers whose
+ * k_proj has no bias, the decoder's cross-attention, a LayerNorm after each stack, proj_out
+ * tied to the decoder's embedding (modeling_whisper.py). */
+static void hook_whisper(reader *r, od_model *m)
+{
+    uint64_t enc = get_uint(r, "encoder_layers", -1), dec = get_uint(r, "decoder_layers", -1), d = m->hidden;
+    m->layers = enc + dec;
+    if (get_uint(r, "decoder_attention_heads", (long long)m->heads) != m->heads ||
+        get_uint(r, "decoder_ffn_dim", (long long)m->intermediate) != m->intermediate)
+        fail(r, OD_ERR_FORMAT, "field \"%s\" differing from the encoder's is not modelled", "decoder_ffn_dim");
+    uint64_t mel = get_uint(r, "num_mel_bins", 80), src = get_uint(r, "max_source_positions", 1500);
+    uint64_t tgt = get_uint(r, "max_target_positions", 448);
+    m->qkv_bias = 0; /* q and v have biases, k none: added below */
+    m->encoder_tokens = src;
+    m->max_positions = tgt;
+    m->extra_params = (mel * d * 3 + d) + (d * d * 3 + d) + src * d + tgt * d + 2 * d + m->layers * 2 * d +
+                      dec * (4 * d * d + 3 * d + 2 * d);
+}
+
+/* A per-level list (an integer means every level) into out[n]. */
+static void levels(reader *r, const char *key, uint64_t dflt, uint64_t *out, size_t n)
+{
+    json_t *v = json_object_get(r->root, key);
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_is_array(v) ? json_array_get(v, i < json_array_size(v) ? i : json_array_size(v) - 1) : v;
+        out[i] = json_is_integer(e) && json_integer_value(e) > 0 && json_integer_value(e) < (1 << 20)
+                     ? (uint64_t)json_integer_value(e) : dflt;
+    }
+}
+
+/* diffusers' UNet2DConditionModel pieces (models/unets/unet_2d_blocks.py, resnet.py,
+ * transformers/transformer_2d.py, attention.py BasicTransformerBlock with a GEGLU
+ * feed-forward). */
+static uint64_t unet_resnet(uint64_t i, uint64_t o, uint64_t ted)
+{
+    return 2 * i + i * o * 9 + o + ted * o + o + 2 * o + o * o * 9 + o + (i != o ? i * o + o : 0);
+}
+
+static uint64_t unet_transformer(uint64_t d, uint64_t t, uint64_t cross)
+{
+    uint64_t block = 2 * d + (4 * d * d + d) + 2 * d + (2 * d * d + 2 * cross * d + d) + 2 * d +
+                     (d * 8 * d + 8 * d) + (4 * d * d + d);
+    return 2 * d + (d * d + d) + t * block + (d * d + d);
+}
+
+/* UNet2DConditionModel: conv_in, the timestep embedding (and SDXL's text_time embedding),
+ * down blocks (resnets, transformers where CrossAttn, a downsampler but the last), the mid
+ * block, up blocks of layers_per_block + 1 resnets over the skip connections, conv_out. The
+ * parameters go to extra_params; the levels stay for the activations. */
+static void hook_unet(reader *r, od_model *m)
+{
+    json_t *ch = json_object_get(r->root, "block_out_channels");
+    json_t *down = json_object_get(r->root, "down_block_types"), *up = json_object_get(r->root, "up_block_types");
+    size_t n = json_is_array(ch) ? json_array_size(ch) : 0;
+    if (!n || n > 6 || !json_is_array(down) || !json_is_array(up) || json_array_size(down) != n ||
+        json_array_size(up) != n) {
+        fail(r, OD_ERR_FORMAT, "field \"%s\" (1 to 6 levels, as many down and up blocks) is missing", "block_out_channels");
+        return;
+    }
+    uint64_t c[6], t[6], lpb = get_uint(r, "layers_per_block", 2), cross;
+    levels(r, "block_out_channels", 0, c, n);
+    levels(r, "transformer_layers_per_block", 1, t, n);
+    levels(r, "cross_attention_dim", 768, &cross, 1);
+    for (size_t i = 0; i < n; i++)
+        if (!c[i] || c[i] > 65536)
+            fail(r, OD_ERR_FORMAT, "field \"%s\" must list positive channel counts", "block_out_channels");
+    if (r->st != OD_OK)
+        return;
+    uint64_t in_ch = get_uint(r, "in_channels", 4), out_ch = get_uint(r, "out_channels", 4), c0 = c[0], ted = 4 * c0;
+    uint64_t p = in_ch * c0 * 9 + c0 + c0 * ted + ted + ted * ted + ted;
+    const char *add = get_str(r, "addition_embed_type", NULL);
+    if (add && !strcmp(add, "text_time")) {
+        uint64_t pcid = get_uint(r, "projection_class_embeddings_input_dim", -1);
+        p += pcid * ted + ted + ted * ted + ted;
+    }
+    uint64_t inp = c0;
+    for (size_t i = 0; i < n; i++) {
+        const char *type = json_string_value(json_array_get(down, i));
+        int attn = type && !strncmp(type, "CrossAttn", 9);
+        for (uint64_t j = 0; j < lpb; j++)
+            p += unet_resnet(j ? c[i] : inp, c[i], ted) + (attn ? unet_transformer(c[i], t[i], cross) : 0);
+        if (i + 1 < n)
+            p += c[i] * c[i] * 9 + c[i];
+        inp = c[i];
+        m->unet_tlayers[i] = attn ? t[i] : 0;
+        m->unet_channels[i] = c[i];
+    }
+    p += 2 * unet_resnet(c[n - 1], c[n - 1], ted) + unet_transformer(c[n - 1], t[n - 1], cross);
+    uint64_t prev = c[n - 1];
+    for (size_t i = 0; i < n; i++) {
+        size_t k = n - 1 - i;
+        const char *type = json_string_value(json_array_get(up, i));
+        int attn = type && !strncmp(type, "CrossAttn", 9);
+        uint64_t o = c[k], in_c = c[k ? k - 1 : 0];
+        for (uint64_t j = 0; j <= lpb; j++)
+            p += unet_resnet((j ? o : prev) + (j == lpb ? in_c : o), o, ted) +
+                 (attn ? unet_transformer(o, t[k], cross) : 0);
+        if (i + 1 < n)
+            p += o * o * 9 + o;
+        prev = o;
+    }
+    p += 2 * c0 + c0 * out_ch * 9 + out_ch;
+    uint64_t side = get_uint(r, "sample_size", 64);
+    m->unet = 1;
+    m->unet_levels = n;
+    m->unet_resnets = lpb;
+    m->latent_side = side;
+    m->cross_dim = cross;
+    m->text_tokens = 77;
+    m->extra_params = p;
+    /* nominal sizes for the shared checks: one "layer" of the widest level */
+    m->hidden = c[n - 1];
+    m->layers = 1;
+    m->heads = m->kv_heads = 1;
+    m->head_dim = m->hidden;
+    m->intermediate = 4 * m->hidden;
+    m->vision = m->encoder = 1;
+    m->image_tokens = side * side;
+}
+
+/* diffusers' DiTTransformer2DModel: a patch embedding (Conv2d with bias; fixed sinusoidal
+ * positions, a buffer), num_layers BasicTransformerBlocks with adaLN-Zero -- each block's
+ * AdaLayerNormZero carries its own timestep (256 -> d -> d) and class embedders and a
+ * d -> 6d modulation --, self-attention with biases, a GeLU-tanh 4d MLP, LayerNorms without
+ * weights, then proj_out_1 (d -> 2d) and proj_out_2 (d -> p^2 x out_channels). */
+static void hook_dit(reader *r, od_model *m)
+{
+    uint64_t heads = get_uint(r, "num_attention_heads", 16), hd = get_uint(r, "attention_head_dim", 72);
+    uint64_t d = heads * hd, p = get_uint(r, "patch_size", 2), side = get_uint(r, "sample_size", 32);
+    uint64_t in_ch = get_uint(r, "in_channels", 4), out_ch = get_uint(r, "out_channels", in_ch);
+    uint64_t classes = get_uint(r, "num_embeds_ada_norm", 1000);
+    m->hidden = d;
+    m->heads = m->kv_heads = heads;
+    m->head_dim = hd;
+    m->layers = get_uint(r, "num_layers", 28);
+    m->intermediate = 4 * d;
+    m->vision = 1;
+    if (r->st == OD_OK && (!p || side % p))
+        fail(r, OD_ERR_FORMAT, "field \"%s\" must tile sample_size", "patch_size");
+    m->image_tokens = p ? (side / p) * (side / p) : 0;
+    uint64_t ada = (256 * d + d + d * d + d) + (classes + 1) * d + (6 * d * d + 6 * d);
+    m->extra_params = (in_ch * p * p * d + d) + m->layers * ada + (2 * d * d + 2 * d) + (d * p * p * out_ch + p * p * out_ch);
+}
+
 /* ---- the table --------------------------------------------------------------------- */
 
 /* Layout bits of a families.def row. */
@@ -634,6 +845,33 @@ static const family *family_of(const char *mt)
     return NULL;
 }
 
+/* The text tower of CLIP / SigLIP (text_config, the transformers defaults where it is
+ * silent): its token and position tables, pre-norm layers, final LayerNorm, SigLIP's head;
+ * CLIP's two projections and logit_scale, SigLIP's logit_scale and logit_bias. Its
+ * parameters join extra_params; its size stays for its activations. */
+static void text_tower(reader *r, json_t *root, int siglip, od_model *m)
+{
+    json_t *prev = r->root, *tc = json_object_get(root, "text_config");
+    r->root = json_is_object(tc) ? tc : json_object();
+    uint64_t V = get_uint(r, "vocab_size", siglip ? 32000 : 49408), h = get_uint(r, "hidden_size", siglip ? 768 : 512);
+    uint64_t I = get_uint(r, "intermediate_size", siglip ? 3072 : 2048), L = get_uint(r, "num_hidden_layers", 12);
+    uint64_t P = get_uint(r, "max_position_embeddings", siglip ? 64 : 77);
+    uint64_t head = siglip ? get_uint(r, "projection_size", (long long)h) : 0;
+    if (!json_is_object(tc))
+        json_decref(r->root);
+    r->root = root;
+    uint64_t proj = siglip ? 0 : get_uint(r, "projection_dim", 512);
+    r->root = prev;
+    uint64_t layer = 4 * (h * h + h) + 2 * 2 * h + (h * I + I) + (I * h + h);
+    uint64_t n = V * h + P * h + L * layer + 2 * h + (siglip ? h * head + head + 2 : 0);
+    if (!siglip)
+        n += m->hidden * proj + h * proj + 1;
+    m->extra_params += n;
+    m->tower2_layers = L;
+    m->tower2_tokens = P;
+    m->tower2_hidden = h;
+}
+
 od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_error *err)
 {
     json_error_t jerr;
@@ -650,11 +888,20 @@ od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_erro
     od_model m;
     memset(&m, 0, sizeof m);
     m.moe_every = 1;
+    /* CLIP / SigLIP: the vision tower is the model; the text tower trains beside it */
+    const char *top = json_string_value(json_object_get(root, "model_type"));
+    json_t *vc = json_object_get(root, "vision_config"), *tc = json_object_get(root, "text_config");
+    int two_towers = top && (!strcmp(top, "clip") || !strcmp(top, "siglip")) && json_is_object(vc);
     /* Multimodal wrappers (Gemma 3, Llama 4 ...) keep the language model in text_config. */
-    json_t *tc = json_object_get(root, "text_config");
-    if (tc && json_is_object(tc) && json_object_get(tc, "model_type"))
+    if (two_towers)
+        r.root = vc;
+    else if (tc && json_is_object(tc) && json_object_get(tc, "model_type"))
         r.root = tc;
-    const char *mt = get_str(&r, "model_type", NULL);
+    const char *mt = two_towers ? (!strcmp(top, "clip") ? "clip_vision_model" : "siglip_vision_model")
+                                : get_str(&r, "model_type", NULL);
+    /* diffusers configs name their class instead */
+    if (r.st == OD_OK && !mt && json_is_string(json_object_get(root, "_class_name")))
+        mt = json_string_value(json_object_get(root, "_class_name"));
     if (r.st == OD_OK && !mt)
         fail(&r, OD_ERR_FORMAT, "missing field \"%s\" (which architecture this is)", "model_type");
     if (r.st == OD_OK && mt) {
@@ -679,6 +926,8 @@ od_status od_hfconfig_parse(const char *text, size_t len, od_model *out, od_erro
             }
         }
     }
+    if (two_towers && r.st == OD_OK)
+        text_tower(&r, root, !strcmp(top, "siglip"), &m);
     static const char *const ctx_keys[] = {"max_position_embeddings", "n_positions",
                                             "max_sequence_length", "seq_length", "n_ctx"};
     for (size_t i = 0; i < sizeof ctx_keys / sizeof ctx_keys[0] && !m.max_positions; i++) {

@@ -131,9 +131,26 @@ static uint64_t mlp_params(const od_model *m, uint64_t w, biggest *largest)
     return n;
 }
 
+/* A diffusers UNet: every parameter is in extra_params (hfconfig counted its blocks); the
+ * largest module an up block's first conv over the skip concatenation, the largest unit
+ * that block's resnet. */
+static void unet_count(const od_model *m, od_param_counts *out)
+{
+    uint64_t c = m->unet_channels[m->unet_levels ? m->unet_levels - 1 : 0], ted = 4 * m->unet_channels[0];
+    out->total = out->active = out->matmul = out->layers = m->extra_params;
+    out->per_layer = m->extra_params;
+    out->largest_tensor = 2 * c * c * 9;
+    out->largest_module = 2 * c * c * 9 + c;
+    out->largest_layer = 2 * c + 2 * c * c * 9 + c + ted * c + c + 2 * c + c * c * 9 + c + 2 * c * c + c;
+}
+
 void od_model_count(const od_model *m, od_param_counts *out)
 {
     memset(out, 0, sizeof *out);
+    if (m->unet) {
+        unet_count(m, out);
+        return;
+    }
     uint64_t h = m->hidden;
     biggest largest = {m->vocab * h, m->vocab * h};
     see(&largest, m->positions * h, m->positions * h);
@@ -215,7 +232,7 @@ void od_model_count(const od_model *m, od_param_counts *out)
 od_status od_model_validate(const od_model *m, od_error *err)
 {
     struct { const char *name; uint64_t v, max; } f[] = {
-        {"vocab_size", m->vocab, MAX_DIM}, {"hidden_size", m->hidden, MAX_DIM},
+        {"vocab_size", m->vision ? 1 : m->vocab, MAX_DIM}, {"hidden_size", m->hidden, MAX_DIM},
         {"num_hidden_layers", m->layers, MAX_LAYERS},
         {"num_attention_heads", m->heads, MAX_DIM},
         {"num_key_value_heads", m->kv_heads, MAX_DIM}, {"head_dim", m->head_dim, 65536},

@@ -103,6 +103,21 @@ typedef struct {
     uint64_t image_tokens;      /* vision and diffusion models: the tokens (patches) one
                                  * sample makes, fixed by the config (0 = a text model:
                                  * the workload's --seq) */
+    int vision;                 /* an image encoder (ViT, CLIP, SigLIP, DiT): no vocabulary,
+                                 * no token-type buffers */
+    /* A second tower trained with the first (CLIP, SigLIP: the text encoder): its
+     * parameters are in extra_params; its activations count as tower2_layers layers of
+     * tower2_tokens tokens of width tower2_hidden. */
+    uint64_t tower2_layers, tower2_tokens, tower2_hidden;
+    /* Encoder-decoders whose encoder sees a fixed length (Whisper: 1500 positions of 30 s
+     * of audio); 0 = the same tokens as the decoder. */
+    uint64_t encoder_tokens;
+    /* diffusers UNet2DConditionModel: its parameters are extra_params; its activations
+     * come from the levels: channels, transformer depth (0 = no attention), resnets a
+     * level, the latent's side, the text tokens its cross-attention reads. */
+    int unet;
+    size_t unet_levels;
+    uint64_t unet_channels[6], unet_tlayers[6], unet_resnets, latent_side, text_tokens, cross_dim;
     unsigned transformers_major;/* the config's transformers_version major (0 = not given:
                                  * read as the current 5, whose MoE experts are one module
                                  * holding every expert's weights; 4 had a module each) */
