@@ -771,6 +771,15 @@ static int parse_args(int argc, char **argv, args *a)
 
 static void print_model(const od_model *m, const od_estimate *e)
 {
+    if (m->unet) {
+        printf("%smodel%s %s: %llu parameters, %zu levels (", od_c_bold, od_c_reset, m->model_type,
+               (unsigned long long)e->params, m->unet_levels);
+        for (size_t i = 0; i < m->unet_levels; i++)
+            printf("%s%llu ch x %llu transformer blocks", i ? ", " : "", (unsigned long long)m->unet_channels[i],
+                   (unsigned long long)m->unet_tlayers[i]);
+        printf("), latent %llux%llu\n", (unsigned long long)m->latent_side, (unsigned long long)m->latent_side);
+        return;
+    }
     printf("%smodel%s %s: %llu parameters, %llu layers, hidden %llu, ", od_c_bold, od_c_reset,
            m->model_type, (unsigned long long)e->params, (unsigned long long)m->layers,
            (unsigned long long)m->hidden);
@@ -833,9 +842,10 @@ static void print_workload(const od_model *m, const od_workload *w, const od_est
                od_kv_cache_name(w->kv_cache));
         return;
     }
-    printf("%straining%s batch %llu x seq %llu, %s, %s, attention %s (%s kernel), checkpointing %s, "
+    printf("%straining%s batch %llu x %s %llu, %s, %s, attention %s (%s kernel), checkpointing %s, "
            "grad-accum %llu\n", od_c_bold, od_c_reset, (unsigned long long)w->batch,
-           (unsigned long long)w->seq, od_precision_name(w->precision), od_optimizer_name(w->optimizer),
+           m->image_tokens ? "tokens" : "seq", (unsigned long long)w->seq, od_precision_name(w->precision),
+           od_optimizer_name(w->optimizer),
            strcmp(e->attention_kernel, "none") ? od_attention_name(w->attention) : "none",
            strcmp(e->attention_kernel, "none") ? e->attention_kernel : "Mamba mixers, no",
            od_ckpt_name(w->ckpt), (unsigned long long)w->grad_accum);

@@ -165,7 +165,8 @@ static const struct {
                     "a fused linear + cross-entropy (e.g. Liger's) or a chunked loss loop", ""},
     [CH_SELECTIVE] = {"selective-checkpointing", "selective activation checkpointing (recompute attention)", 5,
                       "~2-5%: the attention core is recomputed in backward", "none", "", ""},
-    [CH_FULL] = {"full-checkpointing", "full activation checkpointing (model.gradient_checkpointing_enable())", 33,
+    [CH_FULL] = {"full-checkpointing", "full activation checkpointing (gradient_checkpointing_enable(); "
+                 "Megatron --recompute-granularity full)", 33,
                  "~33%: one extra forward per step", "none", "", ""},
     [CH_ADAM8] = {"adam8bit", "8-bit AdamW (bitsandbytes AdamW8bit)", 2, "~0-5%", "validate: 8-bit optimizer states",
                   "bitsandbytes", ""},
@@ -179,7 +180,8 @@ static const struct {
                   3, "~0-5%: smaller kernels, same tokens per optimizer step", "none", "", ""},
     [CH_OFFLOAD] = {"offload-optimizer", "optimizer state and step on the CPU", 40,
                     "~20-100%: optimizer step on the CPU, gradients over PCIe", "none",
-                    "CPU RAM for the optimizer state (DeepSpeed ZeRO-Offload / FSDP CPU offload)",
+                    "CPU RAM for the optimizer state (DeepSpeed ZeRO-Offload, FSDP CPU offload, Megatron "
+                    "--optimizer-cpu-offload)",
                     "gradients to the host and parameters back every step"},
     [CH_ZERO1] = {"zero1", "ZeRO-1 across %llu GPUs (optimizer state sharded)", 5,
                   "communication overlapped with compute, ~5-15%", "none", "more GPUs (data parallel)",
@@ -297,7 +299,7 @@ static void train_groups(search *s)
         offer(g, CH_SELECTIVE, 0);
     if (w->ckpt != OD_CKPT_FULL)
         offer(g, CH_FULL, 0);
-    if (!w->lora_rank && !w->freeze_layers && !w->deepspeed && !w->megatron && !w->fsdp) {
+    if (!w->lora_rank && !w->freeze_layers && !w->deepspeed && !w->megatron && !w->fsdp && !s->m->unet) {
         g = &s->g[s->ng++], g->n = 0, offer(g, -1, 0), offer(g, CH_LORA, 16);
         if (w->precision != OD_PREC_FP32)
             offer(g, CH_QLORA, 16);
@@ -563,6 +565,8 @@ static void single_changes(search *s)
     od_plan *p = s->p;
     for (int i = 0; i < s->ng; i++) {
         for (int c = 1; c < s->g[i].n; c++) {
+            if (s->g[i].c[c].ch == CH_BATCH) /* it fits: a smaller batch is no change to make */
+                continue;
             int pick[MAX_GROUPS] = {0};
             pick[i] = c;
             od_workload w = compose(s, pick, KEEP);
