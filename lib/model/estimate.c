@@ -1442,6 +1442,48 @@ static int paper_case(const od_model *m, const od_workload *w)
            m->act == OD_ACT_FUSED && !w->lora_rank && !w->freeze_layers;
 }
 
+/* The assumptions of a generate() estimate. */
+static void noted_infer(const ctx *c, od_estimate *e)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    assume(e, "peak during generate(): weights + KV cache + the prefill's or a decode step's transients",
+           "transformers generation/utils.py; 3 measured generate() runs in tests/data (within 5.6%)");
+    if (w->kv_cache == OD_KV_DYNAMIC)
+        assume(e, "DynamicCache grows by torch.cat per step: old and new cache coexist for one layer",
+               "transformers cache_utils.py DynamicCache.update");
+    if (m->experts && w->new_tokens > 1)
+        assume(e, "MoE decode steps run the batched_mm experts backend (generate() switches the default "
+               "grouped_mm to it on GPU): every (token, expert) pair gathers a copy of its expert's "
+               "gate_up and down weights; the prefill's grouped_mm copies none. Not checked against a "
+               "measured MoE run",
+               "transformers docs experts_interface.md (Decode-stage switching); "
+               "integrations/moe.py batched_mm_experts_forward");
+    if (w->weights >= OD_W_INT8 && !m->ckpt_quantized)
+        assume(e, "quantized weights only in the block linears (attention, MLP, experts); embeddings, "
+               "lm_head, norms and biases stay 16-bit",
+               "vLLM quantization methods apply to LinearBase layers (lm_head unquantized by default); "
+               "AutoGPTQ / AutoAWQ quantize the decoder's nn.Linear modules");
+    if (w->weights == OD_W_INT4 && !m->ckpt_quantized)
+        assume(e, "4-bit weights with an fp16 scale per 64-value group", "GPTQ (Frantar et al. 2022), AWQ (Lin et al. 2023)");
+    if (w->weights == OD_W_INT8 && !m->ckpt_quantized)
+        assume(e, "int8 weights with an fp16 scale per row", "LLM.int8() (Dettmers et al. 2022)");
+    if ((w->weights == OD_W_GPTQ4 || w->weights == OD_W_AWQ4) && !m->ckpt_quantized)
+        assume(e, w->weights == OD_W_GPTQ4
+                      ? "GPTQ 4-bit, group 128: int32 qweight (K/8 x N), qzeros (K/128 x N/8), fp16 "
+                        "scales (K/128 x N) and an int32 g_idx of K per merged linear"
+                      : "AWQ 4-bit, group 128: int32 qweight (K x N/8), qzeros (K/128 x N/8), fp16 "
+                        "scales (K/128 x N)",
+               "vLLM model_executor/layers/quantization/gptq.py and awq.py (create_weights); "
+               "group_size 128 as AutoGPTQ / AutoAWQ default");
+    if (w->weights == OD_W_NF4 && !m->ckpt_quantized)
+        assume(e, "NF4: 4-bit codes + an fp32 absmax per 64-value block (no double quantization, "
+               "BitsAndBytesConfig's default)",
+               "bitsandbytes Linear4bit / QLoRA (Dettmers et al. 2023); vLLM bitsandbytes.py");
+    if (w->weights == OD_W_FP8 && !m->ckpt_quantized)
+        assume(e, "fp8 e4m3 weights with one fp32 scale per tensor", "vLLM model_executor/layers/quantization/fp8.py");
+}
+
 /* The assumptions behind an estimate that succeeded (st), with their sources. */
 static od_status noted(const ctx *c, od_estimate *e, od_status st)
 {
@@ -1484,41 +1526,7 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
                "SDPA or flash path: the scores are materialized",
                "transformers modeling_deberta_v2.py DisentangledSelfAttention");
     if (w->task == OD_TASK_INFER) {
-        assume(e, "peak during generate(): weights + KV cache + the prefill's or a decode step's transients",
-               "transformers generation/utils.py; 3 measured generate() runs in tests/data (within 5.6%)");
-        if (w->kv_cache == OD_KV_DYNAMIC)
-            assume(e, "DynamicCache grows by torch.cat per step: old and new cache coexist for one layer",
-                   "transformers cache_utils.py DynamicCache.update");
-        if (m->experts && w->new_tokens > 1)
-            assume(e, "MoE decode steps run the batched_mm experts backend (generate() switches the default "
-                   "grouped_mm to it on GPU): every (token, expert) pair gathers a copy of its expert's "
-                   "gate_up and down weights; the prefill's grouped_mm copies none. Not checked against a "
-                   "measured MoE run",
-                   "transformers docs experts_interface.md (Decode-stage switching); "
-                   "integrations/moe.py batched_mm_experts_forward");
-        if (w->weights >= OD_W_INT8 && !m->ckpt_quantized)
-            assume(e, "quantized weights only in the block linears (attention, MLP, experts); embeddings, "
-                   "lm_head, norms and biases stay 16-bit",
-                   "vLLM quantization methods apply to LinearBase layers (lm_head unquantized by default); "
-                   "AutoGPTQ / AutoAWQ quantize the decoder's nn.Linear modules");
-        if (w->weights == OD_W_INT4 && !m->ckpt_quantized)
-            assume(e, "4-bit weights with an fp16 scale per 64-value group", "GPTQ (Frantar et al. 2022), AWQ (Lin et al. 2023)");
-        if (w->weights == OD_W_INT8 && !m->ckpt_quantized)
-            assume(e, "int8 weights with an fp16 scale per row", "LLM.int8() (Dettmers et al. 2022)");
-        if ((w->weights == OD_W_GPTQ4 || w->weights == OD_W_AWQ4) && !m->ckpt_quantized)
-            assume(e, w->weights == OD_W_GPTQ4
-                          ? "GPTQ 4-bit, group 128: int32 qweight (K/8 x N), qzeros (K/128 x N/8), fp16 "
-                            "scales (K/128 x N) and an int32 g_idx of K per merged linear"
-                          : "AWQ 4-bit, group 128: int32 qweight (K x N/8), qzeros (K/128 x N/8), fp16 "
-                            "scales (K/128 x N)",
-                   "vLLM model_executor/layers/quantization/gptq.py and awq.py (create_weights); "
-                   "group_size 128 as AutoGPTQ / AutoAWQ default");
-        if (w->weights == OD_W_NF4 && !m->ckpt_quantized)
-            assume(e, "NF4: 4-bit codes + an fp32 absmax per 64-value block (no double quantization, "
-                   "BitsAndBytesConfig's default)",
-                   "bitsandbytes Linear4bit / QLoRA (Dettmers et al. 2023); vLLM bitsandbytes.py");
-        if (w->weights == OD_W_FP8 && !m->ckpt_quantized)
-            assume(e, "fp8 e4m3 weights with one fp32 scale per tensor", "vLLM model_executor/layers/quantization/fp8.py");
+        noted_infer(c, e);
         return st;
     }
     assume(e, "peak = torch.cuda.max_memory_allocated() of a steady-state step (optimizer state exists)",
