@@ -1537,7 +1537,7 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
     if (!w->chunked_loss && !m->encoder)
         assume(e, "the loss upcasts the logits to fp32 (N x V) and log_softmax saves an fp32 result",
                "transformers loss_utils.py ForCausalLMLoss; torch.nn.functional.cross_entropy");
-    if (w->optimizer == OD_OPT_ADAMW && !w->deepspeed)
+    if (w->optimizer == OD_OPT_ADAMW && !w->deepspeed && !w->megatron)
         assume(e, "foreach AdamW allocates one temporary set of the moments' size (torch._foreach_sqrt)",
                "torch/optim/adamw.py _multi_tensor_adamw");
     if (w->optimizer == OD_OPT_ADAM8BIT || w->optimizer == OD_OPT_PAGED_ADAM8BIT)
@@ -1557,9 +1557,25 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
     if (w->ckpt == OD_CKPT_FULL)
         assume(e, "full checkpointing keeps each layer's input and recomputes one layer at a time",
                "torch.utils.checkpoint; transformers gradient_checkpointing_enable");
-    if (w->deepspeed)
-        assume(e, "model states per GPU and host RAM per node by DeepSpeed's formulas (1.5x host buffer)",
-               "DeepSpeed docs/memory.rst (estimate_zero2/zero3_model_states_mem_needs)");
+    if (w->deepspeed && w->zero >= 3)
+        assume(e, "DeepSpeed ZeRO-3: 4 x the largest module's own parameters (two gathered in 16 bits) + 18P/N "
+               "(2P/N with the optimizer offloaded, none with the parameters too); host RAM per node x the "
+               "buffer factor; NVMe: 16 B a parameter of optimizer state, 2 B of parameters, per node",
+               "DeepSpeed runtime/zero/stage3.py estimate_zero3_model_states_mem_needs, model_to_params "
+               "@ 007cca6; runtime/zero/offload_config.py (buffer_count, buffer_size, max_in_cpu)");
+    else if (w->deepspeed)
+        assume(e, "DeepSpeed ZeRO-2: 2P + 18P/N (16-bit gradients partitioned; docs/memory.rst's 4P + 16P/N "
+               "predates PR #5099); ZeRO-1 4P + 16P/N, ZeRO-0 the same with N = 1; 2P with the optimizer "
+               "offloaded; host RAM per node x the buffer factor",
+               "DeepSpeed runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs @ 02aa38c");
+    else if (w->megatron)
+        assume(e, w->zero ? "Megatron-Core distributed optimizer: 6 + 12/d bytes a parameter of the most loaded "
+                            "shard (bf16 weight, fp32 main gradient, fp32 main weight and moments sharded); "
+                            "the vocabulary padded to 128 x tp"
+                          : "Megatron-Core: 18 bytes a parameter (bf16 weight, fp32 main gradient, fp32 main "
+                            "weight, two fp32 moments); the vocabulary padded to 128 x tp",
+               "Megatron-LM megatron/training/theoretical_memory_usage.py compute_weight_and_optimizer_memory "
+               "@ 00caa53; arguments.py (accumulate_allreduce_grads_in_fp32 for bf16)");
     else if (w->fsdp)
         assume(e, "FSDP: fp32 flat-parameter shards; one unit (a layer) gathered in 16 bits plus the prefetched one; "
                "SHARD_GRAD_OP keeps the gathered parameters from forward through backward",
@@ -1589,6 +1605,23 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
                "the other chunks' K/V ring-wise inside flash attention; weights, gradients and "
                "optimizer state stay whole on each cp GPU (shard them with --zero/--dp)",
                "Megatron-Core docs, api-guide/context_parallel.rst; get_batch_on_this_cp_rank (2cp chunks)");
+    if (w->megatron)
+        assume(e, "activations of Megatron-Core's TE transformer layer: fused norm + linear keep the norm input, "
+               "its output and fp32 statistics; flash attention q, k, v, its output and log-sum-exp; fused "
+               "SwiGLU its 2I input, fc2 the I product; MoE the router's fp32 logits and per routed token copy "
+               "its permuted input, SwiGLU and output",
+               "Megatron-LM megatron/core/transformer (transformer_layer.py, attention.py, mlp.py, moe/); "
+               "TransformerEngine LayerNormLinear");
+    if (c->mixed && !w->megatron && !w->deepspeed)
+        assume(e, w->main_grads == OD_MAIN_GRADS_BF16 ? "mixed precision with the 16-bit gradients alone (--main-grads bf16)"
+                                                     : "mixed precision keeps an fp32 main-gradient copy for the optimizer, "
+                                                       "as DeepSpeed's fp32 gradient partition (--main-grads bf16 drops it)",
+               "DeepSpeed runtime/zero/stage_1_and_2.py (single_partition_of_fp32_groups' gradients)");
+    if (w->pp > 1)
+        assume(e, "pipeline stage: the first holds the embedding, the last the final norm, the output layer (a copy "
+               "of a tied embedding) and the loss; stage r holds min(pp - r, micro-batches) of its layers in "
+               "flight (interleaved: 2(pp - r - 1) + (vpp - 1)pp + 1 chunks)",
+               "Megatron-Core pipeline_parallel/schedules.py; theoretical_memory_usage.py (most loaded shard)");
     if (w->pp > 1)
         assume(e, w->vpp > 1 ? "interleaved 1F1B: the first stage holds its layers for pp micro-batches "
                                "x (1 + (pp-1)/(pp vpp))"

@@ -802,6 +802,49 @@ static void test_cp_pp(void **state)
     assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
 }
 
+/* Pipeline stages: the first holds the embedding and pp micro-batches of its layers, the
+ * last the head (a copy of the embedding when tied), the loss and one micro-batch; uneven
+ * stages put the given layers on the first and last and split the rest evenly. Llama-2-7B
+ * (untied), pp 4, 8 micro-batches. */
+static void test_pipeline_stages(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/llama-2-7b.json", &m);
+    od_param_counts pc;
+    od_model_count(&m, &pc);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.seq = 2048;
+    w.pp = 4;
+    w.grad_accum = 8;
+    w.first_stage_layers = 6;
+    w.last_stage_layers = 10;
+    w.stage = OD_STAGE_FIRST;
+    od_estimate first = est(&m, &w);
+    assert_int_equal(first.stage_layers, 6);
+    assert_string_equal(first.stage_name, "first");
+    assert_int_equal(first.stage_params, (uint64_t)(6.0 * pc.layers / 32 + pc.embedding));
+    assert_true(fabs(first.activation_layers - 6 * 4) < 1e-9);
+    assert_int_equal(first.at_peak.logits_and_loss, 0);
+    w.stage = OD_STAGE_LAST;
+    od_estimate last = est(&m, &w);
+    assert_int_equal(last.stage_layers, 10);
+    assert_int_equal(last.stage_params, (uint64_t)(10.0 * pc.layers / 32 + pc.head));
+    assert_true(fabs(last.activation_layers - 10) < 1e-9);
+    /* the default is the more loaded one */
+    w.stage = OD_STAGE_MAX;
+    od_estimate mx = est(&m, &w);
+    assert_int_equal(mx.peak_allocated_bytes, first.peak_allocated_bytes > last.peak_allocated_bytes
+                                                  ? first.peak_allocated_bytes : last.peak_allocated_bytes);
+    /* layers that do not split evenly over the middle stages are refused */
+    w.first_stage_layers = 7;
+    od_error err;
+    od_estimate e;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+    assert_non_null(strstr(err.msg, "--first-stage-layers"));
+}
+
 /* MoE generate(): the decode steps run transformers' batched_mm experts, which gather a
  * copy of gate_up_proj (2I x h) and down_proj (h x I) for every (token, expert) pair
  * (integrations/moe.py); the prefill's grouped_mm copies nothing. Mixtral-8x7B in bf16:
@@ -994,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_korthikanti_table2),
         cmocka_unit_test(test_tp_sp_activations),
         cmocka_unit_test(test_cp_pp),
+        cmocka_unit_test(test_pipeline_stages),
         cmocka_unit_test(test_moe_decode),
         cmocka_unit_test(test_ssm_state),
         cmocka_unit_test(test_quantized_weights),
