@@ -27,6 +27,12 @@ typedef struct {
     double rep;             /* what Megatron replicates over tp (norms, dropouts, the
                              * residual stream) is split by this: tp with --sp, else 1 */
     const char *kernel;
+    /* training: the pipeline stage this GPU holds (set_stage) */
+    double ep_div;          /* GPUs one routed expert's weights split over: ep x etp */
+    double Ls;              /* layers on the stage */
+    int first, last;        /* it holds the embedding / the final norm, head and loss */
+    double inflight;        /* micro-batches' worth of its layers held at the peak */
+    double P;               /* parameters on one of its GPUs, before data parallelism */
 } ctx;
 
 const char *od_precision_name(od_precision p)
@@ -477,23 +483,89 @@ static od_status absurd(od_error *err)
     return od_fail(err, OD_ERR_LIMIT, "the estimate exceeds 256 PiB: sizes are absurd");
 }
 
+/* The framework-specific settings: Megatron's layouts, DeepSpeed's offload targets,
+ * expert parallelism, uneven pipeline stages. */
+static od_status check_frameworks(const od_model *m, const od_workload *w, od_error *err)
+{
+    if (w->megatron && (w->deepspeed || w->fsdp || w->ddp))
+        return od_fail(err, OD_ERR_ARG, "--framework is one of torch, deepspeed, fsdp, ddp, megatron");
+    if (w->megatron && w->zero > 1)
+        return od_fail(err, OD_ERR_ARG, "--framework megatron: its distributed optimizer is --zero 1 "
+                       "(optimizer state sharded); ZeRO-2/3 (Megatron FSDP) are not modelled");
+    if ((w->offload_optimizer == OD_OFFLOAD_NVME || w->offload_params == OD_OFFLOAD_NVME) &&
+        (!w->deepspeed || w->zero != 3))
+        return od_fail(err, OD_ERR_ARG, "NVMe offload is DeepSpeed ZeRO-Infinity: give --framework "
+                       "deepspeed --zero 3");
+    if (w->buffer_factor != 0 && !(w->buffer_factor >= 1 && w->buffer_factor <= 16))
+        return od_fail(err, OD_ERR_ARG, "--buffer-factor must be between 1 and 16 (DeepSpeed's default 1.5)");
+    if (w->buffer_factor != 0 && !w->deepspeed)
+        return od_fail(err, OD_ERR_ARG, "--buffer-factor is DeepSpeed's host-RAM margin: give "
+                       "--framework deepspeed");
+    if (w->ep > 1 || w->etp > 1) {
+        if (!w->megatron)
+            return od_fail(err, OD_ERR_ARG, "--ep and --etp (expert parallelism) need --framework megatron");
+        if (!m->experts)
+            return od_fail(err, OD_ERR_ARG, "--ep and --etp split the experts of an MoE; %s has none",
+                           m->model_type);
+        if (w->ep > 1 && m->experts % w->ep)
+            return od_fail(err, OD_ERR_ARG, "--ep %llu must divide the %llu experts",
+                           (unsigned long long)w->ep, (unsigned long long)m->experts);
+        if (w->etp > 1 && m->expert_intermediate % w->etp)
+            return od_fail(err, OD_ERR_ARG, "--etp %llu must divide the experts' width %llu",
+                           (unsigned long long)w->etp, (unsigned long long)m->expert_intermediate);
+        uint64_t etp = w->etp ? w->etp : w->tp, ep = w->ep ? w->ep : 1;
+        if ((w->dp * w->tp * w->cp) % (ep * etp))
+            return od_fail(err, OD_ERR_ARG, "--ep x --etp must divide --dp x --tp x --cp (the expert "
+                           "layers use the same GPUs)");
+    }
+    uint64_t f = w->first_stage_layers, l = w->last_stage_layers;
+    if ((f || l) && w->pp < 2)
+        return od_fail(err, OD_ERR_ARG, "--first-stage-layers and --last-stage-layers shape a pipeline: "
+                       "give --pp 2 or more");
+    if ((f || l) && w->vpp > 1)
+        return od_fail(err, OD_ERR_ARG, "uneven stages and --vpp do not combine (Megatron-Core refuses it)");
+    if (f || l) {
+        uint64_t mid = w->pp - (f ? 1 : 0) - (l ? 1 : 0);
+        if (f + l > m->layers || (mid == 0 && f + l != m->layers) || (mid && (m->layers - f - l) % mid) ||
+            (mid && m->layers - f - l == 0))
+            return od_fail(err, OD_ERR_ARG, "--first-stage-layers %llu and --last-stage-layers %llu leave "
+                           "%llu layers that do not split evenly over the other %llu stages",
+                           (unsigned long long)f, (unsigned long long)l,
+                           (unsigned long long)(m->layers > f + l ? m->layers - f - l : 0),
+                           (unsigned long long)mid);
+    } else if (w->megatron && w->pp > 1 && m->layers % w->pp) {
+        return od_fail(err, OD_ERR_ARG, "--pp %llu must divide the %llu layers (Megatron-Core; "
+                       "--first-stage-layers / --last-stage-layers for uneven stages)",
+                       (unsigned long long)w->pp, (unsigned long long)m->layers);
+    }
+    if (w->stage && w->pp < 2)
+        return od_fail(err, OD_ERR_ARG, "--stage picks a pipeline stage: give --pp 2 or more");
+    return OD_OK;
+}
+
 static od_status check(const od_model *m, const od_workload *w, od_error *err)
 {
+    od_status st;
     if (!w->batch)
         return od_fail(err, OD_ERR_ARG, "--batch must be at least 1");
     if (w->batch > (1u << 24))
         return od_fail(err, OD_ERR_ARG, "--batch is absurdly large");
     if (!w->dp || !w->tp || !w->pp || !w->grad_accum)
         return od_fail(err, OD_ERR_ARG, "--dp, --tp, --pp and --grad-accum must be at least 1");
-    if (w->tp > 1 && m->ssm_layers < m->layers && (m->heads % w->tp || m->kv_heads % w->tp))
-        return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the number of (key/value) heads",
-                       (unsigned long long)w->tp);
+    /* training splits every head (Megatron requires tp to divide the query groups);
+     * inference copies KV heads when tp outnumbers them, as vLLM does */
+    if (w->tp > 1 && m->ssm_layers < m->layers &&
+        (m->heads % w->tp || (m->kv_heads % w->tp && (w->task == OD_TASK_TRAIN || w->tp % m->kv_heads))))
+        return od_fail(err, OD_ERR_ARG, w->task == OD_TASK_TRAIN
+                       ? "--tp %llu must divide the number of (key/value) heads"
+                       : "--tp %llu must divide the attention heads and divide or be a multiple of the "
+                         "key/value heads", (unsigned long long)w->tp);
     /* Mamba mixers split along their inner width */
     if (w->tp > 1 && m->ssm_layers && m->ssm_inner % w->tp)
         return od_fail(err, OD_ERR_ARG, "--tp %llu must divide the Mamba inner width %llu",
                        (unsigned long long)w->tp, (unsigned long long)m->ssm_inner);
     if ((w->fsdp || w->ddp) && w->deepspeed)
-        return od_fail(err, OD_ERR_ARG, "--framework is one of torch, deepspeed, fsdp, ddp");
+        return od_fail(err, OD_ERR_ARG, "--framework is one of torch, deepspeed, fsdp, ddp, megatron");
     if (w->sp && w->tp < 2)
         return od_fail(err, OD_ERR_ARG, "--sp (sequence parallelism) splits along --tp: give --tp 2 or more");
     if (w->fsdp && w->ddp)
@@ -537,6 +609,8 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
         return od_fail(err, OD_ERR_ARG, "--nodes must divide --dp (GPUs per node = dp / nodes)");
     if ((w->offload_params || w->zero_init) && w->zero != 3)
         return od_fail(err, OD_ERR_ARG, "--offload-params and --zero-init need --zero 3");
+    if ((st = check_frameworks(m, w, err)) != OD_OK)
+        return st;
     if (w->task == OD_TASK_TRAIN && (!w->seq || w->seq > (1u << 24)))
         return od_fail(err, OD_ERR_ARG, "--seq must be between 1 and 16777216");
     if (w->task == OD_TASK_INFER && (!w->prompt || w->prompt + w->new_tokens > (1u << 24)))
@@ -544,252 +618,536 @@ static od_status check(const od_model *m, const od_workload *w, od_error *err)
     return OD_OK;
 }
 
-/* DeepSpeed's model states per GPU and host RAM per node, as docs/memory.rst states them
- * (estimate_zero2/zero3_model_states_mem_needs: fp16/bf16 mixed precision with Adam, 16
- * bytes per parameter in all, a 1.5 buffer factor on host RAM), split into parameters,
- * gradients and optimizer state. P parameters, Lg the largest layer's, N GPUs of which
- * n per node. ZeRO-0/1, which memory.rst leaves out, follow the same accounting. */
-static void deepspeed_states(const ctx *c, double *params, double *grads, double *states,
-                             double *host)
+/* ---- training: the stage this GPU holds ------------------------------------------- */
+
+/* Layers on pipeline stage r of pp: --first-stage-layers / --last-stage-layers, the rest
+ * evenly over the middle stages (Megatron-Core's decoder_first/last_pipeline_num_layers);
+ * else L/pp each, rounded up. */
+static double stage_layers(const od_model *m, const od_workload *w, uint64_t r)
+{
+    double L = (double)m->layers, pp = (double)w->pp;
+    double f = (double)w->first_stage_layers, l = (double)w->last_stage_layers;
+    if (w->pp < 2)
+        return L;
+    if (!f && !l)
+        return ceil(L / pp);
+    double mid_stages = pp - (f ? 1 : 0) - (l ? 1 : 0);
+    double mid = mid_stages > 0 ? (L - f - l) / mid_stages : 0;
+    if (r == 0 && f)
+        return f;
+    if (r == w->pp - 1 && l)
+        return l;
+    return mid;
+}
+
+/* Micro-batches' worth of its layers stage r holds at the peak of 1F1B: the warm-up
+ * forwards not yet drained, pp - r of them (fewer micro-batches keep fewer). Interleaved
+ * with vpp chunks a stage: 2(pp - r - 1) + (vpp - 1)pp + 1 chunks of 1/vpp of its layers
+ * (Megatron-Core schedules.py get_pp_rank_microbatches; for the first stage this is
+ * theoretical_memory_usage.py's (1 + (pp - 1)/(pp vpp)) x pp). */
+static double stage_inflight(const od_workload *w, uint64_t r)
+{
+    double pp = (double)w->pp, m = (double)w->grad_accum, vpp = w->vpp > 1 ? (double)w->vpp : 1;
+    if (w->pp < 2)
+        return 1;
+    if (vpp > 1) {
+        double chunks = 2 * (pp - (double)r - 1) + (vpp - 1) * pp + 1;
+        return fmin(chunks, m * vpp) / vpp;
+    }
+    return fmin(pp - (double)r, m);
+}
+
+/* Point c at stage r: its layers, what it holds besides, its micro-batches in flight, and
+ * its parameters per GPU. The first stage holds the embedding, the last the final norm and
+ * the output layer (a copy of the embedding when they are tied: Megatron's
+ * shared_embedding_or_output_weight, DeepSpeed's TiedLayerSpec). Routed experts split over
+ * ep x etp GPUs, everything else over tp. */
+static void set_stage(ctx *c, uint64_t r)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    double L = m->layers ? (double)m->layers : 1;
+    c->first = r == 0;
+    c->last = r + 1 >= w->pp;
+    c->Ls = stage_layers(m, w, r);
+    c->inflight = stage_inflight(w, r);
+    double experts = (double)c->pc.experts / L * c->Ls;
+    double dense = ((double)c->pc.layers - (double)c->pc.experts) / L * c->Ls;
+    double P = dense / c->tp + experts / c->ep_div;
+    if (c->first)
+        P += (double)c->pc.embedding / c->tp;
+    if (c->last) {
+        P += (double)c->pc.head / c->tp;
+        if (m->tied_embeddings && w->pp > 1 && !m->encoder)
+            P += (double)m->vocab * m->hidden / c->tp;
+    }
+    c->P = P;
+}
+
+/* ---- training: model states ------------------------------------------------------- */
+
+/* What a training step keeps between steps on one GPU, and on the host. */
+typedef struct {
+    double trainable;       /* trainable parameters of the whole model */
+    double share;           /* this GPU's part of the model's parameters */
+    double Wg;              /* bytes of one gradient as autograd writes it */
+    double params, grads, states, opt_temp, host, nvme, ddp_b;
+} states_t;
+
+/* Whether mixed precision keeps fp32 main gradients for the optimizer. */
+static int main_fp32(const ctx *c)
+{
+    return c->mixed && c->w->main_grads != OD_MAIN_GRADS_BF16;
+}
+
+/* Plain PyTorch, with the generic ZeRO stages over dp GPUs (the ZeRO paper's layout, as
+ * DeepSpeed lays it out: an fp32 gradient partition beside the 16-bit gradients under
+ * mixed precision) and optional CPU offload of the optimizer. */
+static void torch_states(const ctx *c, states_t *s)
 {
     const od_workload *w = c->w;
-    double P = (double)c->pc.total / c->tp / (double)w->pp;
-    double Lg = (double)c->pc.largest_tensor / c->tp;
-    double N = (double)w->dp, nodes = w->nodes ? (double)w->nodes : 1, n = N / nodes, buf = 1.5;
-    int off = w->offload_optimizer;
-    switch (w->zero) {
-    case 0:
-    case 1:
-    case 2:
-        *params = 2 * P;
+    double dp = (double)w->dp, W = c->W, sh = s->share;
+    double Ws = w->lora_rank ? s->Wg : c->W;
+    if (c->mixed)
+        Ws = 4;
+    double zo = w->zero >= 1 ? dp : 1;
+    double base_w = (w->base_weights ? base_bytes(c, w->base_weights) : (double)c->pc.total * W) * sh;
+    s->params = base_w + (w->lora_rank ? s->trainable * sh * s->Wg : 0);
+    if (w->zero >= 3)
+        s->params = s->params / dp + 2 * (double)c->pc.per_layer * W / c->tp; /* + gathered layers */
+    s->grads = s->trainable * sh * s->Wg / (w->zero >= 2 ? dp : 1);
+    double main32 = main_fp32(c) ? 4 * s->trainable * sh / zo : 0;
+    double master = c->mixed ? 4 * s->trainable : 0;
+    s->states = (master + opt_state_bytes(c, s->trainable, Ws)) * sh / zo;
+    s->opt_temp = opt_temp_bytes(c, s->trainable, Ws) * sh / zo;
+    if (w->offload_optimizer) { /* the fp32 gradients go to the host with the state */
+        s->host = s->states + main32;
+        s->states = s->opt_temp = main32 = 0;
+    }
+    s->grads += main32;
+}
+
+/* DeepSpeed's ZeRO stages per GPU and host RAM per node, by its own estimators
+ * (runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs, stage3.py
+ * estimate_zero3_model_states_mem_needs): 16-bit parameters and gradients, an fp32
+ * gradient partition, fp32 master weights and Adam moments; ZeRO-2 = 2P + 18P/N since
+ * PR #5099 (docs/memory.rst still prints 4P + 16P/N), ZeRO-3 = 4 x the largest module +
+ * 18P/N; host RAM x additional_buffer_factor. ZeRO-0/1 (no estimator) keep the 16-bit
+ * gradients whole: 4P + 16P/N (N = 1 for ZeRO-0). NVMe (ZeRO-Infinity): the states or the
+ * 16-bit parameters on NVMe, with DeepSpeed's default swap buffers in pinned host memory
+ * (offload_config.py: optimizer buffer_count 4 of a sub-group, parameter buffer_count 5 x
+ * buffer_size 1e8 and max_in_cpu 1e9 elements). */
+static void deepspeed_states(const ctx *c, states_t *s)
+{
+    const od_workload *w = c->w;
+    double P = c->P, Lg = (double)c->pc.largest_module / c->tp;
+    double N = (double)w->dp, nodes = w->nodes ? (double)w->nodes : 1, n = N / nodes;
+    double buf = w->buffer_factor > 0 ? w->buffer_factor : 1.5;
+    double g32 = main_fp32(c) ? 4 : 0;
+    int off = w->offload_optimizer, offp = w->offload_params, zi = w->zero_init;
+    s->opt_temp = 0; /* FusedAdam / DeepSpeedCPUAdam update in place */
+    if (w->zero <= 2) {
+        double Nz = w->zero == 0 ? 1 : N;
+        s->params = 2 * P;
         if (off) {
-            *grads = *states = 0;
-            *host = P * fmax(4 * N, 16) * buf;
-        } else if (w->zero == 0) {
-            *grads = 2 * P;             /* fp16 gradients */
-            *states = 12 * P;           /* fp32 master weights, m, v */
-            *host = P * 4 * n * buf;    /* each process loads the fp32 model */
+            s->grads = s->states = 0;
+            s->host = P * fmax(4 * N, 16) * buf;
         } else {
-            /* 4P + 16P/N: fp16 gradients whole, their fp32 copy, master, m, v sharded */
-            *grads = 2 * P + 4 * P / N;
-            *states = 12 * P / N;
-            *host = P * 4 * n * buf;
+            s->grads = (w->zero == 2 ? 2 * P / N : 2 * P) + g32 * P / Nz;
+            s->states = 12 * P / Nz;
+            s->host = P * 4 * n * buf; /* each process loads the fp32 model */
         }
-        break;
-    default:
-        /* two gathered layers in fp16 (the one computing and the one prefetched) */
-        *params = 4 * Lg;
-        *grads = *states = 0;
-        if (off && w->offload_params) {
-            *host = P * (w->zero_init ? 18 / nodes : fmax(4 * n, 18 / nodes)) * buf;
-        } else if (off) {
-            *params += 2 * P / N;
-            *host = P * (w->zero_init ? 16 / nodes : fmax(4 * n, 16 / nodes)) * buf;
-        } else {
-            *params += 2 * P / N;
-            *grads = 4 * P / N;
-            *states = 12 * P / N;
-            *host = (w->zero_init ? Lg : P) * 4 * n * buf;
-        }
+        return;
+    }
+    /* two gathered modules in 16 bits: the one computing and the one prefetched */
+    s->params = 4 * Lg;
+    s->grads = s->states = 0;
+    double sub = fmin(1e9, P / N); /* one sub-group of sub_group_size elements */
+    double ram = 0, nvme = 0;
+    if (off == OD_OFFLOAD_NVME)
+        nvme += 16 * P / nodes, ram += 4 * sub * 4 * n;       /* 4 swap buffers of fp32 */
+    else if (off)
+        ram += 16 * P / nodes;
+    if (offp == OD_OFFLOAD_NVME)
+        nvme += 2 * P / nodes, ram += (5 * 1e8 + fmin(1e9, P / N)) * 2 * n;
+    else if (offp)
+        ram += 2 * P / nodes;
+    else
+        s->params += 2 * P / N;
+    if (!off) {
+        s->grads = (g32 ? 4 : 2) * P / N;
+        s->states = 12 * P / N;
+        ram = (zi ? Lg : P) * 4 * n;
+    } else if (!zi) {
+        ram = fmax(4 * n * P, ram); /* each process loads the fp32 model first */
+    }
+    s->host = ram * buf;
+    s->nvme = nvme;
+}
+
+/* PyTorch FSDP: flat parameters sharded in their stored dtype over the shard group;
+ * gathered in the compute dtype (MixedPrecision param_dtype) one FSDP unit (a layer) at a
+ * time plus the one prefetched; SHARD_GRAD_OP keeps them gathered from forward through
+ * backward. Gradients: the shards, plus one unit's unsharded gradient before its
+ * reduce-scatter. */
+static void fsdp_states(const ctx *c, states_t *s)
+{
+    const od_workload *w = c->w;
+    double dp = (double)w->dp, tp = c->tp, sh = s->share, P = (double)c->pc.total;
+    double nodes = w->nodes ? (double)w->nodes : 1;
+    double G = w->fsdp == OD_FSDP_HYBRID ? dp / nodes : dp;
+    double Wc = c->A, unit = (double)c->pc.per_layer * Wc / tp;
+    double Ws = c->mixed ? 4 : w->lora_rank ? s->Wg : c->W;
+    double base_w = (w->base_weights ? base_bytes(c, w->base_weights) : P * c->W) * sh;
+    double master = c->mixed ? 4 * s->trainable : 0;
+    s->params = base_w / G + (w->fsdp == OD_FSDP_GRAD_OP ? P * Wc * sh : 2 * unit);
+    s->grads = s->trainable * sh * s->Wg / G +
+               s->trainable / fmax(1, (double)c->m->layers) * s->Wg / tp;
+    s->states = (master + opt_state_bytes(c, s->trainable, Ws)) * sh / G;
+    s->opt_temp = opt_temp_bytes(c, s->trainable, Ws) * sh / G;
+    s->host = w->offload_optimizer ? s->states : 0;
+    if (w->offload_optimizer)
+        s->states = s->opt_temp = 0;
+}
+
+/* Megatron-Core: bf16 parameters, the DDP's contiguous fp32 main-gradient buffer (bf16
+ * with --grad-reduce-in-bf16), fp32 main parameters and Adam moments: 18 bytes a
+ * parameter, or 6 + 12/d with the distributed optimizer (--zero 1) over d data-parallel
+ * GPUs (theoretical_memory_usage.py compute_weight_and_optimizer_memory; arguments.py turns
+ * accumulate_allreduce_grads_in_fp32 on for bf16). Routed experts shard their optimizer
+ * state over the expert data-parallel group, dp x tp x cp / (ep x etp) GPUs. */
+static void megatron_states(const ctx *c, states_t *s)
+{
+    const od_workload *w = c->w;
+    double L = c->m->layers ? (double)c->m->layers : 1;
+    double Pe = (double)c->pc.experts / L * c->Ls / c->ep_div, Pd = c->P - Pe;
+    double d = w->zero >= 1 ? (double)w->dp : 1;
+    double de = w->zero >= 1 ? fmax(1, (double)w->dp * c->tp * (double)w->cp / c->ep_div) : 1;
+    double pw = c->mixed ? 2 : c->W, gw = c->mixed ? (main_fp32(c) ? 4 : 2) : c->W;
+    double st = c->mixed ? 12 : opt_state_bytes(c, 1, c->W);
+    s->params = pw * c->P;
+    s->grads = gw * c->P;
+    s->states = st * (Pd / d + Pe / de);
+    s->opt_temp = 0; /* TE / apex FusedAdam update in place */
+    if (w->offload_optimizer) { /* --optimizer-cpu-offload */
+        s->host = s->states;
+        s->states = 0;
     }
 }
 
-static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
+static void train_states(const ctx *c, states_t *s)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    double P = (double)c->pc.total, frozen = (double)m->layers - trained_layers(m, w);
+    memset(s, 0, sizeof *s);
+    s->share = P > 0 ? c->P / P : 1;
+    s->trainable = w->lora_rank ? lora_params(m, w, (double)w->lora_rank) : P;
+    if (!w->lora_rank && w->freeze_layers) /* the embeddings and the first N layers */
+        s->trainable = fmax(0, P - (double)c->pc.embedding - frozen * (double)c->pc.per_layer);
+    s->Wg = c->W;
+    if (w->lora_rank) /* adapters live in fp32 under autocast, in the weights' dtype else */
+        s->Wg = c->amp || c->W == 4 ? 4 : 2;
+    if (w->megatron)
+        megatron_states(c, s);
+    else if (w->deepspeed)
+        deepspeed_states(c, s);
+    else if (w->fsdp)
+        fsdp_states(c, s);
+    else
+        torch_states(c, s);
+    if (m->encoder && c->first && !m->vision) /* BertEmbeddings' int64 position_ids and token_type_ids */
+        s->params += 16.0 * (double)m->positions / c->tp;
+    /* DDP's reducer copies every gradient into its buckets (bucket_cap_mb = 25) unless
+     * gradient_as_bucket_view makes the gradients views of them */
+    if (w->ddp && !w->ddp_bucket_view)
+        s->ddp_b = s->trainable * s->share * s->Wg;
+}
+
+/* ---- training: what the step saves for backward ------------------------------------ */
+
+/* Bytes per token one Megatron-Core transformer layer saves for backward, bf16, on this
+ * GPU (megatron/core/transformer: TransformerLayer with the TE spec). TE's fused
+ * LayerNormColumnParallelLinear keeps the norm's input, its output for the weight
+ * gradient and the fp32 row statistics (mean and rstd; rstd for RMSNorm); flash / cuDNN
+ * attention keeps q, k, v (after the fused RoPE), its output (linear_proj's input, the
+ * same tensor) and the fp32 softmax log-sum-exp; bias_swiglu_impl keeps its 2I input and
+ * linear_fc2 the I-wide product (a GeLU MLP: fc1's output and the GeLU output);
+ * bias_dropout_add a 1-byte mask when hidden_dropout > 0. MoE layers (alltoall
+ * dispatcher, grouped GEMM): the separate pre-MLP norm, the router's fp32 logits and
+ * probabilities, and per routed copy of a token (k of them, tp-shared input, experts'
+ * width split by etp) the permuted input, the SwiGLU input and product and the expert
+ * output. Sequence parallelism splits the norms, masks and the residual by tp. */
+static double mcore_layer_tok(const ctx *c, int moe)
+{
+    const od_model *m = c->m;
+    double h = m->hidden, tp = c->tp, rep = c->rep;
+    double stats = m->norm == OD_NORM_LAYER ? 8 : 4;
+    double norm = (2 * h + 2 * h + stats) / rep;
+    double H = (double)m->heads / tp, q = H * m->head_dim, kv = (double)m->kv_heads * m->head_dim / tp;
+    double v = kv;
+    if (m->kv_lora_rank) { /* MLA: per-head k of nope + rope, v of v_head_dim; the latent */
+        kv = H * (m->qk_nope_dim + m->qk_rope_dim);
+        v = H * m->v_head_dim;
+        norm += 2 * 2.0 * (m->kv_lora_rank + (m->q_lora_rank ? m->q_lora_rank : 0)) + 8;
+    }
+    double attn = 2 * (q + kv + v) + 2 * (m->kv_lora_rank ? v : q) + 4 * H;
+    if (m->qk_norm)
+        attn += 2 * (q + kv) + 8;
+    double etp = c->w->etp ? (double)c->w->etp : tp;
+    double t = norm + attn + norm;
+    if (!moe) {
+        double I = m->intermediate / tp;
+        t += m->gated_mlp ? 6 * I : 4 * I;
+    } else {
+        double k = m->experts_per_token, Ie = m->expert_intermediate / etp;
+        t += 8.0 * m->experts + k * (4 * h + (m->gated_mlp ? 6 : 4) * Ie);
+        if (m->shared_intermediate)
+            t += (m->gated_mlp ? 6 : 4) * m->shared_intermediate / tp;
+    }
+    if (m->resid_dropout > 0)
+        t += 2 * h / rep;
+    return t;
+}
+
+/* What one layer saves for the micro-batch, averaged over the model's dense and MoE
+ * layers; layer_full: the kind that dominates, whole (what a recomputed layer rebuilds). */
+static void saved_at(const ctx *c, double *per_layer, double *layer_full)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    double frac_moe = m->layers ? (double)od_model_moe_layers(m) / m->layers : 0;
+    if (w->megatron) {
+        double dense = mcore_layer_tok(c, 0) * c->N, moe = mcore_layer_tok(c, 1) * c->N;
+        *layer_full = frac_moe > 0.5 ? moe : dense;
+        *per_layer = w->ckpt == OD_CKPT_FULL ? c->R * m->hidden * c->N / c->rep
+                                             : frac_moe * moe + (1 - frac_moe) * dense;
+        return;
+    }
+    *layer_full = frac_moe > 0.5 ? layer_saved(c, 1, 0, NULL) : layer_saved(c, 0, 0, NULL);
+    if (w->ckpt == OD_CKPT_FULL) {
+        *per_layer = c->R * m->hidden * c->N / c->rep; /* checkpoint keeps each layer's input */
+        return;
+    }
+    int sel = w->ckpt == OD_CKPT_SELECTIVE;
+    *per_layer = frac_moe * layer_saved(c, 1, sel, NULL) + (1 - frac_moe) * layer_saved(c, 0, sel, NULL);
+    if (w->lora_rank && c->amp) {
+        /* each adapter's lora_A casts the layer input again (autocast caches only
+         * leaves, not activations) and saves that copy */
+        double h = m->hidden, q = (double)m->heads * m->head_dim;
+        double I = m->experts ? 0 : m->intermediate;
+        double ins = (targets(w, OD_LORA_Q) + targets(w, OD_LORA_K) + targets(w, OD_LORA_V)) * h +
+                     targets(w, OD_LORA_O) * q + (m->gated_mlp ? targets(w, OD_LORA_GATE) : 0) * h +
+                     targets(w, OD_LORA_UP) * h + targets(w, OD_LORA_DOWN) * I;
+        *per_layer += 2 * ins / c->tp * c->N;
+    }
+}
+
+/* diffusers' UNet2DConditionModel, level by level (a quarter of the pixels each level
+ * down): a ResnetBlock2D saves its GroupNorms' inputs, the SiLUs' and the convolutions'
+ * inputs (3 x its input channels + 3 x its output channels a pixel); a Transformer2DModel
+ * its GroupNorm and proj_in input, and per BasicTransformerBlock three LayerNorms (input
+ * and output), self-attention's q, k, v and output (flash), cross-attention's q and output
+ * (its K/V of the text tokens), GEGLU's 8d projection, the GeLU and the product (28d a
+ * pixel), and proj_out's input; downsamplers and upsamplers their convolution's input; the
+ * up blocks' resnets read the skip concatenation. In the compute dtype. */
+static double unet_saved(const ctx *c)
+{
+    const od_model *m = c->m;
+    size_t n = m->unet_levels;
+    double A = c->A, side = (double)m->latent_side, lpb = (double)m->unet_resnets;
+    double text = (double)m->text_tokens;
+#define RES(ci, co, P) ((3 * (ci) + 3 * (co)) * (P))
+#define TRANS(d, t, P) ((t) ? (3 * (d) + (t) * 28 * (d)) * (P) + (t) * 2 * text * (d) : 0)
+    double t = 4.0 * side * side + 3.0 * (double)m->unet_channels[0] * side * side; /* conv_in, norm_out/conv_out */
+    double in = (double)m->unet_channels[0];
+    for (size_t i = 0; i < n; i++) {
+        double P = side * side / pow(4, (double)i), o = (double)m->unet_channels[i], tl = (double)m->unet_tlayers[i];
+        for (double j = 0; j < lpb; j++)
+            t += RES(j ? o : in, o, P) + TRANS(o, tl, P);
+        if (i + 1 < n)
+            t += o * P;
+        in = o;
+    }
+    double cl = (double)m->unet_channels[n - 1], Pl = side * side / pow(4, (double)(n - 1));
+    t += 2 * RES(cl, cl, Pl) + TRANS(cl, (double)(m->unet_tlayers[n - 1] ? m->unet_tlayers[n - 1] : 1), Pl);
+    double prev = cl;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = n - 1 - i;
+        double P = side * side / pow(4, (double)k), o = (double)m->unet_channels[k];
+        double skip_in = (double)m->unet_channels[k ? k - 1 : 0], tl = (double)m->unet_tlayers[k];
+        for (double j = 0; j <= lpb; j++)
+            t += RES((j ? o : prev) + (j == lpb ? skip_in : o), o, P) + TRANS(o, tl, P);
+        if (k)
+            t += o * P * 4; /* the upsampled map the conv reads */
+        prev = o;
+    }
+#undef RES
+#undef TRANS
+    return t * A * c->B;
+}
+
+/* What one layer saves for the micro-batch (the whole UNet for a UNet). Encoder-decoders
+ * whose encoder reads a fixed length (Whisper's 1500 positions): half the layers at that
+ * length, half at the decoder's tokens. */
+static void saved_per_layer(const ctx *c, double *per_layer, double *layer_full)
+{
+    const od_model *m = c->m;
+    if (m->unet) {
+        *per_layer = *layer_full = c->w->ckpt == OD_CKPT_FULL ? c->A * m->unet_channels[0] * m->latent_side *
+                                                                    m->latent_side * c->B * 4
+                                                              : unet_saved(c);
+        if (c->w->ckpt == OD_CKPT_FULL)
+            *layer_full = unet_saved(c) / (double)(m->unet_levels ? m->unet_levels : 1);
+        return;
+    }
+    if (!(m->encdec && m->encoder_tokens)) {
+        saved_at(c, per_layer, layer_full);
+        return;
+    }
+    ctx e = *c;
+    e.S = e.Sq = (double)m->encoder_tokens;
+    e.N = e.B * e.S;
+    double enc, enc_full, dec, dec_full;
+    saved_at(&e, &enc, &enc_full);
+    saved_at(c, &dec, &dec_full);
+    *per_layer = (enc + dec) / 2;
+    *layer_full = fmax(enc_full, dec_full);
+}
+
+/* Activations of a step on this GPU, in the pieces its phases combine. */
+typedef struct {
+    double per_layer, layer_full, acts, head_saved, logits_tr, fwd_extra, loss_grad;
+    double copies, head_copy, head_grad;
+} acts_t;
+
+static void train_activations(const ctx *c, const states_t *s, acts_t *a)
 {
     const od_model *m = c->m;
     const od_workload *w = c->w;
     /* an encoder has no LM head: its task head (a classifier) is negligible */
     double h = m->hidden, V = m->encoder ? 0 : (double)m->vocab, N = c->N, B = c->B, S = c->S;
-    double P = c->pc.total, Pm = c->pc.matmul;
-    double tp = c->tp, pp = (double)w->pp, dp = (double)w->dp;
-    double Wg = c->W, Ws = c->W;
-    double Lt = trained_layers(m, w), frozen = (double)m->layers - Lt;
-    double trainable = w->lora_rank ? lora_params(m, w, (double)w->lora_rank) : P;
-    if (!w->lora_rank && w->freeze_layers) /* the embeddings and the first N layers */
-        trainable = fmax(0, P - (double)c->pc.embedding - frozen * (double)c->pc.per_layer);
-    if (w->lora_rank) /* adapters live in fp32 under autocast, in the weights' dtype else */
-        Wg = Ws = c->amp || c->W == 4 ? 4 : 2;
-
-    /* Persistent state between steps. */
-    double base_w = w->base_weights ? base_bytes(c, w->base_weights) : P * c->W;
-    double params = base_w / tp / pp + (w->lora_rank ? trainable * Wg / tp / pp : 0);
-    if (m->encoder) /* BertEmbeddings' int64 position_ids and token_type_ids buffers */
-        params += 16.0 * (double)m->positions / tp / pp;
-    if (w->zero >= 3)
-        params = params / dp + 2 * c->pc.per_layer * c->W / tp; /* + gathered layers */
-    double grads = trainable * Wg / tp / pp / (w->zero >= 2 ? dp : 1);
-    /* mixed precision: the optimizer keeps fp32 master weights and fp32 moments */
-    double master = c->mixed ? 4 * trainable : 0;
-    if (c->mixed)
-        Ws = 4;
-    double states = (master + opt_state_bytes(c, trainable, Ws)) / tp / pp / (w->zero >= 1 ? dp : 1);
-    double opt_temp = opt_temp_bytes(c, trainable, Ws) / tp / pp / (w->zero >= 1 ? dp : 1);
-    double host = w->offload_optimizer ? states : 0;
-    if (w->offload_optimizer)
-        states = opt_temp = 0;
-    if (w->deepspeed)
-        deepspeed_states(c, &params, &grads, &states, &host);
-    if (w->deepspeed)
-        opt_temp = 0; /* FusedAdam / DeepSpeedCPUAdam update in place */
-    if (w->fsdp) {
-        /* flat parameters sharded in their stored dtype over the shard group; gathered
-         * in the compute dtype (MixedPrecision param_dtype) one FSDP unit (a layer) at a
-         * time plus the one prefetched; SHARD_GRAD_OP keeps them gathered from forward
-         * through backward. Gradients: the shards, plus one unit's unsharded gradient
-         * before its reduce-scatter. */
-        double nodes = w->nodes ? (double)w->nodes : 1;
-        double G = w->fsdp == OD_FSDP_HYBRID ? dp / nodes : dp;
-        double Wc = c->A, unit = (double)c->pc.per_layer * Wc / tp;
-        params = base_w / tp / pp / G +
-                 (w->fsdp == OD_FSDP_GRAD_OP ? P * Wc / tp / pp : 2 * unit);
-        grads = trainable * Wg / tp / pp / G +
-                trainable / fmax(1, (double)m->layers) * Wg / tp;
-        states = (master + opt_state_bytes(c, trainable, Ws)) / tp / pp / G;
-        opt_temp = opt_temp_bytes(c, trainable, Ws) / tp / pp / G;
-        host = w->offload_optimizer ? states : 0;
-        if (w->offload_optimizer)
-            states = opt_temp = 0;
-    }
-    /* DDP's reducer copies every gradient into its buckets (bucket_cap_mb = 25) unless
-     * gradient_as_bucket_view makes the gradients views of them */
-    double ddp_b = w->ddp && !w->ddp_bucket_view ? trainable * Wg / tp / pp : 0;
-    /* two cuBLAS workspaces: the forward's thread and the autograd engine's device
-     * thread each hold one (see od_workload.workspace_bytes) */
-    double ws = 2.0 * (double)w->workspace_bytes;
-
-    /* Activations saved for backward. 1F1B: the first stage holds its L/pp layers for
-     * up to pp micro-batches in flight (Narayanan et al. 2021, section 2.2.1; Korthikanti
-     * et al. 2022, eq. 5: L layers' worth in all). The interleaved schedule with vpp
-     * virtual stages per GPU holds (1 + (pp-1)/(pp vpp)) times that (Megatron-LM
-     * megatron/training/theoretical_memory_usage.py: interleaved_schedule_memory_penalty);
-     * fewer micro-batches than pp keep fewer in flight. */
-    double Lp = ceil((double)m->layers / pp);
-    double vpp = w->vpp > 1 ? (double)w->vpp : 1;
-    double inflight = pp > 1 ? fmin(pp, (double)w->grad_accum) : 1;
-    if (vpp > 1)
-        inflight *= 1 + (pp - 1) / (pp * vpp);
-    uint64_t nmoe = od_model_moe_layers(m);
-    double frac_moe = m->layers ? (double)nmoe / m->layers : 0;
-    double per_layer;
-    if (w->ckpt == OD_CKPT_FULL) {
-        per_layer = c->R * h * N / c->rep; /* checkpoint keeps each layer's input */
-    } else {
-        int sel = w->ckpt == OD_CKPT_SELECTIVE;
-        per_layer = frac_moe * layer_saved(c, 1, sel, NULL) + (1 - frac_moe) * layer_saved(c, 0, sel, NULL);
-    }
-    double layer_full = frac_moe > 0.5 ? layer_saved(c, 1, 0, NULL) : layer_saved(c, 0, 0, NULL);
-    if (w->lora_rank && c->amp && w->ckpt != OD_CKPT_FULL) {
-        /* each adapter's lora_A casts the layer input again (autocast caches only
-         * leaves, not activations) and saves that copy */
-        double q = (double)m->heads * m->head_dim;
-        double I = m->experts ? 0 : m->intermediate;
-        double ins = (targets(w, OD_LORA_Q) + targets(w, OD_LORA_K) + targets(w, OD_LORA_V)) * h +
-                     targets(w, OD_LORA_O) * q + (m->gated_mlp ? targets(w, OD_LORA_GATE) : 0) * h +
-                     targets(w, OD_LORA_UP) * h + targets(w, OD_LORA_DOWN) * I;
-        per_layer += 2 * ins / tp * N;
-    }
+    double tp = c->tp, L = m->layers ? (double)m->layers : 1;
+    memset(a, 0, sizeof *a);
+    saved_per_layer(c, &a->per_layer, &a->layer_full);
     /* frozen first layers see no input that requires grad: autograd saves nothing there */
-    double train_frac = m->layers ? Lt / (double)m->layers : 1;
-    out->per_layer_activation_bytes = u(per_layer);
-    out->activation_layers = Lp * inflight * train_frac;
-    double acts = Lp * inflight * per_layer * train_frac;
-    if (m->embd_dropout > 0)
-        acts += h * N / c->rep; /* embedding dropout mask */
+    double train_frac = m->layers ? trained_layers(m, w) / L : 1;
+    a->acts = c->Ls * c->inflight * a->per_layer * train_frac;
+    if (m->tower2_layers && N > 0) /* the text tower beside it, per token at its width */
+        a->acts += a->per_layer / N * ((double)m->tower2_hidden / h) * (double)m->tower2_tokens * B *
+                   (double)m->tower2_layers * c->inflight;
+    if (m->embd_dropout > 0 && c->first)
+        a->acts += h * N / c->rep * c->inflight; /* embedding dropout mask */
     if (masked(c) && w->ckpt != OD_CKPT_FULL)
-        acts += B * c->Sq * S * c->A; /* the additive sliding-window mask every layer saves */
+        a->acts += B * c->Sq * S * c->A; /* the additive sliding-window mask every layer saves */
     /* autocast casts each fp32 weight to bf16 once per forward (cached for leaves that
      * require grad) and linear saves the copy for backward */
-    double copies = c->amp ? (Pm - V * h - (double)c->pc.experts) * train_frac * 2 / tp / pp +
-                                 V * h * 2 / tp / pp : 0;
-    double head_copy = c->amp ? V * h * 2 / tp : 0;
+    double Pm_stage = ((double)c->pc.matmul - V * h - (double)c->pc.experts) / L * c->Ls / tp;
+    double head_w = c->last ? V * h / tp : 0;
+    a->copies = c->amp ? Pm_stage * train_frac * 2 + head_w * 2 : 0;
+    a->head_copy = c->amp ? head_w * 2 : 0;
     if (w->base_weights) {
         /* bitsandbytes' 4/8-bit matmuls keep the quantized weight for backward and
          * dequantize one at a time (the largest block linear, in 16 bits); a bf16 base
          * needs no autocast copy */
         double I = m->experts ? m->expert_intermediate : m->intermediate;
-        copies = head_copy = 0;
+        a->copies = a->head_copy = 0;
         if (w->base_weights != OD_BASE_BF16)
-            acts += 2 * h * fmax(I, (double)m->heads * m->head_dim) / tp;
+            a->acts += 2 * h * fmax(I, (double)m->heads * m->head_dim) / tp;
     }
-    double copies_saved = w->ckpt == OD_CKPT_FULL ? head_copy : copies;
-    acts += copies_saved;
-
+    a->acts += w->ckpt == OD_CKPT_FULL ? a->head_copy : a->copies;
+    if (!c->last) /* the next stage holds the head */
+        return;
     /* Head: final norm, logits, the loss. transformers' ForCausalLMLoss upcasts the
      * logits (logits.float()) and cross_entropy's log_softmax saves an fp32 result of
      * N x V; its backward holds that, the incoming gradient and its output. */
     double Nl = w->chunked_loss ? fmin(N, 4096) : N;   /* tokens whose logits coexist */
-    double head_saved = norm_saved(c, 1) * N + (w->chunked_loss ? 0 : 4 * V * N / tp);
+    a->head_saved = norm_saved(c, 1) * N + (w->chunked_loss ? 0 : 4 * V * N / tp);
     if (m->logit_softcap)
-        head_saved += c->A * V * N / tp;
+        a->head_saved += c->A * V * N / tp;
     if (w->chunked_loss)
-        head_saved += 4 * h * N; /* fused linear-CE keeps d(hidden) from the forward */
-    double logits_tr = c->A * V * Nl / tp + (c->A != 4 ? 4 * V * Nl / tp : 0);
+        a->head_saved += 4 * h * N; /* fused linear-CE keeps d(hidden) from the forward */
+    a->logits_tr = c->A * V * Nl / tp + (c->A != 4 ? 4 * V * Nl / tp : 0);
     if (w->chunked_loss)
-        logits_tr += 4 * V * Nl / tp;
-    double fwd_extra = 0;
+        a->logits_tr += 4 * V * Nl / tp;
     if (c->amp)
-        fwd_extra += 4 * h * N; /* final norm output (fp32) held by the model output */
+        a->fwd_extra += 4 * h * N; /* final norm output (fp32) held by the model output */
     if (!strcmp(c->kernel, "eager"))
-        fwd_extra += B * c->Sq * S * (c->amp ? 4 : c->A); /* the 4-D additive causal mask */
+        a->fwd_extra += B * c->Sq * S * (c->amp ? 4 : c->A); /* the 4-D additive causal mask */
     if (w->ckpt == OD_CKPT_FULL && c->amp)
-        fwd_extra += copies - head_copy; /* autocast cache lives until autocast exits */
-    double loss_grad = 2 * 4 * V * Nl / tp;
+        a->fwd_extra += a->copies - a->head_copy; /* autocast cache lives until autocast exits */
+    a->loss_grad = 2 * 4 * V * Nl / tp;
+    a->head_grad = V * h * s->Wg / tp;
+}
 
-    /* DeepSpeed keeps its gradient buffers (partitions, buckets) allocated */
-    double grads_live = (w->grad_accum > 1 || inflight > 1 || w->deepspeed) ? grads : 0;
-    double base = ws + params + states + grads_live + ddp_b;
-    double after_fwd = base + acts + head_saved;
-    double fwd = after_fwd + logits_tr + fwd_extra;
+/* ---- training: the phases of a step ------------------------------------------------ */
+
+static od_status train_phases(const ctx *c, const states_t *s, const acts_t *a, od_estimate *out,
+                              od_error *err)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    double N = c->N, Lp = c->Ls > 0 ? c->Ls : 1;
+    /* two cuBLAS workspaces: the forward's thread and the autograd engine's device
+     * thread each hold one (see od_workload.workspace_bytes) */
+    double ws = 2.0 * (double)w->workspace_bytes;
+    /* DeepSpeed and Megatron keep their gradient buffers (partitions, buckets) allocated */
+    double grads_live = (w->grad_accum > 1 || c->inflight > 1 || w->deepspeed || w->megatron) ? s->grads : 0;
+    double base = ws + s->params + s->states + grads_live + s->ddp_b;
+    double after_fwd = base + a->acts + a->head_saved;
+    double fwd = after_fwd + a->logits_tr + a->fwd_extra;
     /* one layer in flight during the forward (checkpointed layers drop it after) */
     if (w->ckpt == OD_CKPT_FULL)
-        fwd = fmax(fwd, base + acts + layer_full + (c->amp ? copies : 0));
-    double bwd = after_fwd + loss_grad;
+        fwd = fmax(fwd, base + a->acts + a->layer_full + (c->amp ? a->copies : 0));
+    double bwd = after_fwd + a->loss_grad;
     /* later in backward: logits gone, head gradient in, one layer's gradients live */
-    double bwd2 = base + acts + norm_saved(c, 1) * N +
-                  V * h * Wg / tp + layer_bwd_transient(c);
+    double last_norm = c->last ? norm_saved(c, 1) * N : 0;
+    double bwd2 = base + a->acts + last_norm + a->head_grad + layer_bwd_transient(c);
     if (w->ckpt == OD_CKPT_FULL)
-        bwd2 += layer_full + (c->amp ? (copies - head_copy) / (Lp > 0 ? Lp : 1) : 0);
+        bwd2 += a->layer_full + (c->amp ? (a->copies - a->head_copy) / Lp : 0);
     double bwd_peak = fmax(bwd, bwd2);
-    double opt = ws + params + states + grads + opt_temp + ddp_b;
-    double first = fmax(fmax(fwd, bwd_peak) - states,
-                        ws + params + grads + states + opt_temp + ddp_b);
-
+    double opt = ws + s->params + s->states + s->grads + s->opt_temp + s->ddp_b;
+    double first = fmax(fmax(fwd, bwd_peak) - s->states,
+                        ws + s->params + s->grads + s->states + s->opt_temp + s->ddp_b);
     if (!(fmax(fmax(fwd, bwd_peak), fmax(opt, first)) < ABSURD_BYTES))
         return absurd(err);
-    out->model_states_bytes = u(params + grads + states + ddp_b);
-    out->host_bytes = u(host);
+    out->model_states_bytes = u(s->params + s->grads + s->states + s->ddp_b);
+    out->host_bytes = u(s->host);
+    out->nvme_bytes = u(s->nvme);
     out->forward_peak_bytes = u(fwd);
     out->backward_peak_bytes = u(bwd_peak);
     out->optimizer_peak_bytes = u(opt);
     out->first_step_peak_bytes = u(first);
+    out->per_layer_activation_bytes = u(a->per_layer);
+    out->activation_layers = c->Ls * c->inflight * (m->layers ? trained_layers(m, w) / m->layers : 1);
 
     od_breakdown *b = &out->at_peak;
     memset(b, 0, sizeof *b);
-    b->parameters = u(params);
-    b->optimizer_states = u(states);
+    b->parameters = u(s->params);
+    b->optimizer_states = u(s->states);
     b->workspace = u(ws);
     if (opt >= fwd && opt >= bwd_peak) {
         out->peak_phase = "optimizer";
-        b->gradients = u(grads + ddp_b);
-        b->temporaries += u(opt_temp);
+        b->gradients = u(s->grads + s->ddp_b);
+        b->temporaries += u(s->opt_temp);
     } else {
-        b->gradients = u(grads_live + ddp_b);
-        b->activations = u(acts);
+        b->gradients = u(grads_live + s->ddp_b);
+        b->activations = u(a->acts);
         double rest;
         if (bwd_peak >= fwd) {
             out->peak_phase = "backward";
             if (bwd >= bwd2) {
-                b->logits_and_loss = u(head_saved + loss_grad);
+                b->logits_and_loss = u(a->head_saved + a->loss_grad);
                 rest = 0;
             } else {
-                b->gradients += u(V * h * Wg / tp);
-                b->activations = u(acts + norm_saved(c, 1) * N);
-                rest = bwd2 - base - acts - norm_saved(c, 1) * N - V * h * Wg / tp;
+                b->gradients += u(a->head_grad);
+                b->activations = u(a->acts + last_norm);
+                rest = bwd2 - base - a->acts - last_norm - a->head_grad;
             }
         } else {
             out->peak_phase = "forward";
-            b->logits_and_loss = u(head_saved + logits_tr);
-            rest = fwd - after_fwd - logits_tr;
+            b->logits_and_loss = u(a->head_saved + a->logits_tr);
+            rest = fwd - after_fwd - a->logits_tr;
         }
         b->temporaries += u(rest);
     }
@@ -803,7 +1161,53 @@ static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
     return OD_OK;
 }
 
+/* One training step on stage r's GPUs. */
+static od_status estimate_stage(ctx *c, uint64_t r, od_estimate *out, od_error *err)
+{
+    set_stage(c, r);
+    states_t s;
+    acts_t a;
+    train_states(c, &s);
+    train_activations(c, &s, &a);
+    od_status st = train_phases(c, &s, &a, out, err);
+    out->stage_layers = (uint64_t)(c->Ls + 0.5);
+    out->stage_params = u(c->P);
+    out->stage_name = c->w->pp < 2 ? "only" : c->first ? "first" : c->last ? "last" : "middle";
+    return st;
+}
+
+/* The stage --stage asks for; the most loaded of the first and the last by default (a
+ * middle stage holds fewer micro-batches than the first and no head). */
+static od_status estimate_train(ctx *c, od_estimate *out, od_error *err)
+{
+    const od_workload *w = c->w;
+    if (w->pp < 2 || w->stage == OD_STAGE_FIRST)
+        return estimate_stage(c, 0, out, err);
+    if (w->stage == OD_STAGE_LAST)
+        return estimate_stage(c, w->pp - 1, out, err);
+    od_estimate last = *out;
+    od_status st = estimate_stage(c, w->pp - 1, &last, err);
+    if (st != OD_OK)
+        return st;
+    st = estimate_stage(c, 0, out, err);
+    if (st == OD_OK && last.peak_allocated_bytes > out->peak_allocated_bytes) {
+        *out = last;
+        set_stage(c, w->pp - 1);
+    }
+    return st;
+}
+
 /* ---- inference ------------------------------------------------------------------- */
+
+/* The part of one token's KV cache a GPU holds under tp: its KV heads, at least one (tp
+ * beyond the KV heads copies them); all of an MLA latent, which is not per head. */
+static double kv_share(const od_model *m, uint64_t tp)
+{
+    if (m->kv_lora_rank || !m->kv_heads)
+        return 1;
+    uint64_t per = m->kv_heads / (tp ? tp : 1);
+    return (double)(per ? per : 1) / (double)m->kv_heads;
+}
 
 /* Live bytes per token inside one layer of a no-grad forward: the caller's input, the
  * residual, the normed input and the widest stretch of the MLP (or attention). */
@@ -839,6 +1243,21 @@ static double infer_layer_tok(const ctx *c)
     double norm = (m->norm == OD_NORM_LAYER ? 1 : 1 + 2 * 4 / A) * h;
     double emb = (m->positions ? 2 : 1) * h; /* inputs_embeds (+ position embeds) locals */
     return A * (emb + 3 * h + fmax(fmax(mlp, attn), norm));
+}
+
+/* A UNet denoising step's activations (no grad): the skip connections of every down
+ * level, held until their up block, and the largest level's working set (a resnet's input,
+ * norm and conv outputs, a GEGLU's 8d projection: 16 x its channels a pixel). */
+static double unet_infer_bytes(const ctx *c)
+{
+    const od_model *m = c->m;
+    double side = (double)m->latent_side, skips = 0, work = 0;
+    for (size_t i = 0; i < m->unet_levels; i++) {
+        double P = side * side / pow(4, (double)i), ch = (double)m->unet_channels[i];
+        skips += ((double)m->unet_resnets + 1) * ch * P;
+        work = fmax(work, 16 * ch * P);
+    }
+    return (skips + work) * c->A * c->B;
 }
 
 /* Bytes per token one MoE layer of a decode step holds in transformers' batched_mm experts
@@ -908,18 +1327,20 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
     if (m->ckpt_quantized) /* packed weights + their scales load as stored */
         weights = (double)m->ckpt_weight_bytes;
     /* BertEmbeddings' position_ids and token_type_ids buffers (int64, one row each) */
-    if (m->encoder)
+    if (m->encoder && !m->vision)
         weights += 16.0 * (double)m->positions;
     weights /= tp;
     double kvb = w->kv_bytes ? w->kv_bytes : c->A;
     double L = m->layers;
     /* one layer's cache per token; od_model_kv_layer_tokens sums the tokens each layer
      * keeps (a sliding window caps what its layers hold) */
-    double kv_tok_layer = od_model_kv_bytes_per_token(m, kvb) / L / tp;
+    double kv_tok_layer = od_model_kv_bytes_per_token(m, kvb) / L * kv_share(m, w->tp);
     double Pl = (double)w->prompt, T = Pl + (w->new_tokens ? w->new_tokens - 1 : 0);
     if (m->encoder) /* one forward over the input: nothing is generated */
         T = Pl;
     double tok = infer_layer_tok(c) / tp;
+    if (m->unet && T > 0) /* the UNet's own working set, spread over its pixels */
+        tok = unet_infer_bytes(c) / (B * T);
     double dup_tok = moe_decode_tok(c), moe_dup = 0; /* batched_mm's weight copies at the peak */
     out->moe_decode_copy_bytes_per_token = u(dup_tok);
     out->ssm_state_bytes_per_sequence = u(od_model_ssm_state_bytes(m, c->A) / tp);
@@ -959,9 +1380,13 @@ static od_status estimate_infer(ctx *c, od_estimate *out, od_error *err)
         /* state-space layers: a fixed state per sequence, in the model's dtype, allocated
          * with the cache before the prefill */
         double state = od_model_ssm_state_bytes(m, c->A) * B / tp;
+        /* an encoder of fixed length (Whisper): each decoder layer caches its cross-attention
+         * K and V of the encoder's positions, and the prefill runs the encoder too */
+        double enc = m->encdec && m->encoder_tokens ? (double)m->encoder_tokens : 0;
+        state += 2.0 * (L / 2) * enc * (double)m->kv_heads * (double)m->head_dim * kvb * kv_share(m, w->tp) * B;
         kv_final += state;
         kv_prefill += state;
-        double pre_act = tok * B * Pl + eager * Pl * Pl + logits;
+        double pre_act = tok * B * (Pl + enc) + eager * Pl * Pl + logits;
         prefill = kv_prefill + pre_act;
         /* DynamicCache grows by torch.cat: one layer's K (or V) exists twice */
         double dec_act = tok * B + eager * T + logits +
@@ -1017,6 +1442,48 @@ static int paper_case(const od_model *m, const od_workload *w)
            m->act == OD_ACT_FUSED && !w->lora_rank && !w->freeze_layers;
 }
 
+/* The assumptions of a generate() estimate. */
+static void noted_infer(const ctx *c, od_estimate *e)
+{
+    const od_model *m = c->m;
+    const od_workload *w = c->w;
+    assume(e, "peak during generate(): weights + KV cache + the prefill's or a decode step's transients",
+           "transformers generation/utils.py; 3 measured generate() runs in tests/data (within 5.6%)");
+    if (w->kv_cache == OD_KV_DYNAMIC)
+        assume(e, "DynamicCache grows by torch.cat per step: old and new cache coexist for one layer",
+               "transformers cache_utils.py DynamicCache.update");
+    if (m->experts && w->new_tokens > 1)
+        assume(e, "MoE decode steps run the batched_mm experts backend (generate() switches the default "
+               "grouped_mm to it on GPU): every (token, expert) pair gathers a copy of its expert's "
+               "gate_up and down weights; the prefill's grouped_mm copies none. Not checked against a "
+               "measured MoE run",
+               "transformers docs experts_interface.md (Decode-stage switching); "
+               "integrations/moe.py batched_mm_experts_forward");
+    if (w->weights >= OD_W_INT8 && !m->ckpt_quantized)
+        assume(e, "quantized weights only in the block linears (attention, MLP, experts); embeddings, "
+               "lm_head, norms and biases stay 16-bit",
+               "vLLM quantization methods apply to LinearBase layers (lm_head unquantized by default); "
+               "AutoGPTQ / AutoAWQ quantize the decoder's nn.Linear modules");
+    if (w->weights == OD_W_INT4 && !m->ckpt_quantized)
+        assume(e, "4-bit weights with an fp16 scale per 64-value group", "GPTQ (Frantar et al. 2022), AWQ (Lin et al. 2023)");
+    if (w->weights == OD_W_INT8 && !m->ckpt_quantized)
+        assume(e, "int8 weights with an fp16 scale per row", "LLM.int8() (Dettmers et al. 2022)");
+    if ((w->weights == OD_W_GPTQ4 || w->weights == OD_W_AWQ4) && !m->ckpt_quantized)
+        assume(e, w->weights == OD_W_GPTQ4
+                      ? "GPTQ 4-bit, group 128: int32 qweight (K/8 x N), qzeros (K/128 x N/8), fp16 "
+                        "scales (K/128 x N) and an int32 g_idx of K per merged linear"
+                      : "AWQ 4-bit, group 128: int32 qweight (K x N/8), qzeros (K/128 x N/8), fp16 "
+                        "scales (K/128 x N)",
+               "vLLM model_executor/layers/quantization/gptq.py and awq.py (create_weights); "
+               "group_size 128 as AutoGPTQ / AutoAWQ default");
+    if (w->weights == OD_W_NF4 && !m->ckpt_quantized)
+        assume(e, "NF4: 4-bit codes + an fp32 absmax per 64-value block (no double quantization, "
+               "BitsAndBytesConfig's default)",
+               "bitsandbytes Linear4bit / QLoRA (Dettmers et al. 2023); vLLM bitsandbytes.py");
+    if (w->weights == OD_W_FP8 && !m->ckpt_quantized)
+        assume(e, "fp8 e4m3 weights with one fp32 scale per tensor", "vLLM model_executor/layers/quantization/fp8.py");
+}
+
 /* The assumptions behind an estimate that succeeded (st), with their sources. */
 static od_status noted(const ctx *c, od_estimate *e, od_status st)
 {
@@ -1037,46 +1504,29 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
                "conv + SSM state per sequence in the model's dtype instead of a KV cache",
                "transformers modeling_mamba.py (MambaCache, cuda_kernels_forward), modeling_jamba.py "
                "(HybridMambaAttentionDynamicCache); mamba_ssm ops/selective_scan_interface.py");
+    if (m->vision && !m->unet)
+        assume(e, "an image is (image_size / patch_size)^2 patch tokens (+ a class token for ViT and CLIP), "
+               "fixed by the config: --batch counts images; a classifier head is negligible",
+               "transformers modeling_vit.py, modeling_clip.py, modeling_siglip.py; diffusers DiTTransformer2DModel");
+    if (m->tower2_layers)
+        assume(e, "CLIP / SigLIP train both towers: the text tower's parameters in full, its activations as the "
+               "vision layer's per token scaled to its width, for its max_position_embeddings tokens",
+               "transformers modeling_clip.py CLIPModel, modeling_siglip.py SiglipModel");
+    if (m->encdec && m->encoder_tokens)
+        assume(e, "Whisper: the encoder's layers see its 1500 positions (30 s of audio), the decoder's the target "
+               "tokens; generate() keeps each decoder layer's cross-attention K/V of the 1500 for every sequence",
+               "transformers modeling_whisper.py (WhisperEncoder, EncoderDecoderCache)");
+    if (m->unet)
+        assume(e, "UNet2DConditionModel from its config's levels: resnets, Transformer2DModel blocks (flash "
+               "self-attention, cross-attention on 77 text tokens, GEGLU), skip connections; one denoising step "
+               "of --batch latents; not checked against a measured run",
+               "diffusers models/unets/unet_2d_condition.py, unet_2d_blocks.py, attention.py BasicTransformerBlock");
     if (m->eager_only)
         assume(e, "DeBERTa-v2's disentangled attention (content-to-position, position-to-content) has no "
                "SDPA or flash path: the scores are materialized",
                "transformers modeling_deberta_v2.py DisentangledSelfAttention");
     if (w->task == OD_TASK_INFER) {
-        assume(e, "peak during generate(): weights + KV cache + the prefill's or a decode step's transients",
-               "transformers generation/utils.py; 3 measured generate() runs in tests/data (within 5.6%)");
-        if (w->kv_cache == OD_KV_DYNAMIC)
-            assume(e, "DynamicCache grows by torch.cat per step: old and new cache coexist for one layer",
-                   "transformers cache_utils.py DynamicCache.update");
-        if (m->experts && w->new_tokens > 1)
-            assume(e, "MoE decode steps run the batched_mm experts backend (generate() switches the default "
-                   "grouped_mm to it on GPU): every (token, expert) pair gathers a copy of its expert's "
-                   "gate_up and down weights; the prefill's grouped_mm copies none. Not checked against a "
-                   "measured MoE run",
-                   "transformers docs experts_interface.md (Decode-stage switching); "
-                   "integrations/moe.py batched_mm_experts_forward");
-        if (w->weights >= OD_W_INT8 && !m->ckpt_quantized)
-            assume(e, "quantized weights only in the block linears (attention, MLP, experts); embeddings, "
-                   "lm_head, norms and biases stay 16-bit",
-                   "vLLM quantization methods apply to LinearBase layers (lm_head unquantized by default); "
-                   "AutoGPTQ / AutoAWQ quantize the decoder's nn.Linear modules");
-        if (w->weights == OD_W_INT4 && !m->ckpt_quantized)
-            assume(e, "4-bit weights with an fp16 scale per 64-value group", "GPTQ (Frantar et al. 2022), AWQ (Lin et al. 2023)");
-        if (w->weights == OD_W_INT8 && !m->ckpt_quantized)
-            assume(e, "int8 weights with an fp16 scale per row", "LLM.int8() (Dettmers et al. 2022)");
-        if ((w->weights == OD_W_GPTQ4 || w->weights == OD_W_AWQ4) && !m->ckpt_quantized)
-            assume(e, w->weights == OD_W_GPTQ4
-                          ? "GPTQ 4-bit, group 128: int32 qweight (K/8 x N), qzeros (K/128 x N/8), fp16 "
-                            "scales (K/128 x N) and an int32 g_idx of K per merged linear"
-                          : "AWQ 4-bit, group 128: int32 qweight (K x N/8), qzeros (K/128 x N/8), fp16 "
-                            "scales (K/128 x N)",
-                   "vLLM model_executor/layers/quantization/gptq.py and awq.py (create_weights); "
-                   "group_size 128 as AutoGPTQ / AutoAWQ default");
-        if (w->weights == OD_W_NF4 && !m->ckpt_quantized)
-            assume(e, "NF4: 4-bit codes + an fp32 absmax per 64-value block (no double quantization, "
-                   "BitsAndBytesConfig's default)",
-                   "bitsandbytes Linear4bit / QLoRA (Dettmers et al. 2023); vLLM bitsandbytes.py");
-        if (w->weights == OD_W_FP8 && !m->ckpt_quantized)
-            assume(e, "fp8 e4m3 weights with one fp32 scale per tensor", "vLLM model_executor/layers/quantization/fp8.py");
+        noted_infer(c, e);
         return st;
     }
     assume(e, "peak = torch.cuda.max_memory_allocated() of a steady-state step (optimizer state exists)",
@@ -1087,7 +1537,7 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
     if (!w->chunked_loss && !m->encoder)
         assume(e, "the loss upcasts the logits to fp32 (N x V) and log_softmax saves an fp32 result",
                "transformers loss_utils.py ForCausalLMLoss; torch.nn.functional.cross_entropy");
-    if (w->optimizer == OD_OPT_ADAMW && !w->deepspeed)
+    if (w->optimizer == OD_OPT_ADAMW && !w->deepspeed && !w->megatron)
         assume(e, "foreach AdamW allocates one temporary set of the moments' size (torch._foreach_sqrt)",
                "torch/optim/adamw.py _multi_tensor_adamw");
     if (w->optimizer == OD_OPT_ADAM8BIT || w->optimizer == OD_OPT_PAGED_ADAM8BIT)
@@ -1107,9 +1557,25 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
     if (w->ckpt == OD_CKPT_FULL)
         assume(e, "full checkpointing keeps each layer's input and recomputes one layer at a time",
                "torch.utils.checkpoint; transformers gradient_checkpointing_enable");
-    if (w->deepspeed)
-        assume(e, "model states per GPU and host RAM per node by DeepSpeed's formulas (1.5x host buffer)",
-               "DeepSpeed docs/memory.rst (estimate_zero2/zero3_model_states_mem_needs)");
+    if (w->deepspeed && w->zero >= 3)
+        assume(e, "DeepSpeed ZeRO-3: 4 x the largest module's own parameters (two gathered in 16 bits) + 18P/N "
+               "(2P/N with the optimizer offloaded, none with the parameters too); host RAM per node x the "
+               "buffer factor; NVMe: 16 B a parameter of optimizer state, 2 B of parameters, per node",
+               "DeepSpeed runtime/zero/stage3.py estimate_zero3_model_states_mem_needs, model_to_params "
+               "@ 007cca6; runtime/zero/offload_config.py (buffer_count, buffer_size, max_in_cpu)");
+    else if (w->deepspeed)
+        assume(e, "DeepSpeed ZeRO-2: 2P + 18P/N (16-bit gradients partitioned; docs/memory.rst's 4P + 16P/N "
+               "predates PR #5099); ZeRO-1 4P + 16P/N, ZeRO-0 the same with N = 1; 2P with the optimizer "
+               "offloaded; host RAM per node x the buffer factor",
+               "DeepSpeed runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs @ 02aa38c");
+    else if (w->megatron)
+        assume(e, w->zero ? "Megatron-Core distributed optimizer: 6 + 12/d bytes a parameter of the most loaded "
+                            "shard (bf16 weight, fp32 main gradient, fp32 main weight and moments sharded); "
+                            "the vocabulary padded to 128 x tp"
+                          : "Megatron-Core: 18 bytes a parameter (bf16 weight, fp32 main gradient, fp32 main "
+                            "weight, two fp32 moments); the vocabulary padded to 128 x tp",
+               "Megatron-LM megatron/training/theoretical_memory_usage.py compute_weight_and_optimizer_memory "
+               "@ 00caa53; arguments.py (accumulate_allreduce_grads_in_fp32 for bf16)");
     else if (w->fsdp)
         assume(e, "FSDP: fp32 flat-parameter shards; one unit (a layer) gathered in 16 bits plus the prefetched one; "
                "SHARD_GRAD_OP keeps the gathered parameters from forward through backward",
@@ -1139,6 +1605,23 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
                "the other chunks' K/V ring-wise inside flash attention; weights, gradients and "
                "optimizer state stay whole on each cp GPU (shard them with --zero/--dp)",
                "Megatron-Core docs, api-guide/context_parallel.rst; get_batch_on_this_cp_rank (2cp chunks)");
+    if (w->megatron)
+        assume(e, "activations of Megatron-Core's TE transformer layer: fused norm + linear keep the norm input, "
+               "its output and fp32 statistics; flash attention q, k, v, its output and log-sum-exp; fused "
+               "SwiGLU its 2I input, fc2 the I product; MoE the router's fp32 logits and per routed token copy "
+               "its permuted input, SwiGLU and output",
+               "Megatron-LM megatron/core/transformer (transformer_layer.py, attention.py, mlp.py, moe/); "
+               "TransformerEngine LayerNormLinear");
+    if (c->mixed && !w->megatron && !w->deepspeed)
+        assume(e, w->main_grads == OD_MAIN_GRADS_BF16 ? "mixed precision with the 16-bit gradients alone (--main-grads bf16)"
+                                                     : "mixed precision keeps an fp32 main-gradient copy for the optimizer, "
+                                                       "as DeepSpeed's fp32 gradient partition (--main-grads bf16 drops it)",
+               "DeepSpeed runtime/zero/stage_1_and_2.py (single_partition_of_fp32_groups' gradients)");
+    if (w->pp > 1)
+        assume(e, "pipeline stage: the first holds the embedding, the last the final norm, the output layer (a copy "
+               "of a tied embedding) and the loss; stage r holds min(pp - r, micro-batches) of its layers in "
+               "flight (interleaved: 2(pp - r - 1) + (vpp - 1)pp + 1 chunks)",
+               "Megatron-Core pipeline_parallel/schedules.py; theoretical_memory_usage.py (most loaded shard)");
     if (w->pp > 1)
         assume(e, w->vpp > 1 ? "interleaved 1F1B: the first stage holds its layers for pp micro-batches "
                                "x (1 + (pp-1)/(pp vpp))"
@@ -1148,21 +1631,87 @@ static od_status noted(const ctx *c, od_estimate *e, od_status st)
     return st;
 }
 
-od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estimate *out,
+/* Bytes a parameter takes in the inference weights' dtype (the quantized ones as
+ * accelerate's table divides them: int8 a quarter, 4-bit an eighth of fp32). */
+static double weight_dtype_bytes(od_weights wt)
+{
+    switch (wt) {
+    case OD_W_FP32: return 4;
+    case OD_W_INT8: case OD_W_FP8: return 1;
+    case OD_W_INT4: case OD_W_GPTQ4: case OD_W_AWQ4: case OD_W_NF4: return 0.5;
+    default: return 2;
+    }
+}
+
+/* Megatron pads the vocabulary to a multiple of make_vocab_size_divisible_by (128) x tp
+ * (megatron/training/tokenizer: _vocab_size_with_padding). */
+static uint64_t megatron_vocab(uint64_t V, uint64_t tp)
+{
+    uint64_t q = 128 * (tp ? tp : 1);
+    return (V + q - 1) / q * q;
+}
+
+/* Precision of a training step: autocast, mixed (16-bit weights, fp32 master) or plain,
+ * the byte widths that follow, and the attention kernel. */
+static od_status train_precision(ctx *c, od_error *err)
+{
+    const od_workload *w = c->w;
+    const od_model *m = c->m;
+    c->amp = w->precision == OD_PREC_AMP_BF16 || w->precision == OD_PREC_AMP_FP16;
+    c->mixed = w->precision == OD_PREC_MIXED_FP16 || w->precision == OD_PREC_MIXED_BF16;
+    if (w->fsdp && c->amp) {
+        /* FSDP MixedPrecision(param_dtype=16-bit): fp32 shards, the forward in 16 bits on
+         * the gathered parameters: no autocast copies, a 16-bit residual stream */
+        c->amp = 0;
+        c->W = 4;
+        c->A = c->R = 2;
+    } else {
+        if ((w->deepspeed || w->megatron) && c->amp) {
+            /* DeepSpeed's fp16/bf16 engine and Megatron's --bf16 hold half weights
+             * themselves: no autocast copies */
+            c->amp = 0;
+            c->mixed = 1;
+        }
+        c->W = w->precision == OD_PREC_BF16 || c->mixed ? 2 : 4;
+        c->A = w->precision == OD_PREC_FP32 ? 4 : 2;
+        c->R = c->W;
+    }
+    if (w->main_grads && !c->mixed)
+        return od_fail(err, OD_ERR_ARG, "--main-grads is the gradient buffer of mixed precision "
+                       "(mixed-bf16, mixed-fp16, or amp under --framework deepspeed/megatron); "
+                       "--precision %s keeps gradients in the weights' dtype", od_precision_name(w->precision));
+    c->kernel = m->ssm_layers >= m->layers ? "none"
+                : w->megatron && w->attention != OD_ATTN_EAGER ? "flash" : sdpa_kernel(c);
+    if (w->cp > 1 && (!strcmp(c->kernel, "eager") || !strcmp(c->kernel, "math")))
+        return od_fail(err, OD_ERR_ARG, "--cp needs a fused attention kernel (flash or "
+                       "memory-efficient); this model and --attention %s run %s attention, "
+                       "which context parallelism does not split", od_attention_name(w->attention),
+                       c->kernel);
+    return OD_OK;
+}
+
+od_status od_estimate_compute(const od_model *m0, const od_workload *w, od_estimate *out,
                               od_error *err)
 {
-    od_status st = check(m, w, err);
+    od_status st = check(m0, w, err);
     if (st != OD_OK)
         return st;
+    od_model padded = *m0;
+    if (w->megatron && w->task == OD_TASK_TRAIN)
+        padded.vocab = megatron_vocab(m0->vocab, w->tp);
+    const od_model *m = &padded;
     ctx c;
     memset(&c, 0, sizeof c);
     c.m = m;
     c.w = w;
     od_model_count(m, &c.pc);
     c.tp = (double)w->tp;
+    c.ep_div = w->ep > 1 || w->etp > 1 ? (double)(w->ep ? w->ep : 1) * (double)(w->etp ? w->etp : w->tp)
+                                       : c.tp;
     c.rep = 1;
     memset(out, 0, sizeof *out);
-    out->params = m->ckpt_params ? m->ckpt_params : c.pc.total;
+    out->params = m->ckpt_params && !w->megatron ? m->ckpt_params : c.pc.total;
+    out->largest_module_params = c.pc.largest_module;
     if (w->task == OD_TASK_INFER) {
         c.A = w->weights == OD_W_FP32 ? 4 : 2;
         c.W = c.A;
@@ -1171,38 +1720,19 @@ od_status od_estimate_compute(const od_model *m, const od_workload *w, od_estima
         c.kernel = m->ssm_layers >= m->layers ? "none"
                    : w->attention == OD_ATTN_EAGER || m->alibi || m->eager_only ? "eager" : "flash";
         out->attention_kernel = c.kernel;
+        out->largest_layer_bytes = u((double)c.pc.largest_layer * weight_dtype_bytes(w->weights));
         return noted(&c, out, estimate_infer(&c, out, err));
     }
-    c.amp = w->precision == OD_PREC_AMP_BF16 || w->precision == OD_PREC_AMP_FP16;
-    c.mixed = w->precision == OD_PREC_MIXED_FP16 || w->precision == OD_PREC_MIXED_BF16;
-    if (w->fsdp && c.amp) {
-        /* FSDP MixedPrecision(param_dtype=16-bit): fp32 shards, the forward in 16 bits on
-         * the gathered parameters: no autocast copies, a 16-bit residual stream */
-        c.amp = 0;
-        c.W = 4;
-        c.A = c.R = 2;
-    } else {
-        if (w->deepspeed && c.amp) {
-            /* DeepSpeed's fp16/bf16 engine holds half weights itself: no autocast copies */
-            c.amp = 0;
-            c.mixed = 1;
-        }
-        c.W = w->precision == OD_PREC_BF16 || c.mixed ? 2 : 4;
-        c.A = w->precision == OD_PREC_FP32 ? 4 : 2;
-        c.R = c.W;
-    }
+    if ((st = train_precision(&c, err)) != OD_OK)
+        return st;
     c.B = (double)w->batch;
     c.S = (double)w->seq;
     c.Sq = c.S / (double)(w->cp ? w->cp : 1);
     c.N = c.B * c.Sq;
     c.rep = w->sp ? c.tp : 1;
-    c.kernel = m->ssm_layers >= m->layers ? "none" : sdpa_kernel(&c);
     out->attention_kernel = c.kernel;
-    if (w->cp > 1 && (!strcmp(c.kernel, "eager") || !strcmp(c.kernel, "math")))
-        return od_fail(err, OD_ERR_ARG, "--cp needs a fused attention kernel (flash or "
-                       "memory-efficient); this model and --attention %s run %s attention, "
-                       "which context parallelism does not split", od_attention_name(w->attention),
-                       c.kernel);
-    out->kv_cache_bytes_per_token = u(od_model_kv_bytes_per_token(m, w->kv_bytes ? w->kv_bytes : c.A) / c.tp);
+    out->largest_layer_bytes = u((double)c.pc.largest_layer * c.W);
+    out->kv_cache_bytes_per_token = u(od_model_kv_bytes_per_token(m, w->kv_bytes ? w->kv_bytes : c.A) *
+                                      kv_share(m, w->tp));
     return noted(&c, out, estimate_train(&c, out, err));
 }

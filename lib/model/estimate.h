@@ -12,6 +12,14 @@
 #include "read/models.h"
 
 typedef enum { OD_TASK_TRAIN, OD_TASK_INFER } od_task;
+enum { OD_OFFLOAD_NONE, OD_OFFLOAD_CPU, OD_OFFLOAD_NVME };
+/* Main gradients under mixed precision: the framework's default (fp32: Megatron's
+ * main_grad buffer, DeepSpeed's fp32 gradient partition), fp32, or the 16-bit gradients
+ * alone (Megatron --grad-reduce-in-bf16). */
+enum { OD_MAIN_GRADS_DEFAULT, OD_MAIN_GRADS_FP32, OD_MAIN_GRADS_BF16 };
+/* The pipeline stage an estimate is of: the most loaded one, the first (embedding), the
+ * last (output layer and loss). */
+enum { OD_STAGE_MAX, OD_STAGE_FIRST, OD_STAGE_LAST };
 typedef enum {
     OD_PREC_FP32,       /* fp32 weights, fp32 compute */
     OD_PREC_AMP_BF16,   /* fp32 weights under torch.autocast(bfloat16) */
@@ -87,10 +95,23 @@ typedef struct {
     uint64_t freeze_layers;     /* embeddings and the first N layers frozen: no gradients,
                                  * no optimizer state, nothing saved for backward there */
     int chunked_loss;           /* loss computed in chunks: no full fp32 logits */
-    int offload_optimizer;      /* optimizer state and step on the CPU */
-    /* DeepSpeed: model states laid out as its ZeRO stages do (docs/memory.rst), with
-     * params offload and zero.Init; nodes split dp GPUs into nodes x dp/nodes. */
+    int offload_optimizer;      /* OD_OFFLOAD_*: optimizer state and step on the CPU, or the
+                                 * state on NVMe (DeepSpeed ZeRO-Infinity) */
+    /* DeepSpeed: model states laid out as its ZeRO stages do (its estimators in
+     * runtime/zero/stage_1_and_2.py and stage3.py), with params offload and zero.Init;
+     * nodes split dp GPUs into nodes x dp/nodes. */
     int deepspeed;
+    /* Megatron-Core: bf16 parameters with fp32 main gradients and the distributed
+     * optimizer as --zero 1, per pipeline stage, the layer Megatron-Core builds (TE fused
+     * norms and linears, fused SwiGLU, flash attention), expert parallelism. */
+    int megatron;
+    int main_grads;             /* OD_MAIN_GRADS_*: the gradient buffer the optimizer reads
+                                 * under mixed precision */
+    double buffer_factor;       /* DeepSpeed's additional_buffer_factor on host RAM; 0 = 1.5 */
+    int stage;                  /* OD_STAGE_*: which pipeline stage the estimate is of */
+    uint64_t first_stage_layers, last_stage_layers; /* uneven pipelines; 0 = even */
+    uint64_t ep, etp;           /* expert parallel / expert tensor parallel (MoE; 0 or 1 =
+                                 * none; etp 0 = tp, Megatron's default) */
     /* PyTorch FSDP (zero is then its own: full = 3, grad-op = 2; hybrid shards within a
      * node of dp/nodes GPUs) or DDP (full replicas + gradient buckets). */
     enum { OD_FSDP_NONE, OD_FSDP_FULL, OD_FSDP_GRAD_OP, OD_FSDP_HYBRID } fsdp;
@@ -118,7 +139,7 @@ typedef struct {
         logits_and_loss, kv_cache, temporaries, workspace; /* workspace: cuBLAS/cuBLASLt */
 } od_breakdown;
 
-#define OD_MAX_ASSUMPTIONS 20
+#define OD_MAX_ASSUMPTIONS 28
 
 typedef struct {
     uint64_t params;                /* parameter count of the whole model */
@@ -141,8 +162,17 @@ typedef struct {
     uint64_t model_states_bytes;    /* per GPU: parameters + gradients + optimizer state
                                      * (training), the weights (inference) */
     uint64_t host_bytes;            /* per node, CPU RAM the model states need (DeepSpeed:
-                                     * memory.rst's estimate with its 1.5 buffer factor;
-                                     * else the offloaded optimizer state, or 0) */
+                                     * its estimators' figure with the buffer factor; else
+                                     * the offloaded optimizer state, or 0) */
+    uint64_t nvme_bytes;            /* per node, what ZeRO-Infinity keeps on NVMe; 0 without */
+    uint64_t largest_layer_bytes;   /* the largest unit device_map="auto" keeps on one device
+                                     * (a decoder layer, the embedding or the lm_head) in the
+                                     * weights' dtype (accelerate's "Largest Layer") */
+    uint64_t largest_module_params; /* DeepSpeed's largest_layer_params: the largest module's
+                                     * own parameters (ZeRO-3 gathers 2 of them in 16 bits) */
+    const char *stage_name;         /* pp > 1: "first", "last" (or "only"): which stage */
+    uint64_t stage_layers;          /* layers on that stage */
+    uint64_t stage_params;          /* parameters on one GPU of that stage */
     /* Training: what one layer saves for backward for one micro-batch, per GPU -- the
      * same figure the activations in at_peak are built from (x activation_layers). When
      * the model and workload are Korthikanti et al. 2022's (paper_layout: GPT-2 block,

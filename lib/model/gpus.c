@@ -26,79 +26,19 @@ int od_cublas_workspace_size(uint64_t bytes)
     return bytes == OD_CUBLAS_WS_SM90 || bytes == OD_CUBLAS_WS_OLD || bytes == OD_CUBLAS_WS_GFX94;
 }
 
-/* Smallest memory first: od_gpu_by_memory walks the table in this order (test_plan
- * checks it), so a new entry goes where its memory puts it. */
+/* The table (model/gpus.def), smallest memory first. */
 static const od_gpu TABLE[] = {
-    /* "GPU 0 has a total capacity of 14.56 GiB" (torch 2.x OOMs on Tesla T4 in public
-     * issues; 15360 MiB in nvidia-smi); no bf16 on Turing */
-    {"t4", "Tesla T4 (16 GB)", GIBF(14.56), 450 * MIB, WS_OLD, 0, 0, 0},
-    /* 15.77 GiB: the usual total of a Tesla V100-SXM2-16GB (16160 MiB in nvidia-smi; not
-     * checked against a captured message here); no bf16 on Volta */
-    {"v100-16", "Tesla V100 16GB", GIBF(15.77), 450 * MIB, WS_OLD, 0, 0, 0},
-    /* "a total capacty of 21.99 GiB" (an A10's torch 2.x OOM in a public issue; A10 and
-     * A10G both show 23028 MiB in nvidia-smi) */
-    {"a10g", "NVIDIA A10G (24 GB)", GIBF(21.99), 500 * MIB, WS_OLD, 0, 0, 1},
-    /* 23034 MiB in nvidia-smi; "22.05 GiB total capacity" */
-    {"l4", "NVIDIA L4 24GB", GIBF(22.05), 500 * MIB, WS_OLD, 0, 0, 1},
-    /* "23.65 GiB total capacity" (24564 MiB in nvidia-smi) */
-    {"rtx4090", "NVIDIA GeForce RTX 4090 24GB", GIBF(23.65), 450 * MIB, WS_OLD, 0, 0, 1},
-    /* "23.69 GiB total capacity" */
-    {"rtx3090", "NVIDIA GeForce RTX 3090 24GB", GIBF(23.69), 450 * MIB, WS_OLD, 0, 0, 1},
-    /* 31.75 GiB: the usual total of a Tesla V100-SXM2-32GB (32510 MiB in nvidia-smi; not
-     * checked against a captured message here); no bf16 on Volta */
-    {"v100-32", "Tesla V100 32GB", GIBF(31.75), 450 * MIB, WS_OLD, 0, 0, 0},
-    /* A100-SXM4-40GB / A100-PCIE-40GB: 40960 MiB in nvidia-smi, 39.39 GiB in torch */
-    {"a100-40", "NVIDIA A100 40GB", 42298834944ULL, 600 * MIB, WS_OLD, 0, 0, 1},
-    /* "44.42 GiB total capacity" (46068 MiB in nvidia-smi) */
-    {"l40s", "NVIDIA L40S 48GB", GIBF(44.42), 550 * MIB, WS_OLD, 0, 0, 1},
-    /* 47.54 GiB: the usual total of an NVIDIA RTX A6000 (49140 MiB in nvidia-smi; not
-     * checked against a captured message here) */
-    {"a6000", "NVIDIA RTX A6000 48GB", GIBF(47.54), 550 * MIB, WS_OLD, 0, 0, 1},
-    /* one GCD, which torch sees as one device: "a total capacity of 63.98 GiB" (a 64 GB
-     * HIP device's OOM in a public issue); HIP's context and hipBLASLt workspace taken as
-     * CUDA's */
-    {"mi250x", "AMD Instinct MI250X (one of its two GCDs, 64 GB)", GIBF(63.98), 600 * MIB, WS_SM90, 0, 0, 1},
-    /* "total capacity of 79.11 GiB" (NVIDIA H100 80GB HBM3, 81559 MiB in nvidia-smi) */
-    {"h100-sxm", "NVIDIA H100 80GB HBM3 (SXM)", GIBF(79.11), CTX_MEASURED, WS_SM90, 0, 0, 1},
-    /* NVIDIA H100 PCIe: the same 81559 MiB in nvidia-smi as the SXM part */
-    {"h100-pcie", "NVIDIA H100 PCIe 80GB", GIBF(79.11), CTX_MEASURED, WS_SM90, 0, 0, 1},
-    /* "79.15 GiB total capacity" (NVIDIA A100-SXM4-80GB, 81920 MiB in nvidia-smi) */
-    {"a100-80", "NVIDIA A100 80GB", GIBF(79.15), 600 * MIB, WS_OLD, 0, 0, 1},
-    /* "a total capacity of 93.00 GiB" (an H100 NVL 94GB's OOM in a public issue) */
-    {"h100-nvl", "NVIDIA H100 NVL 94GB", GIBF(93.00), CTX_MEASURED, WS_SM90, 0, 0, 1},
-    /* measured: torch.cuda.mem_get_info() total on NVIDIA H200 (143771 MiB in nvidia-smi) */
-    {"h200", "NVIDIA H200 141GB (measured)", 150109880320ULL, CTX_MEASURED, WS_SM90, 0, 0, 1},
-    /* 178.35 GiB: NVIDIA B200's 183359 MiB in nvidia-smi less the driver's share (derived,
-     * not checked against a captured message) */
-    {"b200", "NVIDIA B200 180GB", GIBF(178.35), CTX_MEASURED, WS_SM90, 0, 0, 1},
-    /* 191.98 GiB: AMD Instinct MI300X's 192 GiB HBM3 less the driver's share (derived,
-     * not checked against a captured message) */
-    {"mi300x", "AMD Instinct MI300X 192GB", GIBF(191.98), 600 * MIB, WS_GFX94, 0, 0, 1},
+#define OD_GPU(key, desc, mem, ctx, ws, bf16) {key, desc, mem, ctx, ws, 0, 0, bf16},
+#include "model/gpus.def"
+#undef OD_GPU
 };
 #define N_TABLE (sizeof TABLE / sizeof TABLE[0])
 
-/* Other names for the entries: older keys, short forms, and the names nvidia-smi,
- * torch.cuda.get_device_name() and rocm-smi print. Compared after lowercasing and
- * dropping everything but letters and digits ("NVIDIA A100-SXM4-80GB" = "nvidiaa100sxm480gb"). */
+/* Other names for the entries (model/gpus.def). */
 static const struct { const char *alias, *name; } ALIASES[] = {
-    {"h100-80", "h100-sxm"}, {"h100", "h100-sxm"}, {"h100-80gb", "h100-sxm"}, {"h100-hbm3", "h100-sxm"},
-    {"NVIDIA H100 80GB HBM3", "h100-sxm"}, {"NVIDIA H100 PCIe", "h100-pcie"},
-    {"NVIDIA H100 NVL", "h100-nvl"}, {"h100-94", "h100-nvl"},
-    {"a100", "a100-80"}, {"a100-40gb", "a100-40"}, {"a100-80gb", "a100-80"},
-    {"NVIDIA A100-SXM4-80GB", "a100-80"}, {"NVIDIA A100 80GB PCIe", "a100-80"},
-    {"NVIDIA A100-PCIE-80GB", "a100-80"}, {"NVIDIA A100-SXM4-40GB", "a100-40"},
-    {"NVIDIA A100-PCIE-40GB", "a100-40"},
-    {"h200-141", "h200"}, {"NVIDIA H200", "h200"}, {"NVIDIA H200 NVL", "h200"},
-    {"NVIDIA B200", "b200"},
-    {"3090", "rtx3090"}, {"rtx-3090", "rtx3090"}, {"NVIDIA GeForce RTX 3090", "rtx3090"},
-    {"4090", "rtx4090"}, {"rtx-4090", "rtx4090"}, {"NVIDIA GeForce RTX 4090", "rtx4090"},
-    {"l40s-48", "l40s"}, {"NVIDIA L40S", "l40s"}, {"l4-24", "l4"}, {"NVIDIA L4", "l4"},
-    {"Tesla T4", "t4"}, {"NVIDIA A10G", "a10g"}, {"a10", "a10g"}, {"NVIDIA A10", "a10g"},
-    {"v100", "v100-32"}, {"Tesla V100-SXM2-16GB", "v100-16"}, {"Tesla V100-PCIE-16GB", "v100-16"},
-    {"Tesla V100-SXM2-32GB", "v100-32"}, {"Tesla V100-PCIE-32GB", "v100-32"},
-    {"Tesla V100S-PCIE-32GB", "v100-32"}, {"NVIDIA RTX A6000", "a6000"}, {"rtx-a6000", "a6000"},
-    {"AMD Instinct MI250X", "mi250x"}, {"AMD Instinct MI250X/MI250", "mi250x"},
-    {"AMD Instinct MI300X", "mi300x"},
+#define OD_GPU_ALIAS(alias, key) {alias, key},
+#include "model/gpus.def"
+#undef OD_GPU_ALIAS
 };
 
 /* Lowercase letters and digits of s, at most n-1 of them. */

@@ -1,6 +1,7 @@
 /* hfconfig.h - read a Hugging Face config.json into an od_model.
  *
- * Knows the parameter layouts of gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2,
+ * The families it knows are rows of read/families.def (which keys each model_type reads,
+ * what its block holds). Knows the parameter layouts of gpt2, llama, mistral, qwen2, qwen3, gemma, gemma2,
  * gemma3_text, phi, phi3, falcon, gpt_neox, gptj, opt, bloom, mpt, starcoder2, olmo,
  * olmo2, cohere, mixtral, qwen2_moe, qwen3_moe, deepseek_v2, deepseek_v3, dbrx, the
  * encoders bert and roberta, and the encoder-decoder t5. Any other model_type with the

@@ -28,10 +28,21 @@ double od_model_ssm_state_bytes(const od_model *m, double bytes)
     return (double)m->ssm_layers * (double)m->ssm_inner * (double)(m->ssm_conv + m->ssm_state) * bytes;
 }
 
+/* The largest tensor and the largest module's own parameters seen so far. */
+typedef struct { uint64_t tensor, module; } biggest;
+
+static void see(biggest *b, uint64_t tensor, uint64_t module)
+{
+    if (tensor > b->tensor)
+        b->tensor = tensor;
+    if (module > b->module)
+        b->module = module;
+}
+
 /* One Mamba mixer: in_proj (h -> 2 inner), depthwise conv1d, x_proj (inner -> dt_rank +
  * 2 state), dt_proj (dt_rank -> inner, with bias), A_log, D, out_proj, and Jamba's three
  * RMSNorms (transformers MambaMixer / JambaMambaMixer). */
-static uint64_t mixer_params(const od_model *m, uint64_t *largest)
+static uint64_t mixer_params(const od_model *m, biggest *largest)
 {
     uint64_t h = m->hidden, di = m->ssm_inner, ds = m->ssm_state, r = m->ssm_dt_rank;
     uint64_t n = h * 2 * di + (m->ssm_proj_bias ? 2 * di : 0);
@@ -40,8 +51,7 @@ static uint64_t mixer_params(const od_model *m, uint64_t *largest)
     n += di * h + (m->ssm_proj_bias ? h : 0);
     if (m->ssm_dt_norms)
         n += r + 2 * ds;
-    if (2 * di * h > *largest)
-        *largest = 2 * di * h;
+    see(largest, 2 * di * h, 2 * di * h + (m->ssm_proj_bias ? 2 * di : 0));
     return n;
 }
 
@@ -74,7 +84,7 @@ static uint64_t norm_params(const od_model *m)
 }
 
 /* Attention projections of one layer; *largest is raised to the widest matrix. */
-static uint64_t attn_params(const od_model *m, uint64_t *largest)
+static uint64_t attn_params(const od_model *m, biggest *largest)
 {
     uint64_t h = m->hidden, q = m->heads * m->head_dim, kv = m->kv_heads * m->head_dim;
     if (m->kv_lora_rank) {
@@ -86,6 +96,10 @@ static uint64_t attn_params(const od_model *m, uint64_t *largest)
         n += h * (m->kv_lora_rank + m->qk_rope_dim) + m->kv_lora_rank;
         n += m->kv_lora_rank * H * (m->qk_nope_dim + m->v_head_dim);
         n += H * m->v_head_dim * h;
+        uint64_t qw = m->q_lora_rank ? m->q_lora_rank * H * qk : h * H * qk;
+        see(largest, qw, qw);
+        see(largest, m->kv_lora_rank * H * (m->qk_nope_dim + m->v_head_dim),
+            m->kv_lora_rank * H * (m->qk_nope_dim + m->v_head_dim));
         return n;
     }
     uint64_t attn = h * q + 2 * h * kv + q * h;
@@ -93,33 +107,53 @@ static uint64_t attn_params(const od_model *m, uint64_t *largest)
         attn += q + 2 * kv;
     if (m->out_bias)
         attn += h;
-    if (m->fused_qkv && h * (q + 2 * kv) > *largest)
-        *largest = h * (q + 2 * kv);
+    if (m->fused_qkv)
+        see(largest, h * (q + 2 * kv), h * (q + 2 * kv) + (m->qkv_bias ? q + 2 * kv : 0));
+    else
+        see(largest, 0, h * q + (m->qkv_bias ? q : 0));
+    see(largest, 0, q * h + (m->out_bias ? h : 0));
     return attn;
 }
 
 /* A gated or plain MLP of width w. */
-static uint64_t mlp_params(const od_model *m, uint64_t w, uint64_t *largest)
+static uint64_t mlp_params(const od_model *m, uint64_t w, biggest *largest)
 {
-    uint64_t h = m->hidden, n;
+    uint64_t h = m->hidden, n, b = m->mlp_bias;
     if (m->gated_mlp) {
-        n = 3 * h * w + (m->mlp_bias ? 2 * w + h : 0);
+        n = 3 * h * w + (b ? 2 * w + h : 0);
         uint64_t big = m->fused_gate_up ? 2 * h * w : h * w;
-        if (big > *largest)
-            *largest = big;
+        see(largest, big, big + (b ? big / h : 0));
     } else {
-        n = 2 * h * w + (m->mlp_bias ? w + h : 0);
-        if (h * w > *largest)
-            *largest = h * w;
+        n = 2 * h * w + (b ? w + h : 0);
+        see(largest, h * w, h * w + (b ? w : 0));
     }
+    see(largest, 0, w * h + (b ? h : 0)); /* down / fc2 */
     return n;
+}
+
+/* A diffusers UNet: every parameter is in extra_params (hfconfig counted its blocks); the
+ * largest module an up block's first conv over the skip concatenation, the largest unit
+ * that block's resnet. */
+static void unet_count(const od_model *m, od_param_counts *out)
+{
+    uint64_t c = m->unet_channels[m->unet_levels ? m->unet_levels - 1 : 0], ted = 4 * m->unet_channels[0];
+    out->total = out->active = out->matmul = out->layers = m->extra_params;
+    out->per_layer = m->extra_params;
+    out->largest_tensor = 2 * c * c * 9;
+    out->largest_module = 2 * c * c * 9 + c;
+    out->largest_layer = 2 * c + 2 * c * c * 9 + c + ted * c + c + 2 * c + c * c * 9 + c + 2 * c * c + c;
 }
 
 void od_model_count(const od_model *m, od_param_counts *out)
 {
     memset(out, 0, sizeof *out);
+    if (m->unet) {
+        unet_count(m, out);
+        return;
+    }
     uint64_t h = m->hidden;
-    uint64_t largest = m->vocab * h;
+    biggest largest = {m->vocab * h, m->vocab * h};
+    see(&largest, m->positions * h, m->positions * h);
     uint64_t attn = attn_params(m, &largest);
     uint64_t norms = norm_params(m) * (m->parallel_block == 1 || m->no_mlp ? 1 : 2) *
                      (m->sandwich_norm ? 2 : 1);
@@ -131,12 +165,17 @@ void od_model_count(const od_model *m, od_param_counts *out)
     uint64_t dense = m->no_mlp ? 0 : mlp_params(m, m->intermediate, &largest);
     uint64_t moe = 0, moe_active = 0, routed = 0;
     if (m->experts) {
-        uint64_t one = mlp_params(m, m->expert_intermediate, &largest);
+        /* transformers 5: one experts module of (E, 2I, h) and (E, h, I) tensors; 4: a
+         * module per expert's linears */
+        biggest per_expert = {0, 0};
+        uint64_t one = mlp_params(m, m->expert_intermediate, &per_expert);
         routed = m->experts * one;
-        /* stored as (E, 2I, h) and (E, h, I) tensors */
-        if (m->experts * 2 * m->expert_intermediate * h > largest)
-            largest = m->experts * 2 * m->expert_intermediate * h;
+        if (m->transformers_major && m->transformers_major < 5)
+            see(&largest, per_expert.tensor, per_expert.module);
+        else
+            see(&largest, m->experts * 2 * m->expert_intermediate * h, routed);
         uint64_t router = h * m->experts + (m->router_bias ? m->experts : 0);
+        see(&largest, 0, router);
         moe = m->experts * one + router;                         /* experts + router */
         moe_active = m->experts_per_token * one + router;
         if (m->shared_intermediate) {
@@ -171,14 +210,29 @@ void od_model_count(const od_model *m, od_param_counts *out)
     out->matmul = layers_total - m->layers * norms + (m->encoder ? head : m->vocab * h) +
                   m->extra_params;
     out->per_layer = m->layers ? layers_total / m->layers : 0;
-    out->largest_tensor = largest;
+    out->largest_tensor = largest.tensor;
+    if (!m->encoder && !m->tied_embeddings)
+        see(&largest, 0, m->vocab * h + (m->head_bias ? m->vocab : 0));
+    out->largest_module = largest.module;
+    out->layers = layers_total;
+    out->head = out->total - out->embedding - layers_total;
+    uint64_t dense_layer = attn + norms + dense, moe_layer = attn + norms + moe;
+    if (m->ssm_layers >= m->layers && m->ssm_layers)
+        dense_layer = dense_layer - attn + mixer_params(m, &(biggest){0, 0});
+    uint64_t unit = ndense ? dense_layer : 0;
+    if (nmoe && moe_layer > unit)
+        unit = moe_layer;
+    uint64_t tables = m->vocab * h > m->positions * h ? m->vocab * h : m->positions * h;
+    if (!m->encoder && !m->tied_embeddings && m->vocab * h > tables)
+        tables = m->vocab * h + (m->head_bias ? m->vocab : 0);
+    out->largest_layer = unit > tables ? unit : tables;
     out->experts = nmoe * routed;
 }
 
 od_status od_model_validate(const od_model *m, od_error *err)
 {
     struct { const char *name; uint64_t v, max; } f[] = {
-        {"vocab_size", m->vocab, MAX_DIM}, {"hidden_size", m->hidden, MAX_DIM},
+        {"vocab_size", m->vision ? 1 : m->vocab, MAX_DIM}, {"hidden_size", m->hidden, MAX_DIM},
         {"num_hidden_layers", m->layers, MAX_LAYERS},
         {"num_attention_heads", m->heads, MAX_DIM},
         {"num_key_value_heads", m->kv_heads, MAX_DIM}, {"head_dim", m->head_dim, 65536},

@@ -65,6 +65,9 @@ typedef struct {
                                  * no rotary, no flash kernel */
     uint64_t sliding_layers;    /* layers that attend within sliding_window (the rest are
                                  * global; Gemma 2/3 alternate); = layers when all do */
+    uint64_t attention_chunk;   /* chunked local attention (Llama 4): a layer attends within
+                                 * its chunk of this many tokens; 0 = none */
+    uint64_t chunked_layers;    /* the layers that do (the rest are global) */
     /* Multi-head latent attention (DeepSeek-V2/V3); kv_lora_rank 0 = none. The KV cache
      * holds kv_lora_rank + qk_rope_dim values per token and layer. */
     uint64_t q_lora_rank, kv_lora_rank, qk_rope_dim, qk_nope_dim, v_head_dim;
@@ -97,6 +100,27 @@ typedef struct {
     unsigned quant_bits;
     uint64_t max_positions;     /* the config's context length (max_position_embeddings,
                                  * n_positions ...; 0 = not given) */
+    uint64_t image_tokens;      /* vision and diffusion models: the tokens (patches) one
+                                 * sample makes, fixed by the config (0 = a text model:
+                                 * the workload's --seq) */
+    int vision;                 /* an image encoder (ViT, CLIP, SigLIP, DiT): no vocabulary,
+                                 * no token-type buffers */
+    /* A second tower trained with the first (CLIP, SigLIP: the text encoder): its
+     * parameters are in extra_params; its activations count as tower2_layers layers of
+     * tower2_tokens tokens of width tower2_hidden. */
+    uint64_t tower2_layers, tower2_tokens, tower2_hidden;
+    /* Encoder-decoders whose encoder sees a fixed length (Whisper: 1500 positions of 30 s
+     * of audio); 0 = the same tokens as the decoder. */
+    uint64_t encoder_tokens;
+    /* diffusers UNet2DConditionModel: its parameters are extra_params; its activations
+     * come from the levels: channels, transformer depth (0 = no attention), resnets a
+     * level, the latent's side, the text tokens its cross-attention reads. */
+    int unet;
+    size_t unet_levels;
+    uint64_t unet_channels[6], unet_tlayers[6], unet_resnets, latent_side, text_tokens, cross_dim;
+    unsigned transformers_major;/* the config's transformers_version major (0 = not given:
+                                 * read as the current 5, whose MoE experts are one module
+                                 * holding every expert's weights; 4 had a module each) */
 } od_model;
 
 /* Parameter counts derived from an od_model. */
@@ -107,6 +131,14 @@ typedef struct {
                                  * incl. the lm_head even when tied: autocast casts these */
     uint64_t per_layer;         /* one dense or MoE layer, averaged */
     uint64_t largest_tensor;    /* elements of the largest single parameter */
+    uint64_t largest_module;    /* the most parameters one module holds itself
+                                 * (parameters(recurse=False)): DeepSpeed's
+                                 * largest_layer_params (stage3.py model_to_params) */
+    uint64_t largest_layer;     /* the largest unit accelerate's device_map keeps whole: a
+                                 * decoder layer (its _no_split_modules), the embedding or
+                                 * the lm_head (utils/modeling.py get_max_layer_size) */
+    uint64_t layers;            /* all the layers' parameters */
+    uint64_t head;              /* the rest: final norm, untied lm_head, extra parameters */
     uint64_t active;            /* parameters touched per token (MoE: top-k experts) */
     uint64_t experts;           /* routed-expert weights (3-D tensors in transformers 5,
                                  * multiplied by grouped_mm, which autocast does not cast) */

@@ -25,7 +25,8 @@ typedef struct {
     uint64_t quant_meta_bytes;  /* of which scales, zeros, g_idx, absmax, quant maps */
     uint64_t packed_params;     /* logical parameters held packed (0: not quantized) */
     uint64_t largest_tensor_bytes;
-    char quant[16];             /* "" (none), "gptq/awq", "bnb-nf4", "bnb-int8" */
+    char quant[16];             /* "" (none), "gptq/awq", "bnb-nf4", "bnb-int8", "gguf" */
+    char format[16];            /* "" (safetensors) or "gguf" */
 } od_safetensors_totals;
 
 /* Check a file's first 8 bytes (prefix) against its size: fills *header_len. Fails with

@@ -375,6 +375,51 @@ static void test_generic_fallback(void **state)
     assert_non_null(strstr(err.msg, "hidden_size"));
 }
 
+/* Beyond text decoders: vision transformers, two-tower CLIP / SigLIP, Whisper, diffusers'
+ * UNet and DiT, against the counts their libraries report for the public checkpoints
+ * (google/vit-base-patch16-224 86,567,656; openai/clip-vit-base-patch32 151,277,313;
+ * openai/whisper-tiny 37,760,640 and whisper-large-v3 1,543,490,560; Stable Diffusion 1.5's
+ * UNet 859,520,964, 2.1's 865,910,724, SDXL's 2,567,463,684). SigLIP (203M on the Hub) and
+ * diffusers' DiT-XL/2 are counted module by module from modeling_siglip.py and attention.py
+ * (each BasicTransformerBlock's AdaLayerNormZero keeps its own timestep and class
+ * embedders: 749,826,464, where the original DiT's shared ones give 675M). */
+static void test_reach(void **state)
+{
+    (void)state;
+    od_model m;
+    assert_int_equal(params_of("tests/data/configs/vit-base-patch16-224.json"), 86567656ULL);
+    load_model("tests/data/configs/vit-base-patch16-224.json", &m);
+    assert_true(m.vision && m.encoder && m.image_tokens == 197 && !m.vocab);
+    assert_int_equal(params_of("tests/data/configs/clip-vit-base-patch32.json"), 151277313ULL);
+    load_model("tests/data/configs/clip-vit-base-patch32.json", &m);
+    assert_true(m.image_tokens == 50 && m.tower2_layers == 12 && m.tower2_tokens == 77 && m.tower2_hidden == 512);
+    assert_int_equal(params_of("tests/data/configs/siglip-base-patch16-224.json"), 203155970ULL);
+    assert_int_equal(params_of("tests/data/configs/whisper-tiny.json"), 37760640ULL);
+    assert_int_equal(params_of("tests/data/configs/whisper-large-v3.json"), 1543490560ULL);
+    load_model("tests/data/configs/whisper-tiny.json", &m);
+    assert_true(m.encdec && m.encoder_tokens == 1500 && m.max_positions == 448 && m.layers == 8);
+    assert_int_equal(params_of("tests/data/configs/sd15-unet.json"), 859520964ULL);
+    assert_int_equal(params_of("tests/data/configs/sdxl-unet.json"), 2567463684ULL);
+    assert_int_equal(params_text("{\"_class_name\": \"UNet2DConditionModel\", \"block_out_channels\": "
+                                 "[320, 640, 1280, 1280], \"cross_attention_dim\": 1024, \"down_block_types\": "
+                                 "[\"CrossAttnDownBlock2D\", \"CrossAttnDownBlock2D\", \"CrossAttnDownBlock2D\", "
+                                 "\"DownBlock2D\"], \"up_block_types\": [\"UpBlock2D\", \"CrossAttnUpBlock2D\", "
+                                 "\"CrossAttnUpBlock2D\", \"CrossAttnUpBlock2D\"], \"sample_size\": 96, "
+                                 "\"use_linear_projection\": true}", &m), 865910724ULL);
+    assert_true(m.unet && m.unet_levels == 4 && m.image_tokens == 96 * 96);
+    assert_int_equal(params_of("tests/data/configs/dit-xl-2-256.json"), 749826464ULL);
+    /* a patch that does not tile the image, a UNet without its levels */
+    od_error err;
+    const char *bad = "{\"model_type\": \"vit\", \"hidden_size\": 64, \"num_hidden_layers\": 1, "
+                      "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"image_size\": 30, "
+                      "\"patch_size\": 16}";
+    assert_int_equal(od_hfconfig_parse(bad, strlen(bad), &m, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "patch_size"));
+    const char *nounet = "{\"_class_name\": \"UNet2DConditionModel\"}";
+    assert_int_equal(od_hfconfig_parse(nounet, strlen(nounet), &m, &err), OD_ERR_FORMAT);
+    assert_non_null(strstr(err.msg, "block_out_channels"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +431,7 @@ int main(void)
         cmocka_unit_test(test_ssm_and_encdec_families),
         cmocka_unit_test(test_published_sizes),
         cmocka_unit_test(test_generic_fallback),
+        cmocka_unit_test(test_reach),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,8 +147,9 @@ static void test_max_batch(void **state)
     w.batch = p->max_batch + 1;
     assert_int_equal(od_plan_fits(&m, &w, &g, &dev, &fits, &err), OD_OK);
     assert_false(fits);
-    /* too big a batch: only changes that fit are listed, ranked by compute overhead,
-     * each lowering the peak */
+    /* too big a batch: only recipes that fit are listed, those on the GPUs it has (one)
+     * first, then by compute overhead, each lowering the peak and minimal: no part of it
+     * can be dropped */
     w.batch = p->max_batch * 4;
     assert_int_equal(od_plan_compute(&m, &w, &g, p, &err), OD_OK);
     assert_false(p->fits);
@@ -157,18 +158,28 @@ static void test_max_batch(void **state)
     for (size_t i = 0; i < p->n_mitigations; i++) {
         assert_true(p->mitigations[i].fits);
         assert_true(p->mitigations[i].peak_allocated_bytes < p->estimate.peak_allocated_bytes);
-        if (i)
+        if (i && p->mitigations[i].more_gpus == p->mitigations[i - 1].more_gpus)
             assert_true(p->mitigations[i].overhead_pct >= p->mitigations[i - 1].overhead_pct);
+        if (i)
+            assert_true(!p->mitigations[i - 1].more_gpus || p->mitigations[i].more_gpus);
+        od_workload t = p->mitigations[i].workload;
+        uint64_t d;
+        int f;
+        assert_int_equal(od_plan_fits(&m, &t, &g, &d, &f, &err), OD_OK);
+        assert_true(f);
     }
-    /* hopeless (GPT-2 on a 2^20-token sequence on a T4): nothing listed, the most that
-     * was tried kept once */
+    /* the cheapest is one GPU's: micro-batches with accumulation */
+    assert_int_equal(p->mitigations[0].more_gpus, 0);
+    /* hopeless (GPT-2 on a 2^20-token sequence on a T4): nothing listed; the nearest
+     * combination of everything that helps is kept once */
     load("examples/configs/gpt2-124m.json", &m);
     assert_int_equal(od_gpu_lookup("t4", &g, &err), OD_OK);
     w.workspace_bytes = g.workspace_bytes;
     w.batch = 1;
     w.seq = 1 << 20;
     assert_int_equal(od_plan_compute(&m, &w, &g, p, &err), OD_OK);
-    assert_string_equal(p->closest.key, "combined");
+    assert_true(p->closest.parts >= 2);
+    assert_non_null(strstr(p->closest.key, "full-checkpointing"));
     assert_int_equal(p->n_mitigations, 0);
     assert_true(p->has_closest);
     assert_false(p->closest.fits);
@@ -200,20 +211,24 @@ static void test_lora_no_optimizer_changes(void **state)
     assert_true(p->n_mitigations > 0 || p->has_closest);
     for (size_t i = 0; i < p->n_mitigations; i++) {
         const char *k = p->mitigations[i].key;
-        assert_true(strcmp(k, "zero1") && strcmp(k, "zero2") && strcmp(k, "adam8bit") &&
-                    strcmp(k, "adafactor") && strcmp(k, "offload-optimizer"));
+        assert_true(!strstr(k, "zero1") && !strstr(k, "zero2") && !strstr(k, "adam8bit") &&
+                    !strstr(k, "offload-optimizer"));
     }
-    /* full fine-tuning keeps them */
+    /* full fine-tuning keeps them: Llama-2-7B under AdamW does not fit one A100-80 */
     w.lora_rank = 0;
     w.batch = 1;
     w.seq = 512;
     w.precision = OD_PREC_AMP_BF16;
     assert_int_equal(od_gpu_lookup("a100-80", &g, &err), OD_OK);
     assert_int_equal(od_plan_compute(&m, &w, &g, p, &err), OD_OK);
-    int zero1 = 0;
-    for (size_t i = 0; i < p->n_mitigations; i++)
-        zero1 |= !strcmp(p->mitigations[i].key, "zero1");
-    assert_true(zero1);
+    assert_false(p->fits);
+    int zero1 = 0, adam8 = 0, offload = 0;
+    for (size_t i = 0; i < p->n_mitigations; i++) {
+        zero1 |= strstr(p->mitigations[i].key, "zero1") != NULL;
+        adam8 |= strstr(p->mitigations[i].key, "adam8bit") != NULL;
+        offload |= strstr(p->mitigations[i].key, "offload-optimizer") != NULL;
+    }
+    assert_true(zero1 && adam8 && offload);
     free(p);
 }
 
@@ -380,21 +395,31 @@ static void test_kv_caps(void **state)
 }
 
 
-/* DeepSpeed's docs/memory.rst, t5-3b on 1 node x 8 GPUs ("2851M total params, 32M largest
- * layer params"): per GPU and per CPU (node) in GiB, each within 3 % (they agree to the
- * two decimals the table prints). */
+/* DeepSpeed's own estimators run on t5-3b (2,851,598,336 parameters, largest module the
+ * shared 32128 x 1024 embedding, 32,899,072) on 1 node x 8 GPUs, the buffer factor 1.5:
+ * estimate_zero2_model_states_mem_needs in deepspeedai/DeepSpeed
+ * deepspeed/runtime/zero/stage_1_and_2.py @ 02aa38c3a55174c87b33c4ad17a304389d037443 and
+ * estimate_zero3_model_states_mem_needs in deepspeed/runtime/zero/stage3.py @
+ * 007cca6a2ffe3ed9d393459f4a3081bd54341ba6 print these bytes (cpu_mem, gpu_mem); plan
+ * gives the same to the byte. ZeRO-2 without offload is the code's 2P + 18P/N (11.29 GiB):
+ * docs/memory.rst's table still prints 15.93 GiB, its 4P + 16P/N from before PR #5099. */
 static void test_deepspeed_t5(void **state)
 {
     (void)state;
     od_model m;
     load("examples/configs/t5-3b.json", &m);
+    od_param_counts pc;
+    od_model_count(&m, &pc);
+    assert_int_equal(pc.total, 2851598336ULL);
+    assert_int_equal(pc.largest_module, 32899072ULL);
     static const struct {
         int zero, off_opt, off_params, zero_init;
-        double gpu_gib, cpu_gib;
+        uint64_t gpu, cpu;
     } rows[] = {
-        {2, 0, 0, 0, 15.93, 127.48}, {2, 1, 0, 0, 5.31, 127.48},
-        {3, 0, 0, 1, 6.10, 1.47},    {3, 1, 0, 1, 0.79, 63.74},   {3, 1, 1, 1, 0.12, 71.71},
-        {3, 0, 0, 0, 6.10, 127.48},  {3, 1, 0, 0, 0.79, 127.48},  {3, 1, 1, 0, 0.12, 127.48},
+        {2, 0, 0, 0, 12119292928ULL, 136876720128ULL}, {2, 1, 0, 0, 5703196672ULL, 136876720128ULL},
+        {3, 0, 0, 1, 6547692544ULL, 1579155456ULL},    {3, 1, 0, 1, 844495872ULL, 68438360064ULL},
+        {3, 1, 1, 1, 131596288ULL, 76993155072ULL},    {3, 0, 0, 0, 6547692544ULL, 136876720128ULL},
+        {3, 1, 0, 0, 844495872ULL, 136876720128ULL},   {3, 1, 1, 0, 131596288ULL, 136876720128ULL},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         od_workload w;
@@ -407,22 +432,30 @@ static void test_deepspeed_t5(void **state)
         w.offload_params = rows[i].off_params;
         w.zero_init = rows[i].zero_init;
         od_estimate e = est(&m, &w);
-        double gpu = e.model_states_bytes / 1073741824.0, cpu = e.host_bytes / 1073741824.0;
-        printf("  t5-3b ZeRO-%d offload_optimizer=%d offload_param=%d zero_init=%d: per GPU %.2f GiB "
-               "(memory.rst %.2f), per CPU %.2f GiB (%.2f)\n", rows[i].zero, rows[i].off_opt,
-               rows[i].off_params, rows[i].zero_init, gpu, rows[i].gpu_gib, cpu, rows[i].cpu_gib);
-        assert_true(gpu > rows[i].gpu_gib * 0.97 && gpu < rows[i].gpu_gib * 1.03);
-        assert_true(cpu > rows[i].cpu_gib * 0.97 && cpu < rows[i].cpu_gib * 1.03);
+        print_message("  t5-3b ZeRO-%d offload_optimizer=%d offload_param=%d zero_init=%d: per GPU %llu "
+                      "(DeepSpeed %llu), per CPU %llu (%llu)\n", rows[i].zero, rows[i].off_opt,
+                      rows[i].off_params, rows[i].zero_init, (unsigned long long)e.model_states_bytes,
+                      (unsigned long long)rows[i].gpu, (unsigned long long)e.host_bytes,
+                      (unsigned long long)rows[i].cpu);
+        assert_int_equal(e.model_states_bytes, rows[i].gpu);
+        assert_int_equal(e.host_bytes, rows[i].cpu);
         /* the breakdown still sums to the peak */
         const od_breakdown *b = &e.at_peak;
         assert_int_equal(b->parameters + b->gradients + b->optimizer_states + b->activations +
                              b->logits_and_loss + b->kv_cache + b->temporaries + b->workspace,
                          e.peak_allocated_bytes);
+        /* additional_buffer_factor scales the host figure alone */
+        w.buffer_factor = 3.0;
+        od_estimate e3 = est(&m, &w);
+        assert_int_equal(e3.host_bytes, rows[i].cpu * 2);
+        assert_int_equal(e3.model_states_bytes, rows[i].gpu);
     }
 }
 
-/* Mixed precision: half weights and gradients, fp32 master weights + Adam moments in the
- * optimizer state: 16 bytes per parameter, as under autocast, but laid out 2 + 2 + 12. */
+/* Mixed precision: half weights and gradients, the fp32 main-gradient copy the optimizer
+ * reads, fp32 master weights + Adam moments: 2 + 2 + 4 + 12 = 20 bytes a parameter, as
+ * DeepSpeed's ZeRO-0/1 layout (its bf16 optimizer's fp32 gradient buffer); 16 with
+ * --main-grads bf16 (the 16-bit gradients alone). */
 static void test_mixed_precision(void **state)
 {
     (void)state;
@@ -435,8 +468,17 @@ static void test_mixed_precision(void **state)
     w.optimizer = OD_OPT_ADAMW_FUSED;
     od_estimate e = est(&m, &w);
     uint64_t P = 7241732096ULL;
+    assert_int_equal(e.model_states_bytes, 20 * P);
+    assert_int_equal(e.optimizer_peak_bytes, 2 * w.workspace_bytes + 2 * P + 12 * P + 6 * P);
+    w.main_grads = OD_MAIN_GRADS_BF16;
+    e = est(&m, &w);
     assert_int_equal(e.model_states_bytes, 16 * P);
     assert_int_equal(e.optimizer_peak_bytes, 2 * w.workspace_bytes + 2 * P + 12 * P + 2 * P);
+    /* not a mixed precision: no main-gradient buffer to choose */
+    w.precision = OD_PREC_AMP_BF16;
+    od_error err;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+    assert_non_null(strstr(err.msg, "--main-grads"));
     assert_string_equal(od_precision_name(OD_PREC_MIXED_FP16), "mixed-fp16");
 }
 
@@ -651,8 +693,13 @@ static void test_korthikanti_table2(void **state)
              * terms, are no longer negligible beside 2sbh a layer) */
             double penalty = T[i].vpp > 1 ? 1 + (T[i].pp - 1.0) / (T[i].pp * T[i].vpp) : 1;
             assert_true(fabs(e.activation_layers / (T[i].layers * penalty) - 1) < 1e-9);
+            /* + the embedding dropout's mask for each micro-batch in flight on the first
+             * stage (theoretical_memory_usage.py: "Dropout in embedding layer (pp_size
+             * microbatches in flight)") */
+            double emb = s * b * h * e.activation_layers / ((double)T[i].layers / T[i].pp) /
+                         (C[k].sp ? C[k].t : 1);
             if (strcmp(e.peak_phase, "optimizer") && C[k].ck != OD_CKPT_FULL &&
-                fabs((double)e.at_peak.activations / (got[k] * e.activation_layers) - 1) >= 0.01)
+                fabs(((double)e.at_peak.activations - emb) / (got[k] * e.activation_layers) - 1) >= 0.01)
                 fail_msg("%.0fB row %zu (%s): activations %llu vs %.0f x %.2f", T[i].size / 1e9, k,
                          e.peak_phase, (unsigned long long)e.at_peak.activations, got[k],
                          e.activation_layers);
@@ -746,13 +793,56 @@ static void test_cp_pp(void **state)
     od_estimate v = est(&m, &w);
     assert_true(fabs(v.activation_layers - 32 * (1 + 3.0 / 8)) < 1e-9);
     assert_true(v.peak_allocated_bytes > p.peak_allocated_bytes);
-    w.grad_accum = 2; /* fewer micro-batches than stages: fewer in flight */
-    assert_true(fabs(est(&m, &w).activation_layers - 16 * (1 + 3.0 / 8)) < 1e-9);
+    w.grad_accum = 2; /* fewer micro-batches than stages: all 2 x 2 chunks in flight */
+    assert_true(fabs(est(&m, &w).activation_layers - 16) < 1e-9);
     w.vpp = 3; /* 4 x 3 does not divide 32 layers */
     assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
     w.pp = 1;
     w.vpp = 2;
     assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+}
+
+/* Pipeline stages: the first holds the embedding and pp micro-batches of its layers, the
+ * last the head (a copy of the embedding when tied), the loss and one micro-batch; uneven
+ * stages put the given layers on the first and last and split the rest evenly. Llama-2-7B
+ * (untied), pp 4, 8 micro-batches. */
+static void test_pipeline_stages(void **state)
+{
+    (void)state;
+    od_model m;
+    load("tests/data/configs/llama-2-7b.json", &m);
+    od_param_counts pc;
+    od_model_count(&m, &pc);
+    od_workload w;
+    od_workload_defaults(&w);
+    w.seq = 2048;
+    w.pp = 4;
+    w.grad_accum = 8;
+    w.first_stage_layers = 6;
+    w.last_stage_layers = 10;
+    w.stage = OD_STAGE_FIRST;
+    od_estimate first = est(&m, &w);
+    assert_int_equal(first.stage_layers, 6);
+    assert_string_equal(first.stage_name, "first");
+    assert_int_equal(first.stage_params, (uint64_t)(6.0 * pc.layers / 32 + pc.embedding));
+    assert_true(fabs(first.activation_layers - 6 * 4) < 1e-9);
+    assert_int_equal(first.at_peak.logits_and_loss, 0);
+    w.stage = OD_STAGE_LAST;
+    od_estimate last = est(&m, &w);
+    assert_int_equal(last.stage_layers, 10);
+    assert_int_equal(last.stage_params, (uint64_t)(10.0 * pc.layers / 32 + pc.head));
+    assert_true(fabs(last.activation_layers - 10) < 1e-9);
+    /* the default is the more loaded one */
+    w.stage = OD_STAGE_MAX;
+    od_estimate mx = est(&m, &w);
+    assert_int_equal(mx.peak_allocated_bytes, first.peak_allocated_bytes > last.peak_allocated_bytes
+                                                  ? first.peak_allocated_bytes : last.peak_allocated_bytes);
+    /* layers that do not split evenly over the middle stages are refused */
+    w.first_stage_layers = 7;
+    od_error err;
+    od_estimate e;
+    assert_int_equal(od_estimate_compute(&m, &w, &e, &err), OD_ERR_ARG);
+    assert_non_null(strstr(err.msg, "--first-stage-layers"));
 }
 
 /* MoE generate(): the decode steps run transformers' batched_mm experts, which gather a
@@ -947,6 +1037,7 @@ int main(void)
         cmocka_unit_test(test_korthikanti_table2),
         cmocka_unit_test(test_tp_sp_activations),
         cmocka_unit_test(test_cp_pp),
+        cmocka_unit_test(test_pipeline_stages),
         cmocka_unit_test(test_moe_decode),
         cmocka_unit_test(test_ssm_state),
         cmocka_unit_test(test_quantized_weights),

@@ -1,0 +1,1 @@
+$OOMDOC plan --model tests/data/gguf/bad/short-data.gguf --task infer

@@ -1,0 +1,1 @@
+$OOMDOC plan --model tests/data/gguf/tiny-llama.gguf --task infer --batch 4 --gpu t4
