@@ -31,32 +31,8 @@ static int parse_fail_on(const char *cmd, const char *list, int *fail_on)
     return 0;
 }
 
-static int parse_count(const char *cmd, const char *opt, const char *arg, uint64_t *out)
-{
-    long v;
-    if (od_cli_parse_int_opt(cmd, opt, arg, 1, 1 << 24, &v))
-        return OD_EXIT_USAGE;
-    *out = (uint64_t)v;
-    return 0;
-}
-
-static int pick(const char *cmd, const char *opt, const char *arg, const char *const *names, int *out)
-{
-    for (int i = 0; names[i]; i++)
-        if (strcmp(arg, names[i]) == 0) {
-            *out = i;
-            return 0;
-        }
-    return od_cli_usage_error(cmd, "%s: '%s' is not one of %s", opt, arg,
-                              names == NULL ? "" : names[1] && !strcmp(names[0], "train") ? "train, infer"
-                                                                                         : "none, dynamic, static, paged");
-}
-
 int od_cli_diagflag(const char *cmd, int opt, const char *arg, od_cli_diagflags *f)
 {
-    static const char *const tasks[] = {"train", "infer", NULL};
-    static const char *const caches[] = {"none", "dynamic", "static", "paged", NULL};
-    int v;
     switch (opt) {
     case OD_DFLAG_FAIL_ON: return parse_fail_on(cmd, arg, f->fail_on) ? OD_EXIT_USAGE : 0;
     case OD_DFLAG_CONFIG: f->config = arg; return 0;
@@ -78,24 +54,14 @@ int od_cli_diagflag(const char *cmd, int opt, const char *arg, od_cli_diagflags 
         f->torch_version = arg;
         return 0;
     }
-    case OD_DFLAG_TASK:
-        if (pick(cmd, "--task", arg, tasks, &v))
-            return OD_EXIT_USAGE;
-        f->w.task = (od_task)v;
-        f->task_given = f->plan_flags = 1;
-        return 0;
-    case OD_DFLAG_PROMPT: f->plan_flags = 1; return parse_count(cmd, "--prompt", arg, &f->w.prompt);
-    case OD_DFLAG_NEW: f->plan_flags = f->new_tokens_given = 1; return parse_count(cmd, "--new-tokens", arg, &f->w.new_tokens);
-    case OD_DFLAG_KV:
-        if (pick(cmd, "--kv-cache", arg, caches, &v))
-            return OD_EXIT_USAGE;
-        f->w.kv_cache = (od_kv_cache)v;
-        f->plan_flags = 1;
-        return 0;
     default: {
+        /* plan's workload flags (planflags.h), every one of them */
         int r = od_cli_workload_flag(cmd, opt, arg, &f->w);
-        if (r == 0)
+        if (r == 0) {
             f->plan_flags = 1;
+            f->task_given |= opt == OD_FLAG_TASK;
+            f->new_tokens_given |= opt == OD_FLAG_NEW;
+        }
         return r;
     }
     }

@@ -13,8 +13,7 @@
 #include "planflags.h"
 
 enum { OD_DFLAG_FAIL_ON = 0x2000, OD_DFLAG_CONFIG, OD_DFLAG_CAPACITY, OD_DFLAG_FRACTION, OD_DFLAG_TOTAL,
-       OD_DFLAG_MEMORY, OD_DFLAG_GPU, OD_DFLAG_TORCH, OD_DFLAG_TASK, OD_DFLAG_PROMPT, OD_DFLAG_NEW,
-       OD_DFLAG_KV };
+       OD_DFLAG_MEMORY, OD_DFLAG_GPU, OD_DFLAG_TORCH };
 
 #define OD_DIAG_OPTIONS                                                         \
     {"fail-on", required_argument, NULL, OD_DFLAG_FAIL_ON},                     \
@@ -25,10 +24,6 @@ enum { OD_DFLAG_FAIL_ON = 0x2000, OD_DFLAG_CONFIG, OD_DFLAG_CAPACITY, OD_DFLAG_F
     {"memory", required_argument, NULL, OD_DFLAG_MEMORY},                       \
     {"gpu", required_argument, NULL, OD_DFLAG_GPU},                             \
     {"torch-version", required_argument, NULL, OD_DFLAG_TORCH},                 \
-    {"task", required_argument, NULL, OD_DFLAG_TASK},                           \
-    {"prompt", required_argument, NULL, OD_DFLAG_PROMPT},                       \
-    {"new-tokens", required_argument, NULL, OD_DFLAG_NEW},                      \
-    {"kv-cache", required_argument, NULL, OD_DFLAG_KV},                         \
     OD_WORKLOAD_OPTIONS
 
 /* The usage lines of these flags, for both commands' --help. */
@@ -52,7 +47,9 @@ enum { OD_DFLAG_FAIL_ON = 0x2000, OD_DFLAG_CONFIG, OD_DFLAG_CAPACITY, OD_DFLAG_F
     "                  inference plan without it)\n"                                                      \
     "  --prompt N --new-tokens N --kv-cache K  plan, inference: prompt and generated\n"                   \
     "                  tokens (default 512, 128; a trace's decode steps when seen), the\n"                \
-    "                  cache: none, dynamic (default), static, paged\n"
+    "                  cache: none, dynamic (default), static, paged\n"                                  \
+    "  ...             every other workload flag of oomdoc plan (--zero, --dp, --tp, --pp,\n"              \
+    "                  --framework, --lora-rank, --grad-accum, ...: see oomdoc plan --help)\n"
 
 typedef struct {
     int fail_on[OD_VERDICT_COUNT];
