@@ -396,6 +396,13 @@ int od_cmd_report(int argc, char **argv)
     if (pa.gpu && pa.memory)
         return od_cli_usage_error("report", "give --gpu or --memory, not both");
     size_t n = (size_t)(argc - optind);
+    /* The page is HTML: on a terminal it is ~0.5 MB of noise, not a report. */
+    if (!output && od_cli_stdout_tty())
+        return od_cli_usage_error("report", "the page is HTML, not for a terminal: give -o FILE "
+                                  "(e.g. -o report.html), or redirect stdout");
+    int refused = od_cli_refuse_output_onto_input("report", "-o", output, argv + optind, n);
+    if (refused)
+        return refused;
     loaded *ls = calloc(n, sizeof *ls);
     od_report_item *items = calloc(n, sizeof *items);
     int code = 0;
@@ -455,7 +462,7 @@ int od_cmd_report(int argc, char **argv)
 
     /* -o FILE: written beside FILE and renamed over it, so a failed or killed run leaves
      * the old page whole. */
-    FILE *out = stdout;
+    FILE *out = od_cli_raw_stdout();
     od_safe_file sf = {0};
     if (output && strcmp(output, "-") != 0) {
         if ((code = od_cli_safe_open(&sf, output))) {
@@ -467,12 +474,10 @@ int od_cmd_report(int argc, char **argv)
     od_error err;
     od_error_clear(&err);
     od_status st = od_report_write(&in, out, &err);
-    if (st != OD_OK) {
-        code = od_cli_report_error(output ? output : "report", &err);
-        od_cli_safe_abort(&sf);
-    } else if (out != stdout) {
-        code = od_cli_safe_commit(&sf);
-    }
+    if (st != OD_OK)
+        code = sf.f ? od_cli_safe_fail(&sf, &err) : od_cli_report_error("report", &err);
+    else if (sf.f)
+        code = od_cli_safe_commit_report(&sf); /* "wrote FILE (SIZE)" */
     diag_free(&dv);
 out:
     free(plan);
