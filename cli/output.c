@@ -715,7 +715,7 @@ FILE *od_cli_raw_stdout(void)
 size_t od_cli_term_width(void)
 {
     if (term.wrapper && stdout == term.wrapper)
-        return term.width;
+        return term.width = terminal_columns(fileno(term.real)); /* a resize is followed */
     return od_cli_stdout_tty() ? terminal_columns(fileno(stdout)) : 0;
 }
 
