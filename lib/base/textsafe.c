@@ -342,6 +342,24 @@ static int wrappable(const char *s, size_t len)
     return 1;
 }
 
+/* 1 when the space at s[j] joins a number to its unit ("1.40 MiB", "0.882 s"): no break
+ * there, a size never reads "1.40" at the end of one line and "MiB" at the start of the
+ * next. */
+static int glued(const char *s, size_t len, size_t j)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "KB", "MB", "GB", "TB",
+                                        "s", "ms", "us", "min", "h", "%", "B/s", "KiB/s", "MiB/s", "GiB/s"};
+    if (j == 0 || s[j - 1] < '0' || s[j - 1] > '9')
+        return 0;
+    size_t e = j + 1;
+    while (e < len && s[e] != ' ' && s[e] != ',' && s[e] != ';' && s[e] != ')' && s[e] != ':')
+        e++;
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (strlen(units[i]) == e - j - 1 && memcmp(s + j + 1, units[i], e - j - 1) == 0)
+            return 1;
+    return 0;
+}
+
 /* The column continuation lines start at (see od_text_wrap). */
 static size_t hanging_indent(const char *s, size_t len, size_t width)
 {
@@ -372,9 +390,12 @@ static size_t hanging_indent(const char *s, size_t len, size_t width)
         i += n;
         col += c;
     }
-    size_t indent = field > marker ? field : marker;
-    if (indent > width / 2)
-        indent = marker <= width / 2 ? marker : lead <= width / 2 ? lead : 0;
+    /* No marker and no field: two columns in, so a continuation never reads as a line of
+     * its own. At least 30 columns stay for the text (half the width when narrower). */
+    size_t cap = width >= 60 ? width - 30 : width / 2;
+    size_t indent = field > marker ? field : marker > lead ? marker : lead + 2;
+    if (indent > cap)
+        indent = marker > lead && marker <= cap ? marker : lead + 2 <= cap ? lead + 2 : 0;
     return indent;
 }
 
@@ -400,7 +421,7 @@ size_t od_text_wrap(const char *s, size_t len, size_t width, char *buf, size_t s
         }
         /* How far this line goes: the last space that keeps it within width, else (one
          * word longer than the line) the last '/' within it, else as far as fits. */
-        size_t j = i, col = start_col, c, last_space = 0, last_slash = 0;
+        size_t j = i, col = start_col, c, last_space = 0, last_slash = 0, space_col = 0;
         int any_space = 0, any_slash = 0, text = 0;
         while (j < len) {
             size_t n = unit_at(s + j, len - j, &c);
@@ -408,10 +429,11 @@ size_t od_text_wrap(const char *s, size_t len, size_t width, char *buf, size_t s
                 break;
             if (s[j] != ' ')
                 text = 1;
-            if (s[j] == ' ' && text) {
+            if (s[j] == ' ' && text && !glued(s, len, j)) {
                 last_space = j;
+                space_col = col;
                 any_space = 1;
-            } else if ((s[j] == '/' || s[j] == '\\' || s[j] == ':') && j > i) {
+            } else if ((s[j] == '/' || s[j] == '\\' || s[j] == ':' || s[j] == ',' || s[j] == '=') && j > i) {
                 last_slash = j + 1;
                 any_slash = 1;
             }
@@ -419,9 +441,11 @@ size_t od_text_wrap(const char *s, size_t len, size_t width, char *buf, size_t s
             j += n;
         }
         size_t end;
+        /* A table row whose last field does not fit: the field's word is broken on this
+         * line rather than the row ending where the field would begin. */
         if (j == len)
             end = len;
-        else if (any_space)
+        else if (any_space && !(first && any_slash && last_slash > last_space && space_col <= indent + 1))
             end = last_space;
         else if (any_slash)
             end = last_slash;

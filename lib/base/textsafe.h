@@ -71,8 +71,9 @@ size_t od_text_shorten_paths(const char *text, size_t len, const char *cwd, char
  * word longer than a line after a '/', else where it must; continuation lines are
  * indented under the first word after the line's indent and list marker ("- ", "* ",
  * "1. ", "2) "), or under the last field of a table row (the text after the last run of
- * two or more spaces before the first break), whichever is further, at most half the
- * width. Lines joined by '\n' into buf, without a final one. A line that fits, a width
+ * two or more spaces before the first break), whichever is further; two columns in from
+ * the line's own indent when it has neither; always leaving 30 columns (half the width
+ * under 60) for the text. Lines joined by '\n' into buf, without a final one. A line that fits, a width
  * under 20, or a line with a control character or an escape other than SGR (cursor
  * movement, a carriage return: text drawn in place) is copied unchanged. Returns the
  * length needed. */

@@ -123,11 +123,11 @@ static void wraps_with_a_hanging_indent(void **state)
     (void)state;
     /* Fits: unchanged. */
     assert_string_equal(wrap("  short line", 40), "  short line");
-    /* A list item: continuation under the text after "- ". */
+    /* A list item: continuation under the text after "- " (and 126.47 keeps its GiB). */
     assert_string_equal(wrap("    - the device had 126.47 GiB free but the pool could not grow", 30),
-                        "    - the device had 126.47\n"
-                        "      GiB free but the pool\n"
-                        "      could not grow");
+                        "    - the device had\n"
+                        "      126.47 GiB free but the\n"
+                        "      pool could not grow");
     /* A numbered item. */
     assert_string_equal(wrap("  1. raise the cap to at least 8.50 GiB of 139.80", 24),
                         "  1. raise the cap to\n"
@@ -138,15 +138,27 @@ static void wraps_with_a_hanging_indent(void **state)
                         "    512 B   1  train.py:12:main\n"
                         "               (transformers/pytorch_utils.py:\n"
                         "               110:__init__)");
-    /* A word longer than the line breaks after a '/' (or a ':'). */
+    /* A word longer than the line breaks after a '/' (or a ':'), filling the first line. */
     assert_string_equal(wrap("at /aaaa/bbbb/cccc/dddd/eeee/ffff/gggg", 20),
-                        "at\n"
-                        "/aaaa/bbbb/cccc/\n"
-                        "dddd/eeee/ffff/gggg");
+                        "at /aaaa/bbbb/cccc/\n"
+                        "  dddd/eeee/ffff/\n"
+                        "  gggg");
+    /* A number keeps its unit; a long setting breaks after a ','. */
+    assert_string_equal(wrap("  device 0: 836.60 MiB allocated; 1.40 MiB stranded", 34),
+                        "  device 0: 836.60 MiB allocated;\n"
+                        "    1.40 MiB stranded");
+    assert_string_equal(wrap("set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,garbage_collection_threshold:0.8", 60),
+                        "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True,\n"
+                        "  garbage_collection_threshold:0.8");
+    /* Without a marker or a field: two columns in from the line's own indent. */
+    assert_string_equal(wrap("     checked (replay): the trace replayed under a cap", 30),
+                        "     checked (replay): the\n"
+                        "       trace replayed under a\n"
+                        "       cap");
     /* Colour takes no columns and is never split. */
     assert_string_equal(wrap("\x1b[1mverdict:\x1b[0m cap_limit because of that", 24),
                         "\x1b[1mverdict:\x1b[0m cap_limit\n"
-                        "because of that");
+                        "  because of that");
     /* Drawn in place: left alone. */
     const char *inplace = "\x1b[2A\x1b[Kaaaa bbbb cccc dddd eeee ffff gggg hhhh iiii";
     assert_string_equal(wrap(inplace, 20), inplace);
