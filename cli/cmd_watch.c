@@ -1006,7 +1006,7 @@ static pid_t start_command(char **cmd)
         sigprocmask(SIG_SETMASK, &none, NULL);
         execvp(cmd[0], cmd);
         int e = errno;
-        fprintf(stderr, "oomdoc: watch: cannot run '%s': %s\n", cmd[0], strerror(e));
+        fprintf(stderr, "oomdoc: watch: cannot run '%s': %s\n", od_cli_name(cmd[0]), strerror(e));
         _exit(e == ENOENT ? 127 : 126);
     }
     return pid;

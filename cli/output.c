@@ -57,12 +57,15 @@ int od_cli_report_error(const char *file, const od_error *err)
 
 int od_cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    /* The message quotes what was typed ('%s' of an argument): shown escaped, one line. */
+    char msg[1024], shown[4096];
     va_list ap;
-    fprintf(stderr, "oomdoc: %s%s", cmd ? cmd : "", cmd ? ": " : "");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'oomdoc %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+    od_text_escape(msg, strlen(msg), 0, shown, sizeof shown);
+    fprintf(stderr, "oomdoc: %s%s%s\nTry 'oomdoc %s%s--help'.\n", cmd ? cmd : "", cmd ? ": " : "", shown,
+            cmd ? cmd : "", cmd ? " " : "");
     return OD_EXIT_USAGE;
 }
 

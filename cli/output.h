@@ -31,7 +31,8 @@ int od_cli_exit_code(od_status status);
  * return the exit code for err->status. file may be NULL. */
 int od_cli_report_error(const char *file, const od_error *err);
 
-/* Print "oomdoc: CMD: message" plus a hint to run --help; returns OD_EXIT_USAGE. */
+/* Print "oomdoc: CMD: message" plus a hint to run --help; returns OD_EXIT_USAGE. The
+ * message is escaped (od_text_escape): an argument it quotes cannot drive the terminal. */
 int od_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The usage error for the option getopt_long (with shortopts and longopts) just refused,

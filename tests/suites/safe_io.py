@@ -331,6 +331,14 @@ class SafeIO(unittest.TestCase):
         self.assertNotIn(b"\x07", r.stderr)
         self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
         self.assertIn(b"near '\\e", r.stderr)
+        # An option's value is quoted back in the usage error: escaped too.
+        for args in (["trend", "--metric", "x\x1b[2J", SNAP], ["watch", "--alarm", "\x1b]0;t\x07"],
+                     ["snapshot", "--top", "\x9b2J", SNAP]):
+            r = self.run_oomdoc(args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertNotIn(b"\x1b", r.stderr)
+            self.assertNotIn(b"\x07", r.stderr)
+            self.assertNotIn(b"\x9b", r.stderr)
 
     def test_input_path_on_stdout_is_escaped(self):
         name = self.path("snap\x1b]0;x\x07.pickle")
