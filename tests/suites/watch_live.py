@@ -467,6 +467,28 @@ class Watch(unittest.TestCase):
         for g in (0, 1):
             self.assertEqual(self.read(self.path("g%d.csv" % g)).splitlines()[0], "time_s,used_bytes")
 
+    def test_names_from_nvml_are_escaped(self):
+        # A GPU name and UUID as a driver (or a fake one) may report them: escape sequences
+        # and a byte that is not UTF-8.
+        script = self.path("evil.script")
+        with open(script, "wb") as f:
+            f.write(b"device %d %d GPU-\x1b[2Jx NVIDIA\x1b]0;all good\x07 H200\xff\n" % (BEFORE["total"], RESERVE))
+            f.write(b"sample 0 0 %d\n" % (RESERVE + (1 << 30)))
+        env = dict(self.env, OOMDOC_FAKENVML_SCRIPT=script)
+        r = subprocess.run([OOMDOC, "gpus"], env=env, capture_output=True, timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(b"\x1b", r.stdout)
+        self.assertNotIn(b"\x07", r.stdout)
+        self.assertIn(b"NVIDIA\\e]0;all good\\x07 H200\\xff", r.stdout)
+        r = subprocess.run([OOMDOC, "gpus", "--json"], env=env, capture_output=True, timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        g = json.loads(r.stdout.decode("utf-8"))["gpus"][0]  # valid UTF-8, the name kept
+        self.assertEqual(g["name"], "NVIDIA\x1b]0;all good\x07 H200\ufffd")
+        r = self.run_watch(["--duration", "300ms", "--out", self.path("evil.csv")], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("\x1b", r.stderr)
+        self.assertNotIn("\x07", r.stderr)
+
     def test_gpus_names_a_visible_process(self):
         script = self.path("mine.script")
         with open(script, "w") as f:
