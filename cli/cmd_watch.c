@@ -809,13 +809,12 @@ static void draw_table(watch_state *const *ws, size_t n, double t, double interv
     int lines = 0;
     char line[2048], b[512], u[32], c[32], tr[64], eta[32];
     char every[32];
-    fmt_secs(interval, every, sizeof every);
-    snprintf(line, sizeof line, "%soomdoc watch%s  %.1f s, a sample every %s%s", od_c_bold, od_c_reset, t,
-             interval < 1 ? "" : every, final ? "  (stopped)" : "  (Ctrl-C stops)");
-    if (interval < 1) { /* "every 100 ms" reads better than "every 0.1 s" */
-        snprintf(line, sizeof line, "%soomdoc watch%s  %.1f s, a sample every %.0f ms%s", od_c_bold, od_c_reset, t,
-                 interval * 1e3, final ? "  (stopped)" : "  (Ctrl-C stops)");
-    }
+    if (interval < 1) /* "every 100 ms" reads better than "every 0.1 s" */
+        snprintf(every, sizeof every, "%.0f ms", interval * 1e3);
+    else
+        fmt_secs(interval, every, sizeof every);
+    snprintf(line, sizeof line, "%soomdoc watch%s  %.1f s, a sample every %s%s", od_c_bold, od_c_reset, t, every,
+             final ? "  (stopped)" : "  (Ctrl-C stops)");
     cut_columns(line, width - 1);
     fprintf(out, "\r%s\033[K\n", line);
     lines++;
@@ -839,7 +838,7 @@ static void draw_table(watch_state *const *ws, size_t n, double t, double interv
         if (w->up && w->wt.tr.verdict == OD_WTREND_LEAK && w->wt.tr.projected_oom_s >= 0)
             fmt_secs(w->wt.tr.projected_oom_s, eta, sizeof eta);
         int pct = cap ? (int)(100.0 * (double)used / (double)cap + 0.5) : 0;
-        /* The trend pads to 20 columns outside its colour. */
+        /* The trend is padded to its 18 columns inside its colour. */
         char trp[64];
         snprintf(trp, sizeof trp, "%-18s", tr);
         snprintf(line, sizeof line, "%-4u%s%*s%s%-23s %s %4d%%  %s%s%s %s%8s%s", w->index, nm,
