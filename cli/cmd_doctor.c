@@ -121,7 +121,7 @@ int od_cli_diagnose_and_print(const char *cmd, char **files, size_t n_files, con
             rc = od_cli_print_json(doc);
         } else {
             od_cli_color_init();
-            od_text_style st = {od_c_bold, od_c_red, od_c_green, od_c_yellow, od_c_reset};
+            od_text_style st = {od_c_bold, od_c_red, od_c_green, od_c_yellow, od_c_reset, od_cli_cwd()};
             od_error err;
             if (od_diagnosis_print(doc, stdout, &st, &err) != OD_OK)
                 rc = od_cli_report_error(NULL, &err);

@@ -44,6 +44,20 @@ static void usage(void)
 typedef struct {
     char name[96], uuid[96];
     od_nvml_memory mem;
+} miginfo;
+
+/* One GPU as NVML answers for it: its memory, its processes (largest first), its MIG
+ * instances. */
+typedef struct {
+    char name[96], uuid[96];
+    od_nvml_memory mem;
+    od_nvml_process *procs;
+    size_t np;
+    int more, procs_ok;
+    char procs_why[240];  /* why the processes are unknown (!procs_ok) */
+    int mig;
+    miginfo migs[MAX_MIG];
+    size_t nmig;
 } devinfo;
 
 static int proc_cmp(const void *a, const void *b)
@@ -81,6 +95,165 @@ static int visible_to_nvml(const char *entry, const devinfo *devs, unsigned n)
     return found;
 }
 
+/* Ask NVML everything about GPU i. 0, or the exit code after the error line. */
+static int read_gpu(od_nvml *nv, unsigned i, devinfo *di)
+{
+    od_nvml_device d;
+    od_error err;
+    od_error_clear(&err);
+    if (od_nvml_device_get(nv, i, &d, &err) != OD_OK ||
+        od_nvml_device_name(nv, d, di->name, sizeof di->name, &err) != OD_OK ||
+        od_nvml_device_uuid(nv, d, di->uuid, sizeof di->uuid, &err) != OD_OK ||
+        od_nvml_memory_info(nv, d, &di->mem, &err) != OD_OK) {
+        fprintf(stderr, "oomdoc: gpus: GPU %u: %s\n", i, od_cli_name(err.msg));
+        return OD_EXIT_NODEV;
+    }
+    if (!(di->procs = malloc(MAX_PROCS * sizeof *di->procs))) {
+        fprintf(stderr, "oomdoc: gpus: out of memory\n");
+        return OD_EXIT_INTERNAL;
+    }
+    di->procs_ok = 1;
+    if (od_nvml_processes(nv, d, di->procs, MAX_PROCS, &di->np, &di->more, &err) != OD_OK) {
+        di->procs_ok = 0;
+        di->np = 0;
+        snprintf(di->procs_why, sizeof di->procs_why, "%s", err.msg);
+    }
+    qsort(di->procs, di->np, sizeof *di->procs, proc_cmp);
+    od_nvml_device migs[MAX_MIG];
+    size_t nmig = 0;
+    if (od_nvml_mig_mode(nv, d, &di->mig, &err) == OD_OK && di->mig)
+        od_nvml_mig_devices(nv, d, migs, MAX_MIG, &nmig, &err);
+    for (size_t m = 0; m < nmig; m++) {
+        miginfo *mi = &di->migs[di->nmig];
+        if (od_nvml_device_name(nv, migs[m], mi->name, sizeof mi->name, &err) == OD_OK &&
+            od_nvml_device_uuid(nv, migs[m], mi->uuid, sizeof mi->uuid, &err) == OD_OK &&
+            od_nvml_memory_info(nv, migs[m], &mi->mem, &err) == OD_OK)
+            di->nmig++;
+    }
+    return 0;
+}
+
+/* The text of one GPU; names from NVML and from /proc are shown escaped. *any_hidden:
+ * a process of another PID namespace was listed. */
+static void print_gpu(unsigned i, const devinfo *di, int *any_hidden)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    printf("\n%sGPU %u%s  %s  %s\n", od_c_bold, i, od_c_reset, od_cli_esc(di->name), od_cli_esc(di->uuid));
+    printf("  total %s, used %s, free %s", iec(di->mem.total_bytes, b1), iec(di->mem.used_bytes, b2),
+           iec(di->mem.free_bytes, b3));
+    if (di->mem.version == 2)
+        printf(", driver reserve %s (not in used)\n", iec(di->mem.reserved_bytes, b4));
+    else
+        printf(" (NVML v1: used includes the driver reserve)\n");
+    for (size_t m = 0; m < di->nmig; m++) {
+        const miginfo *mi = &di->migs[m];
+        printf("  MIG %s  %s: total %s, used %s, free %s\n", od_cli_esc(mi->name), od_cli_esc(mi->uuid),
+               iec(mi->mem.total_bytes, b1), iec(mi->mem.used_bytes, b2), iec(mi->mem.free_bytes, b3));
+    }
+    if (!di->procs_ok)
+        printf("  processes: unknown (%s)\n", od_cli_esc(di->procs_why));
+    else if (di->np == 0)
+        printf("  no compute processes\n");
+    else
+        printf("  %-10s %12s  %s\n", "PID", "USED", "PROCESS");
+    for (size_t k = 0; k < di->np; k++) {
+        const od_nvml_process *p = &di->procs[k];
+        char pname[64];
+        int visible = od_cli_pid_name(p->pid, pname, sizeof pname);
+        *any_hidden |= !visible;
+        printf("  %-10u %12s  %s\n", (unsigned)p->pid,
+               p->used_bytes != OD_NVML_BYTES_UNKNOWN ? iec(p->used_bytes, b1) : "n/a",
+               visible ? od_cli_esc(pname) : "(not in this PID namespace: another container?)");
+    }
+    if (di->more)
+        printf("  ... more than %d processes, list truncated\n", MAX_PROCS);
+}
+
+static json_t *gpu_json(unsigned i, const devinfo *di)
+{
+    json_t *jg = json_object(), *jm = json_array();
+    json_object_set_new(jg, "index", json_integer(i));
+    json_object_set_new(jg, "name", od_cli_json_str(di->name));
+    json_object_set_new(jg, "uuid", od_cli_json_str(di->uuid));
+    json_object_set_new(jg, "total_bytes", json_integer((json_int_t)di->mem.total_bytes));
+    json_object_set_new(jg, "used_bytes", json_integer((json_int_t)di->mem.used_bytes));
+    json_object_set_new(jg, "free_bytes", json_integer((json_int_t)di->mem.free_bytes));
+    json_object_set_new(jg, "reserved_bytes",
+                        di->mem.version == 2 ? json_integer((json_int_t)di->mem.reserved_bytes) : json_null());
+    json_object_set_new(jg, "memory_info_version", json_integer(di->mem.version));
+    json_object_set_new(jg, "mig_enabled", json_boolean(di->mig));
+    for (size_t m = 0; m < di->nmig; m++) {
+        const miginfo *mi = &di->migs[m];
+        json_t *o = json_object();
+        json_object_set_new(o, "name", od_cli_json_str(mi->name));
+        json_object_set_new(o, "uuid", od_cli_json_str(mi->uuid));
+        json_object_set_new(o, "total_bytes", json_integer((json_int_t)mi->mem.total_bytes));
+        json_object_set_new(o, "used_bytes", json_integer((json_int_t)mi->mem.used_bytes));
+        json_object_set_new(o, "free_bytes", json_integer((json_int_t)mi->mem.free_bytes));
+        json_array_append_new(jm, o);
+    }
+    json_object_set_new(jg, "mig_devices", jm);
+    json_t *jp = di->procs_ok ? json_array() : json_null();
+    for (size_t k = 0; k < di->np; k++) {
+        const od_nvml_process *p = &di->procs[k];
+        char pname[64];
+        int visible = od_cli_pid_name(p->pid, pname, sizeof pname);
+        json_t *o = json_object();
+        json_object_set_new(o, "pid", json_integer(p->pid));
+        json_object_set_new(o, "used_bytes", p->used_bytes != OD_NVML_BYTES_UNKNOWN
+                                                 ? json_integer((json_int_t)p->used_bytes) : json_null());
+        json_object_set_new(o, "visible", json_boolean(visible));
+        json_object_set_new(o, "process_name", visible ? od_cli_json_str(pname) : json_null());
+        json_array_append_new(jp, o);
+    }
+    json_object_set_new(jg, "processes", jp);
+    json_object_set_new(jg, "processes_truncated", json_boolean(di->more));
+    return jg;
+}
+
+/* CUDA's view of the same GPUs (CUDA_VISIBLE_DEVICES): printed, or as JSON when jmap. */
+static void cuda_mapping(const char *cvd, const devinfo *devs, unsigned n, json_t *jmap)
+{
+    char *copy = strdup(cvd);
+    char *save = NULL, *tok = copy ? strtok_r(copy, ",", &save) : NULL;
+    if (!jmap)
+        printf("\nCUDA_VISIBLE_DEVICES=%s:\n", od_cli_esc(cvd));
+    for (int k = 0; tok; k++, tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        int idx = visible_to_nvml(tok, devs, n);
+        if (jmap) {
+            json_t *o = json_object();
+            json_object_set_new(o, "cuda_index", json_integer(k));
+            json_object_set_new(o, "entry", od_cli_json_str(tok));
+            json_object_set_new(o, "nvml_index", idx >= 0 ? json_integer(idx) : json_null());
+            json_object_set_new(o, "uuid", idx >= 0 ? od_cli_json_str(devs[idx].uuid) : json_null());
+            json_array_append_new(jmap, o);
+        } else if (idx >= 0) {
+            printf("  cuda:%d = NVML GPU %d (%s)\n", k, idx, od_cli_esc(devs[idx].uuid));
+        } else {
+            /* CUDA stops enumerating at the first entry it cannot match. */
+            printf("  cuda:%d = '%s' matches no GPU: CUDA ignores it and every entry after it\n", k,
+                   od_cli_esc(tok));
+            break;
+        }
+    }
+    free(copy);
+}
+
+static void print_notes(unsigned n, int pci_order, int any_hidden, int any_v1)
+{
+    if (n > 1 && !pci_order)
+        printf("\nnote: NVML numbers GPUs by PCI bus, CUDA fastest first (CUDA_DEVICE_ORDER is not\n"
+               "PCI_BUS_ID): cuda:N may not be GPU N. Match them by UUID.\n");
+    if (any_hidden)
+        printf("\nnote: NVML reports host PIDs; a PID not in this PID namespace belongs to another\n"
+               "container (or to this one, seen from the host).\n");
+    if (any_v1)
+        printf("\nnote: this driver has only NVML's v1 memory call: used includes the driver's\n"
+               "reserve (about 600 MiB on recent GPUs), which no process can allocate.\n");
+}
+
 int od_cmd_gpus(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -102,7 +275,7 @@ int od_cmd_gpus(int argc, char **argv)
         }
     }
     if (optind < argc)
-        return od_cli_usage_error("gpus", "unexpected argument '%s'", argv[optind]);
+        return od_cli_usage_error("gpus", "unexpected argument '%s'", od_cli_name(argv[optind]));
     od_cli_color_init();
 
     int rc = OD_EXIT_OK;
@@ -113,12 +286,6 @@ int od_cmd_gpus(int argc, char **argv)
     od_error_clear(&err);
     unsigned n = 0;
     devinfo *devs = NULL;
-    od_nvml_process *procs = malloc(MAX_PROCS * sizeof *procs);
-    json_t *doc = NULL, *jgpus = NULL;
-    if (!procs) {
-        rc = OD_EXIT_INTERNAL;
-        goto done;
-    }
     if (od_nvml_device_count(nv, &n, &err) != OD_OK) {
         rc = od_cli_report_error("gpus", &err);
         goto done;
@@ -128,179 +295,48 @@ int od_cmd_gpus(int argc, char **argv)
         rc = OD_EXIT_NODEV;
         goto done;
     }
-    devs = calloc(n, sizeof *devs);
-    if (!devs) {
+    if (!(devs = calloc(n, sizeof *devs))) {
         rc = OD_EXIT_INTERNAL;
         goto done;
     }
+    for (unsigned i = 0; i < n && !rc; i++)
+        rc = read_gpu(nv, i, &devs[i]);
+    if (rc)
+        goto done;
     char drv[80];
     od_nvml_driver_version(nv, drv, sizeof drv);
-    if (json) {
-        doc = json_object();
-        json_object_set_new(doc, "schema_version", json_integer(1));
-        json_object_set_new(doc, "driver_version", json_string(drv));
-        jgpus = json_array();
-        json_object_set_new(doc, "gpus", jgpus);
-    } else {
-        printf("%sNVML%s driver %s, %u GPU%s\n", od_c_bold, od_c_reset, drv[0] ? drv : "?", n,
-               n == 1 ? "" : "s");
-    }
-    int any_hidden = 0, any_v1 = 0;
-    for (unsigned i = 0; i < n; i++) {
-        od_nvml_device d;
-        devinfo *di = &devs[i];
-        char b1[32], b2[32], b3[32], b4[32];
-        if (od_nvml_device_get(nv, i, &d, &err) != OD_OK ||
-            od_nvml_device_name(nv, d, di->name, sizeof di->name, &err) != OD_OK ||
-            od_nvml_device_uuid(nv, d, di->uuid, sizeof di->uuid, &err) != OD_OK ||
-            od_nvml_memory_info(nv, d, &di->mem, &err) != OD_OK) {
-            fprintf(stderr, "oomdoc: gpus: GPU %u: %s\n", i, err.msg);
-            rc = OD_EXIT_NODEV;
-            goto done;
-        }
-        size_t np = 0;
-        int more = 0, procs_ok = 1;
-        if (od_nvml_processes(nv, d, procs, MAX_PROCS, &np, &more, &err) != OD_OK) {
-            procs_ok = 0;
-            np = 0;
-        }
-        qsort(procs, np, sizeof *procs, proc_cmp);
-        int mig = 0;
-        od_nvml_device migs[MAX_MIG];
-        size_t nmig = 0;
-        if (od_nvml_mig_mode(nv, d, &mig, &err) == OD_OK && mig)
-            od_nvml_mig_devices(nv, d, migs, MAX_MIG, &nmig, &err);
-        any_v1 |= di->mem.version == 1;
-
-        json_t *jg = NULL, *jp = NULL, *jm = NULL;
-        if (json) {
-            jg = json_object();
-            json_object_set_new(jg, "index", json_integer(i));
-            json_object_set_new(jg, "name", json_string(di->name));
-            json_object_set_new(jg, "uuid", json_string(di->uuid));
-            json_object_set_new(jg, "total_bytes", json_integer((json_int_t)di->mem.total_bytes));
-            json_object_set_new(jg, "used_bytes", json_integer((json_int_t)di->mem.used_bytes));
-            json_object_set_new(jg, "free_bytes", json_integer((json_int_t)di->mem.free_bytes));
-            json_object_set_new(jg, "reserved_bytes", di->mem.version == 2 ? json_integer((json_int_t)di->mem.reserved_bytes) : json_null());
-            json_object_set_new(jg, "memory_info_version", json_integer(di->mem.version));
-            json_object_set_new(jg, "mig_enabled", json_boolean(mig));
-            jm = json_array();
-            json_object_set_new(jg, "mig_devices", jm);
-            jp = procs_ok ? json_array() : json_null();
-            json_object_set_new(jg, "processes", jp);
-            json_object_set_new(jg, "processes_truncated", json_boolean(more));
-            json_array_append_new(jgpus, jg);
-        } else {
-            printf("\n%sGPU %u%s  %s  %s\n", od_c_bold, i, od_c_reset, di->name, di->uuid);
-            printf("  total %s, used %s, free %s", iec(di->mem.total_bytes, b1),
-                   iec(di->mem.used_bytes, b2), iec(di->mem.free_bytes, b3));
-            if (di->mem.version == 2)
-                printf(", driver reserve %s (not in used)\n", iec(di->mem.reserved_bytes, b4));
-            else
-                printf(" (NVML v1: used includes the driver reserve)\n");
-        }
-        for (size_t m = 0; m < nmig; m++) {
-            char mname[96], muuid[96];
-            od_nvml_memory mm;
-            if (od_nvml_device_name(nv, migs[m], mname, sizeof mname, &err) != OD_OK ||
-                od_nvml_device_uuid(nv, migs[m], muuid, sizeof muuid, &err) != OD_OK ||
-                od_nvml_memory_info(nv, migs[m], &mm, &err) != OD_OK)
-                continue;
-            if (json) {
-                json_t *o = json_object();
-                json_object_set_new(o, "name", json_string(mname));
-                json_object_set_new(o, "uuid", json_string(muuid));
-                json_object_set_new(o, "total_bytes", json_integer((json_int_t)mm.total_bytes));
-                json_object_set_new(o, "used_bytes", json_integer((json_int_t)mm.used_bytes));
-                json_object_set_new(o, "free_bytes", json_integer((json_int_t)mm.free_bytes));
-                json_array_append_new(jm, o);
-            } else {
-                printf("  MIG %s  %s: total %s, used %s, free %s\n", mname, muuid,
-                       iec(mm.total_bytes, b1), iec(mm.used_bytes, b2), iec(mm.free_bytes, b3));
-            }
-        }
-        if (!json) {
-            if (!procs_ok)
-                printf("  processes: unknown (%s)\n", err.msg);
-            else if (np == 0)
-                printf("  no compute processes\n");
-            else
-                printf("  %-10s %12s  %s\n", "PID", "USED", "PROCESS");
-        }
-        for (size_t k = 0; k < np; k++) {
-            char pname[64];
-            int visible = od_cli_pid_name(procs[k].pid, pname, sizeof pname);
-            any_hidden |= !visible;
-            int known = procs[k].used_bytes != OD_NVML_BYTES_UNKNOWN;
-            if (json) {
-                json_t *o = json_object();
-                json_object_set_new(o, "pid", json_integer(procs[k].pid));
-                json_object_set_new(o, "used_bytes", known ? json_integer((json_int_t)procs[k].used_bytes) : json_null());
-                json_object_set_new(o, "visible", json_boolean(visible));
-                json_object_set_new(o, "process_name", visible ? json_string(pname) : json_null());
-                json_array_append_new(jp, o);
-            } else {
-                printf("  %-10u %12s  %s\n", (unsigned)procs[k].pid,
-                       known ? iec(procs[k].used_bytes, b1) : "n/a",
-                       visible ? pname : "(not in this PID namespace: another container?)");
-            }
-        }
-        if (!json && more)
-            printf("  ... more than %d processes, list truncated\n", MAX_PROCS);
-    }
-
-    /* CUDA's view of the same GPUs. */
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     const char *order = getenv("CUDA_DEVICE_ORDER");
     int pci_order = order && strcmp(order, "PCI_BUS_ID") == 0;
-    json_t *jmap = json ? json_array() : NULL;
-    if (cvd) {
-        char *copy = strdup(cvd);
-        char *save = NULL, *tok = copy ? strtok_r(copy, ",", &save) : NULL;
-        if (!json)
-            printf("\nCUDA_VISIBLE_DEVICES=%s:\n", cvd);
-        for (int k = 0; tok; k++, tok = strtok_r(NULL, ",", &save)) {
-            while (*tok == ' ')
-                tok++;
-            int idx = visible_to_nvml(tok, devs, n);
-            if (json) {
-                json_t *o = json_object();
-                json_object_set_new(o, "cuda_index", json_integer(k));
-                json_object_set_new(o, "entry", json_string(tok));
-                json_object_set_new(o, "nvml_index", idx >= 0 ? json_integer(idx) : json_null());
-                json_object_set_new(o, "uuid", idx >= 0 ? json_string(devs[idx].uuid) : json_null());
-                json_array_append_new(jmap, o);
-            } else if (idx >= 0) {
-                printf("  cuda:%d = NVML GPU %d (%s)\n", k, idx, devs[idx].uuid);
-            } else {
-                /* CUDA stops enumerating at the first entry it cannot match. */
-                printf("  cuda:%d = '%s' matches no GPU: CUDA ignores it and every entry after it\n", k, tok);
-                break;
-            }
-        }
-        free(copy);
-    }
+    int any_hidden = 0, any_v1 = 0;
+    for (unsigned i = 0; i < n; i++)
+        any_v1 |= devs[i].mem.version == 1;
     if (json) {
-        json_object_set_new(doc, "cuda_visible_devices", cvd ? json_string(cvd) : json_null());
+        json_t *doc = json_object(), *jgpus = json_array(), *jmap = json_array();
+        json_object_set_new(doc, "schema_version", json_integer(1));
+        json_object_set_new(doc, "driver_version", od_cli_json_str(drv));
+        for (unsigned i = 0; i < n; i++)
+            json_array_append_new(jgpus, gpu_json(i, &devs[i]));
+        json_object_set_new(doc, "gpus", jgpus);
+        if (cvd)
+            cuda_mapping(cvd, devs, n, jmap);
+        json_object_set_new(doc, "cuda_visible_devices", cvd ? od_cli_json_str(cvd) : json_null());
         json_object_set_new(doc, "cuda_device_order", json_string(pci_order ? "PCI_BUS_ID" : "FASTEST_FIRST"));
         json_object_set_new(doc, "cuda_mapping", jmap);
         rc = od_cli_print_json(doc);
-        doc = NULL;
     } else {
-        if (n > 1 && !pci_order)
-            printf("\nnote: NVML numbers GPUs by PCI bus, CUDA fastest first (CUDA_DEVICE_ORDER is not\n"
-                   "PCI_BUS_ID): cuda:N may not be GPU N. Match them by UUID.\n");
-        if (any_hidden)
-            printf("\nnote: NVML reports host PIDs; a PID not in this PID namespace belongs to another\n"
-                   "container (or to this one, seen from the host).\n");
-        if (any_v1)
-            printf("\nnote: this driver has only NVML's v1 memory call: used includes the driver's\n"
-                   "reserve (about 600 MiB on recent GPUs), which no process can allocate.\n");
+        printf("%sNVML%s driver %s, %u GPU%s\n", od_c_bold, od_c_reset, drv[0] ? od_cli_esc(drv) : "?", n,
+               n == 1 ? "" : "s");
+        for (unsigned i = 0; i < n; i++)
+            print_gpu(i, &devs[i], &any_hidden);
+        if (cvd)
+            cuda_mapping(cvd, devs, n, NULL);
+        print_notes(n, pci_order, any_hidden, any_v1);
     }
 done:
-    json_decref(doc);
+    for (unsigned i = 0; devs && i < n; i++)
+        free(devs[i].procs);
     free(devs);
-    free(procs);
     od_nvml_close(nv);
     return rc;
 }

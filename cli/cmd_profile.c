@@ -57,7 +57,7 @@ static json_t *ranking_json(const od_profile_ranking *r, size_t top, const char 
     json_t *a = json_array();
     for (size_t i = 0; i < r->n && i < top; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(r->v[i].name));
+        json_object_set_new(o, "name", od_cli_json_str(r->v[i].name));
         json_object_set_new(o, "bytes", json_integer((json_int_t)r->v[i].bytes));
         json_object_set_new(o, count_key, json_integer((json_int_t)r->v[i].count));
         json_array_append_new(a, o);
@@ -72,7 +72,7 @@ static void print_ranking(const char *title, const od_profile_ranking *r, size_t
         return;
     printf("  %s:\n", title);
     for (size_t i = 0; i < r->n && i < top; i++) {
-        printf("    %12s  %s", siec(r->v[i].bytes, b), r->v[i].name);
+        printf("    %12s  %s", siec(r->v[i].bytes, b), od_cli_site(r->v[i].name));
         if (count_word)
             printf("  (%llu %s)", (unsigned long long)r->v[i].count, count_word);
         printf("\n");
@@ -175,7 +175,8 @@ static void print_bfc(const od_profile_bfc *f)
     char a[40], b[40], c[40];
     if (f->has_request)
         printf("  %sout of memory%s in allocator %s: request %s (%llu bytes, rounded)\n", od_c_bold, od_c_reset,
-               f->allocator[0] ? f->allocator : "?", iec(f->requested_bytes, a), (unsigned long long)f->requested_bytes);
+               f->allocator[0] ? od_cli_esc(f->allocator) : "?", iec(f->requested_bytes, a),
+               (unsigned long long)f->requested_bytes);
     if (f->has_stats)
         printf("  stats: limit %s, in use %s, max in use %s\n", iec(f->limit_bytes, a), iec(f->in_use_bytes, b),
                iec(f->max_in_use_bytes, c));
@@ -208,7 +209,7 @@ static json_t *stats_json(const od_profile_stats *s)
 static json_t *profile_json(const char *path, const od_profile *p, size_t top)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "file", json_string(path));
+    json_object_set_new(o, "file", od_cli_json_str(od_cli_input_name(path)));
     json_object_set_new(o, "kind", json_string(od_profile_kind_name(p->kind)));
     switch (p->kind) {
     case OD_PROFILE_TORCH_TRACE: {
@@ -277,7 +278,7 @@ static json_t *profile_json(const char *path, const od_profile *p, size_t top)
         break;
     case OD_PROFILE_BFC_LOG: {
         const od_profile_bfc *f = &p->bfc;
-        json_object_set_new(o, "allocator", f->allocator[0] ? json_string(f->allocator) : json_null());
+        json_object_set_new(o, "allocator", f->allocator[0] ? od_cli_json_str(f->allocator) : json_null());
         json_object_set_new(o, "requested_bytes", f->has_request ? json_integer((json_int_t)f->requested_bytes) : json_null());
         json_object_set_new(o, "summary_follows", json_boolean(f->has_summary));
         if (f->has_stats) {
@@ -309,6 +310,119 @@ static const char *const kind_titles[OD_PROFILE_KIND_COUNT] = {
     "JAX device memory profile", "JAX memory_stats", "BFC allocator log",
 };
 
+/* Load every FILE into ps[]. 0, or the exit code after the error line. */
+static int load_all(char *const *paths, int n, od_profile **ps)
+{
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        FILE *f = od_cli_open(paths[i], &rc);
+        if (!f)
+            break;
+        od_error err;
+        od_error_clear(&err);
+        od_input *in = NULL;
+        od_status st = od_input_open_file(f, &in, &err);
+        if (!st)
+            st = od_profile_load(in, &ps[i], &err);
+        od_input_close(in);
+        od_cli_close(f);
+        if (st)
+            rc = od_cli_report_error(paths[i], &err);
+    }
+    return rc;
+}
+
+/* --svg OUT: the first input with a timeline, phases from the first trace; written beside
+ * the target and renamed over it, so a failure leaves the old file. */
+static int write_svg(const char *svg, od_profile *const *ps, int n)
+{
+    const od_profile *tl = NULL, *tr = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!tl && ps[i]->n_points)
+            tl = ps[i];
+        if (!tr && ps[i]->kind == OD_PROFILE_TORCH_TRACE && ps[i]->n_spans)
+            tr = ps[i];
+    }
+    od_error err;
+    od_error_clear(&err);
+    if (!tl) {
+        od_fail(&err, OD_ERR_FORMAT, "--svg: no input has a memory timeline (a trace or export_memory_timeline)");
+        return od_cli_report_error(NULL, &err);
+    }
+    od_safe_file sf;
+    int rc = od_cli_safe_open(&sf, svg);
+    if (rc)
+        return rc;
+    if (od_profile_svg_write(sf.f, tl, tr, 0, NULL, 1, &err) != OD_OK)
+        return od_cli_safe_fail(&sf, &err);
+    return od_cli_safe_commit_report(&sf);
+}
+
+static int print_json(char *const *paths, od_profile *const *ps, int n, size_t top, const od_profile *jp,
+                      const od_profile *js)
+{
+    json_t *doc = json_object();
+    json_object_set_new(doc, "schema_version", json_integer(1));
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(arr, profile_json(paths[i], ps[i], top));
+    json_object_set_new(doc, "profiles", arr);
+    if (jp && js && js->stats.has_bytes_in_use) {
+        json_t *o = json_object();
+        json_object_set_new(o, "profile_live_bytes", json_integer((json_int_t)jp->live_bytes));
+        json_object_set_new(o, "bytes_in_use", json_integer((json_int_t)js->stats.bytes_in_use));
+        json_object_set_new(o, "difference_bytes", json_integer((json_int_t)js->stats.bytes_in_use - (json_int_t)jp->live_bytes));
+        json_object_set_new(doc, "jax_consistency", o);
+    }
+    return od_cli_print_json(doc);
+}
+
+static void print_one(const char *path, const od_profile *p, size_t top)
+{
+    char a[40];
+    printf("%s%s%s: %s\n", od_c_bold, od_cli_input_shown(path), od_c_reset, kind_titles[p->kind]);
+    switch (p->kind) {
+    case OD_PROFILE_TORCH_TRACE:
+        if (p->n_points == 0)
+            printf("  no GPU [memory] events: record with torch.profiler.profile(profile_memory=True)\n");
+        else
+            print_trace(p, top);
+        break;
+    case OD_PROFILE_TORCH_TIMELINE:
+        print_timeline(p);
+        break;
+    case OD_PROFILE_TORCH_TABLE:
+        print_ranking("self device memory by operator (as printed: rounded)", &p->ops_self, top, "calls");
+        break;
+    case OD_PROFILE_JAX_PPROF:
+        printf("  %slive: %s%s (%llu bytes) in %llu buffers\n", od_c_bold, iec(p->live_bytes, a), od_c_reset,
+               (unsigned long long)p->live_bytes, (unsigned long long)p->live_buffers);
+        print_ranking("by kind", &p->by_kind, top, "buffers");
+        print_ranking("by device", &p->by_device, top, "buffers");
+        print_ranking("by source line (innermost frame outside libraries)", &p->by_source, top, "buffers");
+        break;
+    case OD_PROFILE_JAX_STATS:
+        print_stats(&p->stats);
+        break;
+    case OD_PROFILE_BFC_LOG:
+        print_bfc(&p->bfc);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The JAX profile against memory_stats, when both were given. */
+static void print_jax_consistency(const od_profile *jp, const od_profile *js)
+{
+    char a[40], b[40], c[40];
+    long long d = (long long)js->stats.bytes_in_use - (long long)jp->live_bytes;
+    printf("JAX profile vs memory_stats: profile live %s, bytes_in_use %s: %s %s%s\n", iec(jp->live_bytes, a),
+           iec(js->stats.bytes_in_use, b), d == 0 ? "equal" : d > 0 ? "memory_stats higher by" : "profile higher by",
+           d == 0 ? "" : siec(d < 0 ? -d : d, c),
+           d == 0 ? "" : " (taken at different moments, or buffers the profile does not list)");
+}
+
 int od_cmd_profile(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -329,43 +443,24 @@ int od_cmd_profile(int argc, char **argv)
             if (od_cli_parse_int_opt("profile", "--top", optarg, 1, 100000, &top))
                 return OD_EXIT_USAGE;
             break;
-        case 'j':
-            json = 1;
-            break;
-        case 's':
-            svg = optarg;
-            break;
-        case 'h':
-            usage();
-            return OD_EXIT_OK;
-        default:
-            return od_cli_unknown_option("profile", "h", opts, argv);
+        case 'j': json = 1; break;
+        case 's': svg = optarg; break;
+        case 'h': usage(); return OD_EXIT_OK;
+        default: return od_cli_unknown_option("profile", "h", opts, argv);
         }
     }
     if (optind >= argc)
         return od_cli_usage_error("profile", "expected a FILE");
-    od_cli_color_init();
     int nfiles = argc - optind;
+    char *const *paths = argv + optind;
+    int rc = od_cli_refuse_output_onto_input("profile", "--svg", svg, paths, (size_t)nfiles);
+    if (rc)
+        return rc;
+    od_cli_color_init();
     od_profile **ps = calloc((size_t)nfiles, sizeof *ps);
     if (!ps)
         return OD_EXIT_INTERNAL;
-    int rc = 0;
-    for (int i = 0; i < nfiles && !rc; i++) {
-        const char *path = argv[optind + i];
-        FILE *f = od_cli_open(path, &rc);
-        if (!f)
-            break;
-        od_error err;
-        od_error_clear(&err);
-        od_input *in = NULL;
-        od_status st = od_input_open_file(f, &in, &err);
-        if (!st)
-            st = od_profile_load(in, &ps[i], &err);
-        od_input_close(in);
-        od_cli_close(f);
-        if (st)
-            rc = od_cli_report_error(path, &err);
-    }
+    rc = load_all(paths, nfiles, ps);
     /* A JAX profile next to memory_stats: the two views of the same device. */
     const od_profile *jp = NULL, *js = NULL;
     int nothing = 1;
@@ -377,90 +472,15 @@ int od_cmd_profile(int argc, char **argv)
         if (!(ps[i]->kind == OD_PROFILE_TORCH_TRACE && ps[i]->n_points == 0))
             nothing = 0;
     }
-    if (!rc && svg) {
-        /* The first input with a timeline, phases from the first trace. */
-        const od_profile *tl = NULL, *tr = NULL;
-        for (int i = 0; i < nfiles; i++) {
-            if (!tl && ps[i]->n_points)
-                tl = ps[i];
-            if (!tr && ps[i]->kind == OD_PROFILE_TORCH_TRACE && ps[i]->n_spans)
-                tr = ps[i];
-        }
-        od_error err;
-        od_error_clear(&err);
-        /* Written beside the target and renamed over it: a failure leaves the old file. */
-        od_safe_file sf = {0};
-        if (!tl) {
-            od_fail(&err, OD_ERR_FORMAT, "--svg: no input has a memory timeline (a trace or export_memory_timeline)");
-            rc = od_cli_report_error(NULL, &err);
-        } else if (!(rc = od_cli_safe_open(&sf, svg))) {
-            od_status st = od_profile_svg_write(sf.f, tl, tr, 0, NULL, 1, &err);
-            if (st) {
-                rc = od_cli_report_error(svg, &err);
-                od_cli_safe_abort(&sf);
-            } else {
-                rc = od_cli_safe_commit(&sf);
-            }
-        }
-    }
+    if (!rc && svg)
+        rc = write_svg(svg, ps, nfiles);
     if (!rc && json) {
-        json_t *doc = json_object();
-        json_object_set_new(doc, "schema_version", json_integer(1));
-        json_t *arr = json_array();
-        for (int i = 0; i < nfiles; i++)
-            json_array_append_new(arr, profile_json(argv[optind + i], ps[i], (size_t)top));
-        json_object_set_new(doc, "profiles", arr);
-        if (jp && js && js->stats.has_bytes_in_use) {
-            json_t *o = json_object();
-            json_object_set_new(o, "profile_live_bytes", json_integer((json_int_t)jp->live_bytes));
-            json_object_set_new(o, "bytes_in_use", json_integer((json_int_t)js->stats.bytes_in_use));
-            json_object_set_new(o, "difference_bytes", json_integer((json_int_t)js->stats.bytes_in_use - (json_int_t)jp->live_bytes));
-            json_object_set_new(doc, "jax_consistency", o);
-        }
-        rc = od_cli_print_json(doc);
+        rc = print_json(paths, ps, nfiles, (size_t)top, jp, js);
     } else if (!rc) {
-        char a[40], b[40];
-        for (int i = 0; i < nfiles; i++) {
-            const od_profile *p = ps[i];
-            printf("%s%s%s: %s\n", od_c_bold, argv[optind + i], od_c_reset, kind_titles[p->kind]);
-            switch (p->kind) {
-            case OD_PROFILE_TORCH_TRACE:
-                if (p->n_points == 0)
-                    printf("  no GPU [memory] events: record with torch.profiler.profile(profile_memory=True)\n");
-                else
-                    print_trace(p, (size_t)top);
-                break;
-            case OD_PROFILE_TORCH_TIMELINE:
-                print_timeline(p);
-                break;
-            case OD_PROFILE_TORCH_TABLE:
-                print_ranking("self device memory by operator (as printed: rounded)", &p->ops_self, (size_t)top, "calls");
-                break;
-            case OD_PROFILE_JAX_PPROF:
-                printf("  %slive: %s%s (%llu bytes) in %llu buffers\n", od_c_bold, iec(p->live_bytes, a), od_c_reset,
-                       (unsigned long long)p->live_bytes, (unsigned long long)p->live_buffers);
-                print_ranking("by kind", &p->by_kind, (size_t)top, "buffers");
-                print_ranking("by device", &p->by_device, (size_t)top, "buffers");
-                print_ranking("by source line (innermost frame outside libraries)", &p->by_source, (size_t)top, "buffers");
-                break;
-            case OD_PROFILE_JAX_STATS:
-                print_stats(&p->stats);
-                break;
-            case OD_PROFILE_BFC_LOG:
-                print_bfc(&p->bfc);
-                break;
-            default:
-                break;
-            }
-        }
-        if (jp && js && js->stats.has_bytes_in_use) {
-            long long d = (long long)js->stats.bytes_in_use - (long long)jp->live_bytes;
-            printf("JAX profile vs memory_stats: profile live %s, bytes_in_use %s: %s %s%s\n",
-                   iec(jp->live_bytes, a), iec(js->stats.bytes_in_use, b),
-                   d == 0 ? "equal" : d > 0 ? "memory_stats higher by" : "profile higher by",
-                   d == 0 ? "" : siec(d < 0 ? -d : d, (char[40]){0}),
-                   d == 0 ? "" : " (taken at different moments, or buffers the profile does not list)");
-        }
+        for (int i = 0; i < nfiles; i++)
+            print_one(paths[i], ps[i], (size_t)top);
+        if (jp && js && js->stats.has_bytes_in_use)
+            print_jax_consistency(jp, js);
         if (nothing)
             rc = OD_EXIT_NOTHING;
     }

@@ -200,7 +200,7 @@ int od_cli_write_page(const char *cmd, const od_cli_diagflags *fl, const od_load
     }
     /* -o FILE: written beside FILE and renamed over it, so a failed or killed run leaves
      * the old page whole. */
-    FILE *out = stdout;
+    FILE *out = od_cli_raw_stdout(); /* the page is written whole, never wrapped */
     od_safe_file sf = {0};
     if (output && strcmp(output, "-") != 0) {
         if ((code = od_cli_safe_open(&sf, output)))
@@ -210,12 +210,10 @@ int od_cli_write_page(const char *cmd, const od_cli_diagflags *fl, const od_load
     od_error err;
     od_error_clear(&err);
     od_status st = od_report_write(&in, out, &err);
-    if (st != OD_OK) {
-        code = od_cli_report_error(output ? output : cmd, &err);
-        od_cli_safe_abort(&sf);
-    } else if (out != stdout) {
-        code = od_cli_safe_commit(&sf);
-    }
+    if (st != OD_OK)
+        code = sf.f ? od_cli_safe_fail(&sf, &err) : od_cli_report_error(cmd, &err);
+    else if (sf.f)
+        code = od_cli_safe_commit_report(&sf); /* "wrote FILE (SIZE)" */
 out:
     free(plan);
     free(items);
@@ -270,6 +268,15 @@ int od_cmd_report(int argc, char **argv)
     if (od_cli_diagflags_finish("report", &fl))
         return OD_EXIT_USAGE;
     size_t n_files = (size_t)(argc - optind), n = n_files + (fl.config != NULL);
+    /* The page is HTML: on a terminal it is ~0.5 MB of noise, not a report. */
+    if (!output && od_cli_stdout_tty())
+        return od_cli_usage_error("report", "the page is HTML, not for a terminal: give -o FILE "
+                                  "(e.g. -o report.html), or redirect stdout");
+    int refused = od_cli_refuse_output_onto_input("report", "-o", output, argv + optind, n_files);
+    if (refused)
+        return refused;
+    if (fl.config && (refused = od_cli_refuse_output_onto_input("report", "-o", output, (char **)&fl.config, 1)))
+        return refused;
     char **paths = calloc(n, sizeof *paths);
     od_loaded *ins = NULL;
     od_diagnosis *d = NULL;

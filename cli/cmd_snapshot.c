@@ -36,11 +36,17 @@ static const char *iec(uint64_t v, char *buf)
     return od_format_iec(v, buf, 32);
 }
 
+/* Strings from the pickle go through od_cli_json_str: one that is not UTF-8 is repaired,
+ * never the reason an entry goes missing. */
 static json_t *site_json(const od_site_total *s)
 {
-    return json_pack("{s:s, s:s, s:I, s:I, s:I}", "site", s->site, "where", s->where, "bytes",
-                     (json_int_t)s->bytes, "requested_bytes", (json_int_t)s->requested_bytes, "count",
-                     (json_int_t)s->count);
+    json_t *o = json_object();
+    json_object_set_new(o, "site", od_cli_json_str(s->site));
+    json_object_set_new(o, "where", od_cli_json_str(s->where));
+    json_object_set_new(o, "bytes", json_integer((json_int_t)s->bytes));
+    json_object_set_new(o, "requested_bytes", json_integer((json_int_t)s->requested_bytes));
+    json_object_set_new(o, "count", json_integer((json_int_t)s->count));
+    return o;
 }
 
 static json_t *sites_json(const od_site_list *l, size_t top)
@@ -116,11 +122,14 @@ static json_t *device_json(const od_device_summary *d, const od_device_pools *dp
         json_t *ooms = json_array();
         for (size_t i = 0; i < d->n_ooms; i++) {
             const od_oom_event *e = &d->ooms[i];
-            json_array_append_new(ooms, json_pack("{s:I, s:I, s:I, s:s, s:s, s:I}", "size_bytes",
-                                                  (json_int_t)e->size_bytes, "device_free_bytes",
-                                                  (json_int_t)e->device_free_bytes, "time_us",
-                                                  (json_int_t)e->time_us, "site", e->site, "where", e->where,
-                                                  "index", (json_int_t)e->index));
+            json_t *oe = json_object();
+            json_object_set_new(oe, "size_bytes", json_integer((json_int_t)e->size_bytes));
+            json_object_set_new(oe, "device_free_bytes", json_integer((json_int_t)e->device_free_bytes));
+            json_object_set_new(oe, "time_us", json_integer((json_int_t)e->time_us));
+            json_object_set_new(oe, "site", od_cli_json_str(e->site));
+            json_object_set_new(oe, "where", od_cli_json_str(e->where));
+            json_object_set_new(oe, "index", json_integer((json_int_t)e->index));
+            json_array_append_new(ooms, oe);
         }
         json_object_set_new(t, "oom_events", ooms);
         json_object_set_new(o, "trace", t);
@@ -151,9 +160,9 @@ static void print_sites(const char *title, const od_site_list *l, size_t top)
             continue;
         }
         printf("    %12s %12s %7llu  %s", iec(s->bytes, b1), iec(s->requested_bytes, b2),
-               (unsigned long long)s->count, s->site);
+               (unsigned long long)s->count, od_cli_site(s->site));
         if (strcmp(s->where, s->site) != 0)
-            printf(" %s(%s)%s", od_c_dim, s->where, od_c_reset);
+            printf(" %s(%s)%s", od_c_dim, od_cli_site(s->where), od_c_reset);
         printf("\n");
     }
     if (l->n > top)
@@ -215,7 +224,8 @@ static void print_device(const od_device_summary *d, const od_device_pools *dp, 
         for (size_t i = 0; i < d->n_ooms; i++) {
             const od_oom_event *e = &d->ooms[i];
             printf("  %sOOM%s                 entry %zu: tried to allocate %s with %s free on the device, at %s\n",
-                   od_c_red, od_c_reset, e->index, iec(e->size_bytes, b), iec(e->device_free_bytes, b2), e->site);
+                   od_c_red, od_c_reset, e->index, iec(e->size_bytes, b), iec(e->device_free_bytes, b2),
+                   od_cli_site(e->site));
         }
     }
     print_sites("live at the end, by site", &d->top_sites, top);
@@ -282,7 +292,7 @@ int od_cmd_snapshot(int argc, char **argv)
             if (sum->devices[i].device == device)
                 k = i + 1;
         if (!k) {
-            fprintf(stderr, "oomdoc: %s: no device %ld in this snapshot\n", path, device);
+            fprintf(stderr, "oomdoc: %s: no device %ld in this snapshot\n", od_cli_input_shown(path), device);
             code = OD_EXIT_NOTHING;
             goto out;
         }
@@ -290,10 +300,10 @@ int od_cmd_snapshot(int argc, char **argv)
     if (json) {
         json_t *doc = json_object();
         json_object_set_new(doc, "schema_version", json_integer(1));
-        json_object_set_new(doc, "file", json_string(od_cli_input_name(path)));
+        json_object_set_new(doc, "file", od_cli_json_str(od_cli_input_name(path)));
         json_object_set_new(doc, "torch_layout", json_string(snap->torch_major == 1 ? "1.13" : "2.x"));
         json_object_set_new(doc, "allocator_settings",
-                            snap->settings.present ? json_string(snap->settings.alloc_conf) : json_null());
+                            snap->settings.present ? od_cli_json_str(snap->settings.alloc_conf) : json_null());
         json_t *devs = json_array();
         for (size_t i = 0; i < sum->n_devices; i++)
             if (device < 0 || sum->devices[i].device == device)
@@ -303,10 +313,10 @@ int od_cmd_snapshot(int argc, char **argv)
         json_object_set_new(doc, "devices", devs);
         code = od_cli_print_json(doc);
     } else {
-        printf("%s%s%s: torch %s snapshot, allocator settings: %s\n", od_c_bold, path, od_c_reset,
-               snap->torch_major == 1 ? "1.13" : "2.x",
+        printf("%s%s%s: torch %s snapshot, allocator settings: %s\n", od_c_bold, od_cli_input_shown(path),
+               od_c_reset, snap->torch_major == 1 ? "1.13" : "2.x",
                !snap->settings.present ? "not recorded"
-               : snap->settings.alloc_conf[0] ? snap->settings.alloc_conf : "default");
+               : snap->settings.alloc_conf[0] ? od_cli_esc(snap->settings.alloc_conf) : "default");
         if (!sum->n_devices)
             printf("no device holds memory in this snapshot\n");
         for (size_t i = 0; i < sum->n_devices; i++)

@@ -65,6 +65,7 @@ int main(int argc, char **argv)
      * otherwise pull them into the heap after the first large free. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
+    od_cli_stdout_init(); /* on a terminal, text is wrapped to its width (cli/output.h) */
     /* --quiet (or -q), before or after the command and before any "--": no progress line.
      * Taken out here so that every command accepts it. */
     int k = 1;

@@ -47,6 +47,15 @@ od_status od_input_error(const od_input *in, od_error *err);
 typedef void (*od_input_progress_fn)(void *ctx, uint64_t consumed_bytes, int done);
 void od_input_set_progress(od_input *in, od_input_progress_fn fn, void *ctx);
 
+/* The reader is done with in: for a gzip stream, read (and drop) what is left of it up to
+ * its end, so that inflate reaches the trailer and checks its CRC-32 and ISIZE; a reader
+ * that stops at its format's own end (a pickle's STOP) would otherwise accept a file whose
+ * bytes changed. OD_OK, or the stream's error: OD_ERR_FORMAT with the compressed byte
+ * offset for a bad trailer or corrupt data, or for more than 64 MiB of data left after
+ * the reader's end. Nothing is read from a plain stream (its tail is the reader's
+ * business, and a pipe's end may never come). */
+od_status od_input_finish(od_input *in, od_error *err);
+
 /* 1 when the stream is gzip-compressed. */
 int od_input_is_gzip(const od_input *in);
 

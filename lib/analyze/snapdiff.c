@@ -1,6 +1,7 @@
 /* snapdiff.c - two snapshots compared, figure by figure and site by site. */
 #include "analyze/snapdiff.h"
 #include "base/mem.h"
+#include "model/allocsim.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,12 @@ static int fill(od_device_change *c, const od_device_summary *b, const od_device
         c->segments[i] = s[i]->segments;
         c->have_peak[i] = s[i]->has_trace;
         c->peak[i] = s[i]->has_trace ? s[i]->peak_requested_bytes : 0;
+        const od_trace *t = s[i]->trace;
+        if (s[i]->has_trace && t) {
+            c->peak_allocated[i] = t->peak_block_bytes;
+            c->have_reserved[i] = t->has_reserved;
+            c->peak_reserved[i] = t->has_reserved ? t->max_reserved_bytes : 0;
+        }
     }
     c->device_before = b ? b->device : -1;
     c->device_after = a ? a->device : -1;
@@ -170,4 +177,21 @@ void od_snapdiff_free(od_snapdiff *d)
     }
     free(d->devices);
     free(d);
+}
+
+void od_snapdiff_settings(od_snapdiff *d, const od_snapshot *before, const od_snapshot *after)
+{
+    const od_snapshot *s[2] = {before, after};
+    od_allocsim_config cfg[2];
+    for (int i = 0; i < 2; i++) {
+        d->settings_recorded[i] = s[i] && s[i]->settings.present;
+        d->settings[i][0] = 0;
+        od_allocsim_config_default(&cfg[i]);
+        if (!d->settings_recorded[i])
+            continue;
+        cfg[i].conf = s[i]->settings.conf;
+        od_allocsim_config_format(&cfg[i], d->settings[i], sizeof d->settings[i]);
+    }
+    d->settings_differ = d->settings_recorded[0] && d->settings_recorded[1] &&
+                         !od_allocsim_config_same_policy(&cfg[0], &cfg[1]);
 }

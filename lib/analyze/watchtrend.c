@@ -94,6 +94,107 @@ const char *od_wtrend_name(od_wtrend_verdict v)
     return "unknown";
 }
 
+/* Theil-Sen line over t[b..n), v[b..n): the median of pairwise slopes over an even
+ * subsample of TS_POINTS, and the r2 of that line. 0 when out of memory. */
+static int fit(const double *t, const uint64_t *v, size_t b, size_t n, double *slope_out, double *r2_out)
+{
+    size_t m = n - b;
+    size_t k = m < TS_POINTS ? m : TS_POINTS;
+    double pt[TS_POINTS], pv[TS_POINTS];
+    for (size_t i = 0; i < k; i++) {
+        size_t j = b + (k == 1 ? 0 : i * (m - 1) / (k - 1));
+        pt[i] = t[j];
+        pv[i] = (double)v[j];
+    }
+    double *sl = malloc(sizeof(double) * (k * (k - 1) / 2 + 1));
+    double *res = malloc(sizeof(double) * (k + 1));
+    if (!sl || !res) {
+        free(sl);
+        free(res);
+        return 0;
+    }
+    size_t ns = 0;
+    for (size_t i = 0; i < k; i++)
+        for (size_t j = i + 1; j < k; j++)
+            if (pt[j] > pt[i])
+                sl[ns++] = (pv[j] - pv[i]) / (pt[j] - pt[i]);
+    double slope = ns ? median(sl, ns) : 0;
+    for (size_t i = 0; i < k; i++)
+        res[i] = pv[i] - slope * pt[i];
+    double icpt = median(res, k);
+    double mean = 0;
+    for (size_t i = 0; i < k; i++)
+        mean += pv[i];
+    mean /= (double)k;
+    double sst = 0, sse = 0;
+    for (size_t i = 0; i < k; i++) {
+        double e = pv[i] - (icpt + slope * pt[i]);
+        sse += e * e;
+        sst += (pv[i] - mean) * (pv[i] - mean);
+    }
+    free(sl);
+    free(res);
+    *slope_out = slope;
+    *r2_out = sst > 0 ? 1 - sse / sst : 1;
+    return 1;
+}
+
+/* Squared error of the least-squares line through the points p[lo..hi) (centred sums:
+ * the values are relative to the series' last, so large byte counts do not cancel). */
+static double line_sse(const double *x, const double *y, size_t lo, size_t hi)
+{
+    size_t m = hi - lo;
+    if (m < 3)
+        return 0;
+    double mx = 0, my = 0;
+    for (size_t i = lo; i < hi; i++)
+        mx += x[i], my += y[i];
+    mx /= (double)m;
+    my /= (double)m;
+    double sxx = 0, sxy = 0, syy = 0;
+    for (size_t i = lo; i < hi; i++) {
+        double dx = x[i] - mx, dy = y[i] - my;
+        sxx += dx * dx;
+        sxy += dx * dy;
+        syy += dy * dy;
+    }
+    double e = sxx > 0 ? syy - sxy * sxy / sxx : syy;
+    return e > 0 ? e : 0;
+}
+
+#define REGIME_POINTS 256 /* the change point is searched on a subsample of this many */
+#define REGIME_MIN 5      /* points the latest regime needs at least */
+
+/* Where the latest regime of t[a..n) begins: the break of the two-line fit with the least
+ * squared error, searched on an even subsample. Returns the index into t. */
+static size_t latest_regime(const double *t, const uint64_t *v, size_t a, size_t n)
+{
+    size_t m = n - a, k = m < REGIME_POINTS ? m : REGIME_POINTS;
+    double x[REGIME_POINTS], y[REGIME_POINTS];
+    size_t at[REGIME_POINTS];
+    for (size_t i = 0; i < k; i++) {
+        at[i] = a + (k == 1 ? 0 : i * (m - 1) / (k - 1));
+        x[i] = t[at[i]] - t[n - 1];
+        y[i] = (double)v[at[i]] - (double)v[n - 1];
+    }
+    size_t best = 0;
+    double best_e = line_sse(x, y, 0, k);
+    for (size_t b = 2; b + REGIME_MIN <= k; b++) {
+        double e = line_sse(x, y, 0, b) + line_sse(x, y, b, k);
+        if (e < best_e) {
+            best_e = e;
+            best = b;
+        }
+    }
+    return at[best];
+}
+
+/* A rise that makes a leak: at least 64 MiB or 2% of the level over the regime. */
+static int leak_rise(double slope, double span_s, double level)
+{
+    return slope > 0 && slope * span_s >= fmax(64 * MIB, 0.02 * level);
+}
+
 void od_wtrend_classify(const od_wseries *s, uint64_t capacity_bytes, od_wtrend *out)
 {
     memset(out, 0, sizeof *out);
@@ -128,53 +229,28 @@ void od_wtrend_classify(const od_wseries *s, uint64_t capacity_bytes, od_wtrend 
         b++;
     if (n - b < 5)
         b = n >= 5 ? n - 5 : 0;
-    out->window_start_s = t[b];
-    size_t m = n - b;
-    /* Theil-Sen: median of pairwise slopes over an even subsample of the window. */
-    size_t k = m < TS_POINTS ? m : TS_POINTS;
-    double pt[TS_POINTS], pv[TS_POINTS];
-    for (size_t i = 0; i < k; i++) {
-        size_t j = b + (k == 1 ? 0 : i * (m - 1) / (k - 1));
-        pt[i] = t[j];
-        pv[i] = (double)v[j];
-    }
-    double *sl = malloc(sizeof(double) * (k * (k - 1) / 2 + 1));
-    double *res = malloc(sizeof(double) * (k + 1));
-    if (!sl || !res) {
-        free(sl);
-        free(res);
+    double slope, r2, level = (double)v[n - 1];
+    if (!fit(t, v, b, n, &slope, &r2)) {
         out->verdict = OD_WTREND_UNKNOWN;
         return;
     }
-    size_t ns = 0;
-    for (size_t i = 0; i < k; i++)
-        for (size_t j = i + 1; j < k; j++)
-            if (pt[j] > pt[i])
-                sl[ns++] = (pv[j] - pv[i]) / (pt[j] - pt[i]);
-    double slope = ns ? median(sl, ns) : 0;
-    for (size_t i = 0; i < k; i++)
-        res[i] = pv[i] - slope * pt[i];
-    double icpt = median(res, k);
-    double mean = 0;
-    for (size_t i = 0; i < k; i++)
-        mean += pv[i];
-    mean /= (double)k;
-    double sst = 0, sse = 0;
-    for (size_t i = 0; i < k; i++) {
-        double e = pv[i] - (icpt + slope * pt[i]);
-        sse += e * e;
-        sst += (pv[i] - mean) * (pv[i] - mean);
+    int leak = leak_rise(slope, t[n - 1] - t[b], level) && r2 >= 0.6;
+    /* A climb that started after the last third began: its own regime. */
+    if (!leak) {
+        size_t c = latest_regime(t, v, a, n);
+        double cs, cr2;
+        if (c > b && n - c >= REGIME_MIN && fit(t, v, c, n, &cs, &cr2) && cr2 >= 0.9 &&
+            leak_rise(cs, t[n - 1] - t[c], level)) {
+            b = c;
+            slope = cs;
+            r2 = cr2;
+            leak = 1;
+        }
     }
-    free(sl);
-    free(res);
+    out->window_start_s = t[b];
     out->growth_bytes_per_second = slope;
-    out->r2 = sst > 0 ? 1 - sse / sst : 1;
-    double span = t[n - 1] - t[b];
-    double rise = slope * span;
-    double level = (double)v[n - 1];
-    /* A leak: steady growth in the current regime, worth at least 64 MiB or 2% of the
-     * level over it, fitting a line. */
-    if (slope > 0 && rise >= fmax(64 * MIB, 0.02 * level) && out->r2 >= 0.6) {
+    out->r2 = r2;
+    if (leak) {
         out->verdict = OD_WTREND_LEAK;
         if (capacity_bytes > s->last_bytes)
             out->projected_oom_s = (double)(capacity_bytes - s->last_bytes) / slope;
@@ -185,9 +261,10 @@ void od_wtrend_classify(const od_wseries *s, uint64_t capacity_bytes, od_wtrend 
     /* A spike: memory went well above where it is now (the caching allocator keeps what it
      * reserved, so a fall seen by NVML means a process freed or ended), or a jump that
      * no line explains. */
+    double rise = slope * (t[n - 1] - t[b]);
     double fall = (double)s->peak_bytes - (double)s->last_bytes;
     if (fall >= fmax(256 * MIB, 0.10 * (double)s->peak_bytes) ||
-        (rise >= fmax(64 * MIB, 0.02 * level) && out->r2 < 0.6))
+        (rise >= fmax(64 * MIB, 0.02 * level) && r2 < 0.6))
         out->verdict = OD_WTREND_SPIKE;
 }
 
@@ -257,13 +334,43 @@ static void track_processes(od_watch *w, double t_s, const od_nvml_process *ps, 
     }
 }
 
+/* Take raw into the reported *tr: at once when it agrees, from unknown, or when it says
+ * leak (an OOM on its way is shown as soon as the fit says so); any other change once it
+ * has said the same new verdict OD_WATCH_HYSTERESIS times in a row. Until then the old
+ * verdict stays, and a leak's projection follows the memory in use at the leak's slope. */
+static void settle(od_wtrend *tr, const od_wtrend *raw, od_wtrend_verdict *pending, int *pending_n,
+                   uint64_t capacity_bytes, uint64_t last_bytes)
+{
+    if (tr->verdict == OD_WTREND_UNKNOWN || raw->verdict == tr->verdict || raw->verdict == OD_WTREND_LEAK) {
+        *tr = *raw;
+        *pending_n = 0;
+        return;
+    }
+    if (*pending_n && *pending == raw->verdict)
+        (*pending_n)++;
+    else
+        *pending = raw->verdict, *pending_n = 1;
+    if (*pending_n >= OD_WATCH_HYSTERESIS) {
+        *tr = *raw;
+        *pending_n = 0;
+        return;
+    }
+    if (tr->verdict == OD_WTREND_LEAK && tr->growth_bytes_per_second > 0 && capacity_bytes)
+        tr->projected_oom_s = capacity_bytes > last_bytes
+                                  ? (double)(capacity_bytes - last_bytes) / tr->growth_bytes_per_second : 0;
+}
+
 void od_watch_classify(od_watch *w)
 {
-    od_wtrend_classify(&w->s, w->cfg.capacity_bytes, &w->tr);
+    od_wtrend_classify(&w->s, w->cfg.capacity_bytes, &w->raw);
+    settle(&w->tr, &w->raw, &w->pending, &w->pending_n, w->cfg.capacity_bytes, w->s.last_bytes);
     for (size_t i = 0; i < w->n_procs; i++) {
         od_wproc *p = &w->procs[i];
-        od_wtrend_classify(&p->s, 0, &p->tr);
+        od_wtrend raw;
+        od_wtrend_classify(&p->s, 0, &raw);
+        settle(&p->tr, &raw, &p->pending, &p->pending_n, 0, 0);
         /* A process's growth fills the device's remaining memory. */
+        p->tr.projected_oom_s = -1;
         if (p->tr.verdict == OD_WTREND_LEAK && p->tr.growth_bytes_per_second > 0 &&
             w->cfg.capacity_bytes > w->s.last_bytes)
             p->tr.projected_oom_s = (double)(w->cfg.capacity_bytes - w->s.last_bytes) /

@@ -53,7 +53,11 @@ typedef struct {
 
 /* Classify. The idle start of a series (flat before the job allocates) is skipped, and
  * the slope is taken over the last third of the active time, so that warm-up (CUDA
- * context, model load, optimizer state in step 1) does not count as growth.
+ * context, model load, optimizer state in step 1) does not count as growth. A steady
+ * climb that began later than that third (memory flat for minutes, then growing for the
+ * last seconds) is a climb too: the latest regime - where a two-segment fit of the
+ * active time breaks - is a leak when it is a clean line (r2 >= 0.9) rising by the same
+ * amount a leak must, and then its slope and start are the ones reported.
  * capacity_bytes 0: no projection. Never fails. */
 void od_wtrend_classify(const od_wseries *s, uint64_t capacity_bytes, od_wtrend *out);
 
@@ -66,6 +70,11 @@ const char *od_wtrend_name(od_wtrend_verdict v);
 #define OD_WATCH_PROC_SERIES_CAP 512
 #define OD_WATCH_MAX_PROCS 64        /* processes followed at once (more still count for pid) */
 #define OD_WATCH_CLASSIFY_EVERY_S 0.25
+/* The verdict watch reports leaves a verdict only once this many classifications in a
+ * row say another (a leak, or anything after "unknown", is taken at once: an OOM on its
+ * way is never held back): a fit at the edge of a threshold does not flip the live view,
+ * the alarm or the Prometheus gauges between "leak" and "stable" at every refresh. */
+#define OD_WATCH_HYSTERESIS 3
 
 typedef struct {
     uint64_t capacity_bytes; /* what the projection counts against */
@@ -81,13 +90,21 @@ typedef struct {
     uint32_t pid;
     int seen;        /* listed at the latest sample */
     od_wseries s;    /* its memory as NVML attributes it */
-    od_wtrend tr;    /* projected_oom_s: when the GPU is full at this process's growth */
+    od_wtrend tr;    /* with od_watch's hysteresis; projected_oom_s: when the GPU is
+                        full at this process's growth */
+    od_wtrend_verdict pending;
+    int pending_n;
 } od_wproc;
 
 typedef struct {
     od_watch_config cfg;
     od_wseries s;             /* the GPU's memory in use */
-    od_wtrend tr;             /* as of the latest classification */
+    od_wtrend tr;             /* the verdict reported: raw's once it held
+                                 OD_WATCH_HYSTERESIS classifications; while a change is
+                                 pending, a leak's projection is updated from its slope */
+    od_wtrend raw;            /* the latest classification itself */
+    od_wtrend_verdict pending; /* the verdict raw says, differing from tr's ... */
+    int pending_n;            /* ... for this many classifications in a row */
     od_wproc procs[OD_WATCH_MAX_PROCS]; /* in order of first appearance */
     size_t n_procs;
     uint64_t pid_peak_bytes, pid_last_bytes; /* cfg.follow_pid */
@@ -109,8 +126,8 @@ void od_watch_free(od_watch *w);
  * goes off at this sample, else 0. */
 int od_watch_sample(od_watch *w, double t_s, uint64_t used_bytes, const od_nvml_process *procs, size_t n);
 
-/* Classify the GPU and each process now: their trends, and each process's projection
- * against what is left of the GPU. */
+/* Classify the GPU and each process now: their trends (with the hysteresis above), and
+ * each process's projection against what is left of the GPU. */
 void od_watch_classify(od_watch *w);
 
 /* Check the alarm against the latest classification: returns 1 when the projected OOM

@@ -307,9 +307,15 @@ static size_t read_gzip(od_input *in, unsigned char *buf, size_t n)
             }
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
             uint64_t at = in->raw_offset - (in->raw_len - in->raw_pos);
-            in->status = od_fail_at(&in->err, OD_ERR_FORMAT, at,
-                                    "corrupt gzip data (compressed byte offset): %s",
-                                    in->z.msg ? in->z.msg : "inflate failed");
+            const char *m = in->z.msg ? in->z.msg : "inflate failed";
+            if (strcmp(m, "incorrect data check") == 0)
+                in->status = od_fail_at(&in->err, OD_ERR_FORMAT, at, "gzip trailer: the CRC-32 does not "
+                                        "match the data (compressed byte offset; the file is damaged)");
+            else if (strcmp(m, "incorrect length check") == 0)
+                in->status = od_fail_at(&in->err, OD_ERR_FORMAT, at, "gzip trailer: the length (ISIZE) does "
+                                        "not match the data (compressed byte offset; the file is damaged)");
+            else
+                in->status = od_fail_at(&in->err, OD_ERR_FORMAT, at, "corrupt gzip data (compressed byte offset): %s", m);
         } else if (rc == Z_BUF_ERROR && in->z.avail_in == 0 && in->eof) {
             break;
         }
@@ -487,6 +493,30 @@ od_status od_input_error(const od_input *in, od_error *err)
     if (in->status != OD_OK && err)
         *err = in->err;
     return in->status;
+}
+
+#define FINISH_MAX_BYTES (64u << 20)
+
+od_status od_input_finish(od_input *in, od_error *err)
+{
+    if (in->rest) {
+        in->pre_len[0] = in->pre_len[1] = 0;
+        return od_input_finish(in->rest, err);
+    }
+    if (!in->gzip)
+        return od_input_error(in, err);
+    const unsigned char *d;
+    uint64_t left = 0;
+    size_t k;
+    while ((k = od_input_borrow(in, &d)) > 0) {
+        left += k;
+        if (left > FINISH_MAX_BYTES) {
+            uint64_t at = in->async ? in->async->raw_at : in->raw_offset;
+            return od_fail_at(err, OD_ERR_FORMAT, at,
+                              "more than 64 MiB of data after the end (compressed byte offset)");
+        }
+    }
+    return od_input_error(in, err);
 }
 
 int od_input_is_gzip(const od_input *in)

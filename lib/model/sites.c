@@ -2,6 +2,7 @@
 #include "model/sites.h"
 
 #include "base/mem.h"
+#include "base/textsafe.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,7 +60,25 @@ char *od_frame_format(const od_snapshot *snap, int64_t frame, char *buf, size_t 
         return buf;
     }
     const od_frame *f = &snap->frames[frame];
-    snprintf(buf, size, "%s:%lld:%s", f->filename, (long long)f->line, f->name);
+    char mid[32];
+    int ml = snprintf(mid, sizeof mid, ":%lld:", (long long)f->line);
+    size_t fl = strlen(f->filename), nl = strlen(f->name);
+    if (fl + (size_t)ml + nl < size || size < 128) {
+        int n = snprintf(buf, size, "%s%s%s", f->filename, mid, f->name);
+        /* A cut never ends inside a character: the text stays UTF-8 (JSON refuses less). */
+        if (n >= 0 && (size_t)n >= size && size)
+            buf[od_utf8_trim(buf, size - 1)] = 0;
+        return buf;
+    }
+    /* Too long for buf: the function keeps at most half of it, the file the end of its
+     * name after "..." (the end names the file), each cut at a character boundary. */
+    size_t room = size - 1;
+    size_t nk = od_utf8_cut(f->name, nl, room / 2);
+    size_t fk = room - (size_t)ml - nk - 3;
+    const char *fs = f->filename + (fl > fk ? fl - fk : 0);
+    while (fs > f->filename && fs < f->filename + fl && ((unsigned char)*fs & 0xc0) == 0x80)
+        fs++;
+    snprintf(buf, size, "...%s%s%.*s", fs, mid, (int)nk, f->name);
     return buf;
 }
 

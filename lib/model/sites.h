@@ -52,7 +52,10 @@ typedef struct {
  * reordered. */
 size_t od_named_bytes_top(od_named_bytes *rows, size_t n, size_t k);
 
-/* Format frame i as "file:line:function" into buf; returns buf. */
+/* Format frame i as "file:line:function" into buf; returns buf. One too long for buf keeps
+ * its line, at most half of buf for the function and the end of the file's name after
+ * "...", each cut at a UTF-8 character boundary (a buffer under 128 bytes: a plain cut at a
+ * boundary). */
 char *od_frame_format(const od_snapshot *snap, int64_t frame, char *buf, size_t size);
 
 #endif

@@ -974,6 +974,8 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
     od_pickle_options opt = {.absorb_dict = absorb, .ud = &L};
     od_ptree *t = NULL;
     od_status rc = s->stacks ? od_pickle_load(in, &opt, &t, err) : od_fail(err, OD_ERR_NOMEM, "out of memory");
+    if (rc == OD_OK) /* a gzip trailer that does not match means other bytes than were written */
+        rc = od_input_finish(in, err);
     if (rc == OD_OK) {
         od_pv root = od_ptree_root(t);
         od_pv_type ty = od_pv_typeof(t, root);

@@ -39,7 +39,7 @@ const char *od_trend_verdict_name(od_trend_verdict v)
 
 /* ---------- columns ---------- */
 
-enum { COL_IGNORE = -1, COL_STEP = -2, COL_TIME = -3 };
+enum { COL_IGNORE = -1, COL_STEP = -2, COL_TIME = -3, COL_GPU = -4 };
 
 typedef struct {
     int kind;     /* COL_* or an od_metric */
@@ -67,7 +67,12 @@ static column classify(const char *raw)
         {"_bytes", 1}, {"_kib", 1024.0}, {"_mib", 1048576.0}, {"_gib", 1073741824.0},
         {"_kb", 1e3}, {"_mb", 1e6}, {"_gb", 1e9}, {"_b", 1},
     };
+    static const char *const gpus[] = {"gpu", "gpu_index", NULL};
     column c = {COL_IGNORE, 1};
+    if (name_in(raw, gpus)) { /* watch --device all into one target: one GPU's rows only */
+        c.kind = COL_GPU;
+        return c;
+    }
     if (name_in(raw, steps)) {
         c.kind = COL_STEP;
         return c;
@@ -120,6 +125,8 @@ struct od_series_parser {
     double *y[OD_METRIC_COUNT];
     int have_metric[OD_METRIC_COUNT];
     int have_step, have_time;
+    int have_gpu;           /* a gpu column: its first value, which every row must have */
+    double gpu;
     int sorted;             /* x never decreased so far */
     /* a JSON array is parsed whole at the end */
     char *text;
@@ -277,6 +284,23 @@ static void csv_header(od_series_parser *p, const char *line, const char *he, ui
                                 "(allocated, reserved, used or peak, optionally with _bytes)"));
 }
 
+/* A row's gpu value: the same GPU all along, else the series mixes GPUs and no trend of it
+ * means anything. 0 after the error. */
+static int same_gpu(od_series_parser *p, double v, uint64_t at)
+{
+    if (!p->have_gpu) {
+        p->have_gpu = 1;
+        p->gpu = v;
+        return 1;
+    }
+    if (v == p->gpu)
+        return 1;
+    set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, at,
+                            "a second GPU in one series (gpu %g after gpu %g): trend reads one GPU's series "
+                            "(oomdoc watch --device all --out run.gpu{gpu}.csv writes one per GPU)", v, p->gpu));
+    return 0;
+}
+
 static void csv_row(od_series_parser *p, const char *line, const char *le, uint64_t off)
 {
     const char *q = line;
@@ -301,7 +325,11 @@ static void csv_row(od_series_parser *p, const char *line, const char *le, uint6
         if (c.kind != COL_IGNORE) {
             char num[64];
             lower_trim(f, fe, num, sizeof num);
-            if (num[0]) {
+            if (c.kind == COL_GPU) { /* a number is a GPU index; anything else is left alone */
+                double v;
+                if (num[0] && field_number(num, &v) && isfinite(v) && !same_gpu(p, v, at))
+                    return;
+            } else if (num[0]) {
                 double v;
                 if (!field_number(num, &v) || !isfinite(v) || (c.kind >= 0 && v < 0) || fe - f > 60 ||
                     !store(&x, y, c, v, &tm)) {
@@ -347,7 +375,7 @@ static void json_row(od_series_parser *p, json_t *o, uint64_t off)
         char name[64];
         lower_trim(k, k + strlen(k), name, sizeof name);
         column c = classify(name);
-        if (c.kind == COL_IGNORE || json_is_null(v))
+        if (c.kind == COL_IGNORE || json_is_null(v) || (c.kind == COL_GPU && !json_is_number(v)))
             continue;
         if (!json_is_number(v)) {
             set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off, "expected a number for \"%.40s\"", k));
@@ -358,7 +386,10 @@ static void json_row(od_series_parser *p, json_t *o, uint64_t off)
             set_error(p, od_fail_at(&p->err, OD_ERR_FORMAT, off, "expected a non-negative number for \"%.40s\"", k));
             return;
         }
-        if (c.kind == COL_STEP) {
+        if (c.kind == COL_GPU) {
+            if (!same_gpu(p, d, off))
+                return;
+        } else if (c.kind == COL_STEP) {
             step = d;
             p->have_step = 1;
         } else if (c.kind == COL_TIME) {

@@ -7,8 +7,33 @@
 
 #include "analyze/advice.h"
 #include "base/torchver.h"
+#include "base/textsafe.h"
 #include "base/units.h"
 #include "model/sites.h"
+
+/* s as JSON may carry it: valid UTF-8 as it is, else with each bad byte replaced by U+FFFD
+ * (base/textsafe.h), so that no string from a snapshot's frames is dropped for its bytes.
+ * The copy lives in one of 8 buffers of 4 KiB, reused in turn (enough for one json_pack). */
+static const char *U(const char *s)
+{
+    static _Thread_local char bufs[8][4096];
+    static _Thread_local unsigned next;
+    if (!s)
+        return "";
+    size_t len = strlen(s);
+    if (od_utf8_valid(s, len))
+        return s;
+    char *b = bufs[next++ % 8];
+    od_utf8_sanitize(s, len, b, sizeof bufs[0]);
+    b[sizeof bufs[0] - 1] = 0;
+    return b;
+}
+
+/* A JSON string of s, repaired as U() repairs it. */
+static json_t *ustr(const char *s)
+{
+    return json_string(U(s));
+}
 
 /* ---------- the OOM report ---------- */
 
@@ -20,9 +45,9 @@ static json_t *have_bytes(const od_oom_report *r, unsigned bit, uint64_t v)
 json_t *od_oom_report_json(const od_oom_report *r)
 {
     json_t *o = json_object();
-    json_object_set_new(o, "framework", json_string(od_framework_name(r->framework)));
-    json_object_set_new(o, "library", r->library[0] ? json_string(r->library) : json_null());
-    json_object_set_new(o, "wording", json_string(od_oom_kind_name(r->kind)));
+    json_object_set_new(o, "framework", ustr(od_framework_name(r->framework)));
+    json_object_set_new(o, "library", r->library[0] ? ustr(r->library) : json_null());
+    json_object_set_new(o, "wording", ustr(od_oom_kind_name(r->kind)));
     json_object_set_new(o, "line", json_integer((json_int_t)r->line));
     json_object_set_new(o, "byte_offset", json_integer((json_int_t)r->offset));
     json_object_set_new(o, "device", (r->have & OD_HAVE_DEVICE) ? json_integer(r->device) : json_null());
@@ -51,21 +76,21 @@ json_t *od_oom_report_json(const od_oom_report *r)
     json_object_set_new(o, "figures_rounded", json_boolean(r->rounded));
     json_object_set_new(o, "requested_is_segment_size", json_boolean(r->request_is_segment));
     if (r->dtype[0]) {
-        json_object_set_new(o, "dtype", json_string(r->dtype));
+        json_object_set_new(o, "dtype", ustr(r->dtype));
         json_object_set_new(o, "dtype_from_op", json_boolean(r->dtype_from_op));
     }
     json_t *v = json_object();
     char reason[512];
     if (!od_triage_reason(r, reason, sizeof reason))
         od_oom_reason(r, reason, sizeof reason);
-    json_object_set_new(v, "name", json_string(od_oom_verdict_name(r->verdict)));
+    json_object_set_new(v, "name", ustr(od_oom_verdict_name(r->verdict)));
     json_object_set_new(v, "headroom_bytes", r->have_headroom ? json_integer((json_int_t)r->headroom_bytes) : json_null());
     json_object_set_new(v, "available_bytes", r->have_headroom ? json_integer((json_int_t)r->available_bytes) : json_null());
     json_object_set_new(v, "missing_bytes", r->have_headroom ? json_integer((json_int_t)r->missing_bytes) : json_null());
     json_object_set_new(v, "other_processes_bytes", json_integer((json_int_t)r->others_bytes));
-    json_object_set_new(v, "reason", json_string(reason));
+    json_object_set_new(v, "reason", ustr(reason));
     const char *meaning = od_advice_meaning(r);
-    json_object_set_new(v, "meaning", meaning ? json_string(meaning) : json_null());
+    json_object_set_new(v, "meaning", meaning ? ustr(meaning) : json_null());
     json_object_set_new(v, "size_bug", json_boolean(r->size_bug || r->size_corrupt));
     json_object_set_new(v, "near_full", json_boolean(r->near_full));
     json_object_set_new(v, "cache_too_small", json_boolean(r->stranded_small));
@@ -80,14 +105,14 @@ json_t *od_oom_report_json(const od_oom_report *r)
         json_object_set_new(o, "torch_versions",
                             json_pack("{s:o,s:o,s:s,s:o}", "from",
                                       od_torch_version_known(g->lower)
-                                          ? json_string(od_torch_version_format(g->lower, lo, sizeof lo))
+                                          ? ustr(od_torch_version_format(g->lower, lo, sizeof lo))
                                           : json_null(),
                                       "to",
                                       od_torch_version_known(g->upper)
-                                          ? json_string(od_torch_version_format(g->upper, hi, sizeof hi))
+                                          ? ustr(od_torch_version_format(g->upper, hi, sizeof hi))
                                           : json_null(),
                                       "why", g->why, "refined",
-                                      g->refined ? json_string(g->refined) : json_null()));
+                                      g->refined ? ustr(g->refined) : json_null()));
     } else {
         json_object_set_new(o, "torch_versions", json_null());
     }
@@ -96,8 +121,8 @@ json_t *od_oom_report_json(const od_oom_report *r)
     json_t *ha = json_array();
     for (size_t i = 0; i < nh; i++) {
         const od_advice_text *t = od_advice_get(h[i].id);
-        json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b,s:b}", "action", h[i].action, "effect", t->effect,
-                                            "command", h[i].command ? json_string(h[i].command) : json_null(),
+        json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b,s:b}", "action", U(h[i].action), "effect", U(t->effect),
+                                            "command", h[i].command ? ustr(h[i].command) : json_null(),
                                             "needs_upgrade", h[i].upgrade, "alternative", h[i].alternative));
     }
     json_object_set_new(o, "hints", ha);
@@ -111,8 +136,8 @@ static json_t *iterations_json(const od_iterations *it)
     if (!it || it->source == OD_ITER_NONE)
         return json_null();
     json_t *o = json_object();
-    json_object_set_new(o, "source", json_string(od_iter_source_name(it->source)));
-    json_object_set_new(o, "marker", json_string(it->marker));
+    json_object_set_new(o, "source", ustr(od_iter_source_name(it->source)));
+    json_object_set_new(o, "marker", ustr(it->marker));
     json_object_set_new(o, "count", json_integer((json_int_t)it->n));
     json_t *lv = json_array();
     for (size_t i = 0; i < it->n; i++)
@@ -122,7 +147,7 @@ static json_t *iterations_json(const od_iterations *it)
                         it->have_fit ? json_integer((json_int_t)llround(it->fit.growth_per_x)) : json_null());
     json_object_set_new(o, "r2", it->have_fit ? json_real(round(it->fit.r2 * 1e4) / 1e4) : json_null());
     int bounded = 0, tv = od_iterations_verdict(it, &bounded);
-    json_object_set_new(o, "trend", tv >= 0 ? json_string(od_trend_verdict_name((od_trend_verdict)tv)) : json_null());
+    json_object_set_new(o, "trend", tv >= 0 ? ustr(od_trend_verdict_name((od_trend_verdict)tv)) : json_null());
     json_object_set_new(o, "bounded", json_boolean(bounded));
     json_object_set_new(o, "leak", json_boolean(od_iterations_leak(it)));
     json_object_set_new(o, "judged_iterations", json_integer((json_int_t)it->judged));
@@ -131,13 +156,13 @@ static json_t *iterations_json(const od_iterations *it)
     json_t *sv = json_array();
     for (size_t i = 0; i < it->n_survivors && i < 10; i++) {
         const od_survivor *x = &it->survivors[i];
-        json_array_append_new(sv, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "site", x->site, "where", x->where,
+        json_array_append_new(sv, json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:o,s:o}", "site", U(x->site), "where", U(x->where),
                                             "bytes_per_iteration", (json_int_t)x->bytes_per_iteration, "surviving_bytes",
                                             (json_int_t)x->surviving_bytes, "iterations", (json_int_t)x->iterations,
                                             "held_at_end_bytes", (json_int_t)x->held_at_end_bytes, "judged_held_bytes",
                                             (json_int_t)x->judged_held_bytes, "released_entry",
                                             x->released_index == SIZE_MAX ? json_null() : json_integer((json_int_t)x->released_index),
-                                            "released_at", x->released_at[0] ? json_string(x->released_at) : json_null()));
+                                            "released_at", x->released_at[0] ? ustr(x->released_at) : json_null()));
     }
     json_object_set_new(o, "survivors", sv);
     return o;
@@ -151,7 +176,7 @@ static json_t *frames_json(const od_snapshot *snap, uint32_t stack)
     const uint32_t *fr = od_snapshot_stack(snap, stack, &n);
     char buf[1024];
     for (uint32_t i = 0; i < n; i++)
-        json_array_append_new(a, json_string(od_frame_format(snap, fr[i], buf, sizeof buf)));
+        json_array_append_new(a, ustr(od_frame_format(snap, fr[i], buf, sizeof buf)));
     return a;
 }
 
@@ -160,7 +185,7 @@ static json_t *categories_json(const od_categories *c, const od_snapshot *snap)
     if (!c)
         return json_null();
     json_t *o = json_object();
-    json_object_set_new(o, "at", json_string(c->have_peak ? "peak" : "end"));
+    json_object_set_new(o, "at", ustr(c->have_peak ? "peak" : "end"));
     json_object_set_new(o, "peak_entry", c->have_peak ? json_integer((json_int_t)c->peak_entry) : json_null());
     json_object_set_new(o, "total_bytes", json_integer((json_int_t)c->total_bytes));
     json_t *b = json_object();
@@ -168,8 +193,8 @@ static json_t *categories_json(const od_categories *c, const od_snapshot *snap)
         json_t *x = json_object();
         json_object_set_new(x, "bytes", json_integer((json_int_t)c->bytes[k]));
         json_object_set_new(x, "count", json_integer((json_int_t)c->count[k]));
-        json_object_set_new(x, "top_site", c->top_site[k][0] ? json_string(c->top_site[k]) : json_null());
-        json_object_set_new(x, "basis", json_string(od_category_basis((od_category)k)));
+        json_object_set_new(x, "top_site", c->top_site[k][0] ? ustr(c->top_site[k]) : json_null());
+        json_object_set_new(x, "basis", ustr(od_category_basis((od_category)k)));
         json_object_set_new(b, od_category_name((od_category)k), x);
     }
     json_object_set_new(o, "by_category", b);
@@ -182,13 +207,13 @@ static json_t *categories_json(const od_categories *c, const od_snapshot *snap)
         od_stack_module_path(snap, c->top_stacks[i].stack, mod, sizeof mod);
         json_array_append_new(ts, json_pack("{s:I,s:I,s:s,s:s,s:s,s:o}", "bytes", (json_int_t)c->top_stacks[i].bytes,
                                             "count", (json_int_t)c->top_stacks[i].count, "category",
-                                            od_category_name(c->top_stacks[i].category), "site", site,
-                                            "module_path", mod, "frames", frames_json(snap, c->top_stacks[i].stack)));
+                                            od_category_name(c->top_stacks[i].category), "site", U(site),
+                                            "module_path", U(mod), "frames", frames_json(snap, c->top_stacks[i].stack)));
     }
     json_object_set_new(o, "top_stacks", ts);
     json_t *bm = json_array();
     for (size_t i = 0; i < c->n_top_modules; i++)
-        json_array_append_new(bm, json_pack("{s:s,s:I}", "module_path", c->top_modules[i].path, "bytes",
+        json_array_append_new(bm, json_pack("{s:s,s:I}", "module_path", U(c->top_modules[i].path), "bytes",
                                             (json_int_t)c->top_modules[i].bytes));
     json_object_set_new(o, "by_module", bm);
     json_object_set_new(o, "unknown_share",
@@ -203,9 +228,9 @@ static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
         const od_snapshot_findings *f = &d->snapshots[i];
         const od_device_summary *s = f->figures;
         json_t *o = json_object();
-        json_object_set_new(o, "file", json_string(ins[f->input].name));
+        json_object_set_new(o, "file", ustr(ins[f->input].name));
         json_object_set_new(o, "device", json_integer((json_int_t)f->device));
-        json_object_set_new(o, "verdict", json_string(od_verdict_name(f->verdict)));
+        json_object_set_new(o, "verdict", ustr(od_verdict_name(f->verdict)));
         json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)s->reserved_bytes));
         json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)s->allocated_bytes));
         json_object_set_new(o, "stranded_bytes", json_integer((json_int_t)s->stranded_bytes));
@@ -236,7 +261,7 @@ static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
             json_object_set_new(o, "spike", json_pack("{s:I,s:I,s:I,s:s}", "iteration", (json_int_t)f->spike_iteration,
                                                       "peak_bytes", (json_int_t)f->spike_peak_bytes,
                                                       "typical_peak_bytes", (json_int_t)f->typical_peak_bytes,
-                                                      "grown_sites", f->spike_sites));
+                                                      "grown_sites", U(f->spike_sites)));
         else
             json_object_set_new(o, "spike", json_null());
         if (f->need.have)
@@ -263,7 +288,7 @@ static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
         if (f->n_whatifs) {
             json_t *x = json_object(), *rs = json_array();
             json_object_set_new(x, "cap_bytes", json_integer((json_int_t)f->whatif_cap_bytes));
-            json_object_set_new(x, "cap_source", json_string(f->whatif_cap_source));
+            json_object_set_new(x, "cap_source", ustr(f->whatif_cap_source));
             json_object_set_new(x, "reproduces_oom", json_boolean(f->whatif_reproduces));
             json_object_set_new(x, "answerable", json_boolean(!f->whatif_unanswerable));
             for (size_t k = 0; k < f->n_whatifs; k++) {
@@ -289,8 +314,8 @@ static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
             json_object_set_new(x, "worst_category",
                                 f->worst_category < 0 ? json_null()
                                 : f->worst_category == OD_CAT_COUNT
-                                    ? json_string("gradients+activations+logits_and_loss")
-                                    : json_string(od_category_name((od_category)f->worst_category)));
+                                    ? ustr("gradients+activations+logits_and_loss")
+                                    : ustr(od_category_name((od_category)f->worst_category)));
             json_object_set_new(x, "excess_bytes", f->worst_category < 0 ? json_null() : json_integer((json_int_t)f->worst_excess_bytes));
             json_object_set_new(o, "expected", x);
         } else {
@@ -313,16 +338,16 @@ static json_t *remedy_json(const od_remedy *m, size_t i)
     json_t *ck = json_pack("{s:s,s:o,s:o,s:o,s:s}", "method", od_check_method_name(c->method), "avoids_oom",
                            c->avoids_oom < 0 ? json_null() : json_boolean(c->avoids_oom), "predicted_peak_bytes",
                            opt_bytes(c->predicted_peak_bytes), "releases_bytes", opt_bytes(c->releases_bytes), "detail",
-                           c->detail);
-    return json_pack("{s:i,s:s,s:s,s:o,s:o}", "rank", (int)i + 1, "action", m->action, "effect", m->effect, "check", ck,
-                     "command", m->command[0] ? json_string(m->command) : json_null());
+                           U(c->detail));
+    return json_pack("{s:i,s:s,s:s,s:o,s:o}", "rank", (int)i + 1, "action", U(m->action), "effect", U(m->effect), "check", ck,
+                     "command", m->command[0] ? ustr(m->command) : json_null());
 }
 
 json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_t n)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema_version", json_integer(1));
-    json_object_set_new(doc, "verdict", json_string(od_verdict_name(d->verdict)));
+    json_object_set_new(doc, "verdict", ustr(od_verdict_name(d->verdict)));
     char headline[700] = "";
     if (d->verdict == OD_VERDICT_LEAK && d->site[0]) {
         char a[32];
@@ -330,21 +355,21 @@ json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_
                  od_format_iec((uint64_t)llround(d->growth_bytes_per_step > 0 ? d->growth_bytes_per_step : 0), a, sizeof a),
                  d->site);
     }
-    json_object_set_new(doc, "headline", headline[0] ? json_string(headline) : json_null());
+    json_object_set_new(doc, "headline", headline[0] ? ustr(headline) : json_null());
     json_object_set_new(doc, "growth_bytes_per_step",
                         d->verdict == OD_VERDICT_LEAK && d->have_growth_per_step
                             ? json_integer((json_int_t)llround(d->growth_bytes_per_step)) : json_null());
     if (d->verdict == OD_VERDICT_LEAK && d->have_growth_per_second)
         json_object_set_new(doc, "growth_bytes_per_second", json_integer((json_int_t)llround(d->growth_bytes_per_second)));
-    json_object_set_new(doc, "site", d->site[0] ? json_string(d->site) : json_null());
-    json_object_set_new(doc, "decided_by", d->decided_by != OD_NO_INPUT ? json_string(ins[d->decided_by].name) : json_null());
+    json_object_set_new(doc, "site", d->site[0] ? ustr(d->site) : json_null());
+    json_object_set_new(doc, "decided_by", d->decided_by != OD_NO_INPUT ? ustr(ins[d->decided_by].name) : json_null());
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "file", json_string(ins[i].name));
-        json_object_set_new(o, "kind", json_string(od_input_kind_name(ins[i].kind)));
+        json_object_set_new(o, "file", ustr(ins[i].name));
+        json_object_set_new(o, "kind", ustr(od_input_kind_name(ins[i].kind)));
         if (ins[i].profile)
-            json_object_set_new(o, "profile_kind", json_string(od_profile_kind_name(ins[i].profile->kind)));
+            json_object_set_new(o, "profile_kind", ustr(od_profile_kind_name(ins[i].profile->kind)));
         json_array_append_new(arr, o);
     }
     json_object_set_new(doc, "inputs", arr);
@@ -352,9 +377,9 @@ json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_
     for (size_t i = 0; i < d->n_evidence; i++) {
         const od_evidence *e = &d->evidence[i];
         json_t *o = json_object();
-        json_object_set_new(o, "text", json_string(e->text));
-        json_object_set_new(o, "file", e->input != OD_NO_INPUT ? json_string(ins[e->input].name) : json_null());
-        json_object_set_new(o, "key", e->key ? json_string(e->key) : json_null());
+        json_object_set_new(o, "text", ustr(e->text));
+        json_object_set_new(o, "file", e->input != OD_NO_INPUT ? ustr(ins[e->input].name) : json_null());
+        json_object_set_new(o, "key", e->key ? ustr(e->key) : json_null());
         json_object_set_new(o, "value", e->key ? (e->value == floor(e->value) && fabs(e->value) < 9e18
                                                       ? json_integer((json_int_t)e->value)
                                                       : json_real(round(e->value * 1e4) / 1e4))
@@ -369,12 +394,12 @@ json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_
         json_array_append_new(lt, remedy_json(&d->long_term[i], i));
     json_object_set_new(doc, "do_now", nw);
     json_object_set_new(doc, "long_term", lt);
-    json_object_set_new(doc, "verify", json_string(d->verify));
-    json_object_set_new(doc, "verify_command", d->verify_command[0] ? json_string(d->verify_command) : json_null());
+    json_object_set_new(doc, "verify", ustr(d->verify));
+    json_object_set_new(doc, "verify_command", d->verify_command[0] ? ustr(d->verify_command) : json_null());
     json_object_set_new(doc, "oom_report", d->report ? od_oom_report_json(d->report) : json_null());
     json_object_set_new(doc, "snapshots", snapshots_json(d, ins));
     json_object_set_new(doc, "highest_snapshot",
-                        d->n_snapshots > 1 ? json_string(ins[d->snapshots[d->highest_snapshot].input].name) : json_null());
+                        d->n_snapshots > 1 ? ustr(ins[d->snapshots[d->highest_snapshot].input].name) : json_null());
     return doc;
 }
 

@@ -11,9 +11,14 @@
 
 #include "oomdoc/od.h"
 
-/* Escape sequences for emphasis, or "" each (no colour). */
+/* Escape sequences for emphasis, or "" each (no colour); and the working directory paths
+ * are shown relative to (NULL or "": none). Whatever the document holds is escaped for a
+ * terminal (base/textsafe.h: frame strings come from the snapshot, untrusted), and paths
+ * in the evidence and remedies shortened to their package or to cwd; the commands are
+ * printed whole, only escaped, so they run as printed. */
 typedef struct {
     const char *bold, *red, *green, *yellow, *reset;
+    const char *cwd;
 } od_text_style;
 
 /* Print doc (od_diagnosis_document's) to f. Fails with OD_ERR_FORMAT on a document

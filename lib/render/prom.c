@@ -1,5 +1,6 @@
 /* prom.c - HTTP request head parsing and Prometheus text exposition. */
 #include "render/prom.h"
+#include "base/textsafe.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -170,15 +171,27 @@ void od_prom_sample(od_promtext *p, const char *name, const char *const *labels,
                 puts_(p, ",");
             puts_(p, labels[2 * i]);
             puts_(p, "=\"");
-            for (const char *c = labels[2 * i + 1]; *c; c++)
-                if (*c == '\\')
+            /* The format is UTF-8: a byte that is not (a name from NVML) becomes U+FFFD. */
+            const char *v = labels[2 * i + 1];
+            size_t vl = strlen(v);
+            for (size_t k = 0; k < vl;) {
+                uint32_t cp;
+                size_t m = od_utf8_decode(v + k, vl - k, &cp);
+                if (!m) {
+                    puts_(p, "\xef\xbf\xbd");
+                    k++;
+                    continue;
+                }
+                if (cp == '\\')
                     puts_(p, "\\\\");
-                else if (*c == '"')
+                else if (cp == '"')
                     puts_(p, "\\\"");
-                else if (*c == '\n')
+                else if (cp == '\n')
                     puts_(p, "\\n");
                 else
-                    put(p, c, 1);
+                    put(p, v + k, m);
+                k += m;
+            }
             puts_(p, "\"");
         }
         puts_(p, "}");

@@ -13,6 +13,7 @@
 #include "base/units.h"
 #include "model/pools.h"
 #include "model/replay.h"
+#include "base/textsafe.h"
 #include "render/axis.h"
 #include "render/doctor_doc.h"
 #include "render/profilesvg.h"
@@ -34,9 +35,26 @@ typedef struct {
 
 /* ---------- text helpers ---------- */
 
+/* s as the page may carry it: valid UTF-8 kept, each byte that is not replaced by U+FFFD
+ * (base/textsafe.h); strings of a snapshot's frames are untrusted bytes. *own receives
+ * what the caller frees (NULL when s was already valid). */
+static const char *valid_utf8(const char *s, char **own)
+{
+    *own = NULL;
+    size_t len = s ? strlen(s) : 0;
+    if (!s || od_utf8_valid(s, len))
+        return s;
+    size_t n = od_utf8_sanitize(s, len, NULL, 0);
+    if (!(*own = malloc(n + 1)))
+        return "";
+    od_utf8_sanitize(s, len, *own, n + 1);
+    return *own;
+}
+
 static void esc(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
+    char *own;
+    for (s = valid_utf8(s, &own); s && *s; s++) {
         switch (*s) {
         case '&': fputs("&amp;", f); break;
         case '<': fputs("&lt;", f); break;
@@ -48,6 +66,7 @@ static void esc(FILE *f, const char *s)
             fputc((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t' ? '?' : *s, f);
         }
     }
+    free(own);
 }
 
 /* Each use gets its own buffer (a compound literal lives until the end of the block), so
@@ -184,8 +203,9 @@ static void run_replay(ctx *c, const od_snapshot *s, const od_device_summary *d,
 /* A JSON string that is also safe inside <script>: <, > and & as \u escapes. */
 static void jstr(FILE *f, const char *s)
 {
+    char *own;
     fputc('"', f);
-    for (; s && *s; s++) {
+    for (s = valid_utf8(s, &own); s && *s; s++) {
         unsigned char ch = (unsigned char)*s;
         if (ch == '"' || ch == '\\')
             fprintf(f, "\\%c", ch);
@@ -195,6 +215,7 @@ static void jstr(FILE *f, const char *s)
             fputc(ch, f);
     }
     fputc('"', f);
+    free(own);
 }
 
 /* ,"key":[...] of n values; delta: each as its difference from the one before (the first

@@ -5,8 +5,10 @@ values come from that file (its step_log and nvml_* records), never from oomdoc.
 
 Checks: the CSV / JSONL series (format, monotone time, values that exist in the
 recording), the verdict and growth against the step_log's rate, the alarm, the command's
-exit status and signal forwarding, a device lost mid-run, a command that cannot run, and
-the Prometheus endpoint queried with a real HTTP client on 127.0.0.1. Every child process
+exit status and signal forwarding, a device lost mid-run, a command that cannot run, the
+Prometheus endpoint queried with a real HTTP client on 127.0.0.1 (and the warning for
+every spelling of "all interfaces"), the live table on a terminal (no CSV there), every
+GPU's series with --device all, and a steady climb after a plateau. Every child process
 is bounded in time."""
 import json
 import os
@@ -287,6 +289,18 @@ class Watch(unittest.TestCase):
         r = self.run_watch(["--duration", "200ms", "--out", self.path("wild.csv"), "--prometheus", "0.0.0.0:0"])
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("listens on every interface", r.stderr)
+        # IPv6's any and IPv4's any mapped into IPv6 are every interface too.
+        try:
+            socket.socket(socket.AF_INET6, socket.SOCK_STREAM).close()
+            have_v6 = True
+        except OSError:
+            have_v6 = False
+        for spelling in ("[::]:0", "[::ffff:0.0.0.0]:0", "[0:0:0:0:0:ffff:0:0]:0") if have_v6 else ():
+            r = self.run_watch(["--duration", "200ms", "--out", self.path("wild6.csv"), "--prometheus", spelling])
+            if "cannot listen" in r.stderr:
+                continue  # no IPv6 stack here
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("listens on every interface", r.stderr, spelling)
         r = self.run_watch(["--duration", "200ms", "--out", self.path("local.csv"), "--prometheus", ":0"])
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("every interface", r.stderr)
@@ -318,6 +332,86 @@ class Watch(unittest.TestCase):
         text = data.decode(errors="replace")
         self.assertRegex(text, r"\r\[oomdoc watch\] \d+\.\ds GPU 0 used \d")
 
+    def pty_run(self, args, env, timeout=20, columns=None):
+        """Run oomdoc with stdout on a terminal (a pty); returns (exit code, what the terminal got)."""
+        import pty
+        master, slave = pty.openpty()
+        if columns:
+            import fcntl
+            import struct
+            import termios
+            fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+        data = b""
+        try:
+            p = subprocess.Popen([OOMDOC] + args, env=env, stdout=slave, stderr=subprocess.PIPE)
+            os.close(slave)
+            slave = None
+            import select
+            end = time.monotonic() + timeout
+            while time.monotonic() < end:
+                rd, _, _ = select.select([master], [], [], 0.2)
+                if rd:
+                    try:
+                        chunk = os.read(master, 65536)
+                    except OSError:
+                        break
+                    if not chunk:
+                        break
+                    data += chunk
+                elif p.poll() is not None:
+                    break
+            p.wait(timeout=10)
+            err = p.stderr.read()
+            p.stderr.close()
+        finally:
+            if slave is not None:
+                os.close(slave)
+            os.close(master)
+        return p.returncode, data.decode(errors="replace"), err.decode(errors="replace")
+
+    def test_live_table_on_a_terminal(self):
+        # The hole: on a terminal without --out, CSV rows and the status line ran into each
+        # other ("...peak 338.61 MiB0.100,555060224"). Now a table redrawn in place, no CSV.
+        env = dict(self.env, TERM="xterm")
+        env.pop("COLUMNS", None)
+        rc, out, err = self.pty_run(["watch", "--interval", "20ms", "--duration", "1500ms"], env, columns=100)
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("time_s,used_bytes", out)
+        self.assertNotRegex(out, r"\d+\.\d{3},\d{6,}")  # no CSV row
+        self.assertIn("oomdoc watch", out)
+        self.assertIn("USED / CAPACITY", out)
+        self.assertRegex(out, r"0 +NVIDIA H200 +[\d.]+ [KMG]iB / 139\.80 GiB")
+        self.assertIn("\x1b[4A", out)  # redrawn in place: 4 lines up (title, header, GPU, processes)
+        self.assertIn("(stopped)", out)
+        # every line fits the 100 columns
+        for ln in re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", out).replace("\r", "\n").split("\n"):
+            self.assertLessEqual(len(ln), 100, ln)
+        self.assertIn("oomdoc watch: GPU 0 (NVIDIA H200", err)  # the summary, on stderr
+        # --out - on a terminal is the CSV, as asked
+        rc, out, err = self.pty_run(["watch", "--interval", "50ms", "--duration", "300ms", "--out", "-"], env)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("time_s,used_bytes", out)
+
+    def test_steady_climb_after_a_plateau(self):
+        # 20 s flat at 5 GB (after a 0.5 s load), then +2 GB/s for 2 s; played 8x fast.
+        script = self.path("climb.script")
+        with open(script, "w") as f:
+            f.write("speed 8\ndevice %d %d GPU-climb NVIDIA H200\n" % (BEFORE["total"], RESERVE))
+            f.write("sample 0 0 %d\n" % (RESERVE + 600000000))
+            for i in range(5, 221):
+                t = i * 0.1
+                f.write("sample 0 %.3f %d\n" % (t, RESERVE + 5000000000 + (int(2e9 * (t - 20)) if t > 20 else 0)))
+        env = dict(self.env, OOMDOC_FAKENVML_SCRIPT=script)
+        r = self.run_watch(["--interval", "20ms", "--duration", "2750ms", "--out", self.path("climb.csv"), "--json"],
+                           env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = json.loads(r.stdout)
+        print("watch: climb after a plateau: %s, %.4g B/s (truth 2e9 B/s per script second = 1.6e10 B/s played 8x)"
+              % (s["trend"]["verdict"], s["trend"]["growth_bytes_per_second"]), file=sys.stderr)
+        self.assertEqual(s["trend"]["verdict"], "leak")
+        g = s["trend"]["growth_bytes_per_second"]
+        self.assertLess(abs(g - 8 * 2e9), 0.25 * 8 * 2e9)  # played 8x faster than scripted
+
     def test_all_gpus_prometheus_and_one_series_each(self):
         # Two GPUs: GPU 0 plays the leak recording, GPU 1 stays at its reserve.
         script = self.path("two.script")
@@ -325,9 +419,29 @@ class Watch(unittest.TestCase):
         with open(script, "a") as f:
             f.write("device %d %d GPU-second NVIDIA H200\nsample 1 0 %d\n" % (BEFORE["total"], RESERVE, RESERVE))
         env = dict(self.env, OOMDOC_FAKENVML_SCRIPT=script)
-        with self.assertRaises(subprocess.CalledProcessError):  # one --out for two series
-            subprocess.run([OOMDOC, "watch", "--device", "all", "--out", self.path("x.csv"), "--duration", "1s"],
-                           env=env, check=True, capture_output=True, timeout=20)
+        # One target for two GPUs: a gpu column (a file, and stdout when it is a pipe).
+        r = subprocess.run([OOMDOC, "watch", "--device", "all", "--out", self.path("both.csv"), "--interval", "50ms",
+                            "--duration", "600ms"], env=env, capture_output=True, text=True, timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r2 = subprocess.run([OOMDOC, "watch", "--device", "all", "--interval", "50ms", "--duration", "600ms"],
+                            env=env, capture_output=True, text=True, timeout=20)
+        self.assertEqual(r2.returncode, 0, r2.stderr)
+        for text in (self.read(self.path("both.csv")), r2.stdout):
+            lines = text.splitlines()
+            self.assertEqual(lines[0], "time_s,gpu,used_bytes")
+            gpus = [ln.split(",")[1] for ln in lines[1:]]
+            self.assertGreater(gpus.count("0"), 3)
+            self.assertEqual(gpus.count("0"), gpus.count("1"))  # both sampled at every tick
+            for ln in lines[1:]:
+                t, g, u = ln.split(",")
+                if g == "1":
+                    self.assertEqual(int(u), 0)  # GPU 1 holds its reserve only: v2's used is 0
+                else:
+                    self.assertIn(int(u), self.used_v2)
+        # trend reads one GPU's series: two GPUs in one are refused, never mixed into one fit
+        r3 = subprocess.run([OOMDOC, "trend", self.path("both.csv")], capture_output=True, text=True, timeout=20)
+        self.assertEqual(r3.returncode, 3, r3.stdout)
+        self.assertIn("a second GPU in one series (gpu 1 after gpu 0)", r3.stderr)
         p = subprocess.Popen([OOMDOC, "watch", "--device", "all", "--interval", "20ms", "--duration", "4s",
                               "--out", self.path("g{gpu}.csv"), "--json", "--prometheus", "127.0.0.1:0"],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -352,6 +466,28 @@ class Watch(unittest.TestCase):
         self.assertEqual(doc["devices"][1]["trend"]["verdict"], "stable")
         for g in (0, 1):
             self.assertEqual(self.read(self.path("g%d.csv" % g)).splitlines()[0], "time_s,used_bytes")
+
+    def test_names_from_nvml_are_escaped(self):
+        # A GPU name and UUID as a driver (or a fake one) may report them: escape sequences
+        # and a byte that is not UTF-8.
+        script = self.path("evil.script")
+        with open(script, "wb") as f:
+            f.write(b"device %d %d GPU-\x1b[2Jx NVIDIA\x1b]0;all good\x07 H200\xff\n" % (BEFORE["total"], RESERVE))
+            f.write(b"sample 0 0 %d\n" % (RESERVE + (1 << 30)))
+        env = dict(self.env, OOMDOC_FAKENVML_SCRIPT=script)
+        r = subprocess.run([OOMDOC, "gpus"], env=env, capture_output=True, timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn(b"\x1b", r.stdout)
+        self.assertNotIn(b"\x07", r.stdout)
+        self.assertIn(b"NVIDIA\\e]0;all good\\x07 H200\\xff", r.stdout)
+        r = subprocess.run([OOMDOC, "gpus", "--json"], env=env, capture_output=True, timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        g = json.loads(r.stdout.decode("utf-8"))["gpus"][0]  # valid UTF-8, the name kept
+        self.assertEqual(g["name"], "NVIDIA\x1b]0;all good\x07 H200\ufffd")
+        r = self.run_watch(["--duration", "300ms", "--out", self.path("evil.csv")], env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("\x1b", r.stderr)
+        self.assertNotIn("\x07", r.stderr)
 
     def test_gpus_names_a_visible_process(self):
         script = self.path("mine.script")

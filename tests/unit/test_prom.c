@@ -68,13 +68,16 @@ static void writes_exposition(void **state)
     od_prom_sample(&p, "m_bytes", labels, 2, 150754820096.0);
     od_prom_sample(&p, "m_bytes", labels, 1, INFINITY);
     od_prom_sample(&p, "m_bytes", NULL, 0, 0.5);
+    const char *bad[] = {"name", "H200\xff\xc3", "ok", "é"};
+    od_prom_sample(&p, "m_bytes", bad, 2, 1);
     assert_false(p.oom);
     assert_string_equal(p.data,
                         "# HELP m_bytes Help with \\\\ and\\nnewline.\n"
                         "# TYPE m_bytes gauge\n"
                         "m_bytes{gpu=\"0\",name=\"a\\\"b\\\\c\\nd\"} 150754820096\n"
                         "m_bytes{gpu=\"0\"} +Inf\n"
-                        "m_bytes 0.5\n");
+                        "m_bytes 0.5\n"
+                        "m_bytes{name=\"H200\xef\xbf\xbd\xef\xbf\xbd\",ok=\"é\"} 1\n");
     od_promtext_free(&p);
 }
 

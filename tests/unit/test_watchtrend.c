@@ -95,6 +95,40 @@ static void transient_peak_is_a_spike(void **state)
     od_wseries_free(&s);
 }
 
+/* The issue's hole: memory flat at 5 GB for 20 s (after a context and model load), then
+ * a steady climb of 2 GB/s for the last 2 s, sampled at 10 Hz. The last third of the
+ * active time is mostly the plateau, whose pairs outvote the climb's in Theil-Sen: the
+ * old verdict was "stable, +0 B/s". A climb it is, at its own slope, from its start. */
+static void steady_climb_after_a_plateau_is_a_climb(void **state)
+{
+    (void)state;
+    od_wseries s;
+    assert_int_equal(od_wseries_init(&s, 4096, NULL), OD_OK);
+    od_wseries_add(&s, 0, 600000000ull);
+    for (int i = 5; i <= 220; i++) {
+        double t = i * 0.1;
+        double v = 5e9 + (t > 20 ? 2e9 * (t - 20) : 0);
+        od_wseries_add(&s, t, (uint64_t)v);
+    }
+    od_wtrend tr;
+    od_wtrend_classify(&s, 140ull * GIB, &tr);
+    assert_int_equal(tr.verdict, OD_WTREND_LEAK);
+    assert_true(fabs(tr.growth_bytes_per_second - 2e9) < 0.02 * 2e9);
+    assert_true(tr.window_start_s >= 19.85 && tr.window_start_s <= 20.25);
+    assert_true(tr.r2 > 0.99);
+    double proj = (140.0 * GIB - 9e9) / tr.growth_bytes_per_second;
+    assert_true(fabs(tr.projected_oom_s - proj) < 0.01 * proj);
+    /* The same plateau without the climb, and with one 256 MiB step at the end: stable. */
+    od_wseries_free(&s);
+    assert_int_equal(od_wseries_init(&s, 4096, NULL), OD_OK);
+    od_wseries_add(&s, 0, 600000000ull);
+    for (int i = 5; i <= 220; i++)
+        od_wseries_add(&s, i * 0.1, 5000000000ull + (i >= 215 ? 256 * MIB : 0));
+    od_wtrend_classify(&s, 140ull * GIB, &tr);
+    assert_int_not_equal(tr.verdict, OD_WTREND_LEAK);
+    od_wseries_free(&s);
+}
+
 static void too_few_is_unknown(void **state)
 {
     (void)state;
@@ -157,10 +191,14 @@ static const od_wproc *find_proc(const od_watch *w, uint32_t pid)
 
 /* The leak run as watch sees it: the device's samples, the training process holding what
  * torch added to the device, and a viewer holding 256 MiB all along (on the device too),
- * with a 10 s alarm. The alarm is checked against a plain series of the same samples
- * classified at the same moments: it goes off exactly where the projection comes within
- * 10 s and was not at the previous classification. On this run that happens twice (the
- * verdict leaves leak in between); the first time is kept. */
+ * with a 10 s alarm. Each classification (w.raw) is checked against a plain series of the
+ * same samples classified at the same moments; the verdict reported (w.tr) against the
+ * hysteresis rule applied here to those plain verdicts: it becomes leak at once, and
+ * leaves a verdict only after OD_WATCH_HYSTERESIS classifications in a row say another
+ * one. The alarm goes off where
+ * the reported projection comes within 10 s and was not at the previous classification.
+ * Without the hysteresis the raw verdict leaves leak for one classification near the end
+ * and the alarm went off twice; now once. */
 static void watch_follows_the_leak_run(void **state)
 {
     (void)state;
@@ -177,7 +215,8 @@ static void watch_follows_the_leak_run(void **state)
     size_t n = json_array_size(series), fires = 0, classified = 0;
     uint64_t torch_peak = 0;
     double last_classified = -1, first_fire_t = -1;
-    int was_within = 0;
+    int was_within = 0, raw_changes = 0, shown_changes = 0, run = 0;
+    od_wtrend_verdict shown = OD_WTREND_UNKNOWN, prev_raw = OD_WTREND_UNKNOWN, cand = OD_WTREND_UNKNOWN;
     for (size_t i = 0; i < n; i++) {
         json_t *p = json_array_get(series, i);
         double t = json_real_value(json_array_get(p, 0)) - t0;
@@ -197,8 +236,28 @@ static void watch_follows_the_leak_run(void **state)
             classified++;
             od_wtrend tr;
             od_wtrend_classify(&plain, total, &tr);
-            assert_int_equal(tr.verdict, w.tr.verdict);
-            int within = tr.verdict == OD_WTREND_LEAK && tr.projected_oom_s >= 0 && tr.projected_oom_s <= cfg.alarm_s;
+            assert_int_equal(tr.verdict, w.raw.verdict);
+            raw_changes += tr.verdict != prev_raw;
+            prev_raw = tr.verdict;
+            /* the rule: to leak or from unknown at once; else after OD_WATCH_HYSTERESIS in a row */
+            if (shown == OD_WTREND_UNKNOWN || tr.verdict == shown || tr.verdict == OD_WTREND_LEAK) {
+                shown_changes += tr.verdict != shown;
+                shown = tr.verdict;
+                run = 0;
+            } else {
+                run = tr.verdict == cand ? run + 1 : 1;
+                cand = tr.verdict;
+                if (run >= OD_WATCH_HYSTERESIS) {
+                    shown = tr.verdict;
+                    shown_changes++;
+                    run = 0;
+                }
+            }
+            assert_int_equal(w.tr.verdict, shown);
+            if (shown == tr.verdict)
+                assert_true(w.tr.growth_bytes_per_second == tr.growth_bytes_per_second);
+            int within = w.tr.verdict == OD_WTREND_LEAK && w.tr.projected_oom_s >= 0 &&
+                         w.tr.projected_oom_s <= cfg.alarm_s;
             expect = within && !was_within;
             was_within = within;
             assert_int_equal(w.alarm_active, within);
@@ -210,7 +269,9 @@ static void watch_follows_the_leak_run(void **state)
             print_message("alarm at sample %zu (t %.3f s): projected OOM in %.2f s\n", i, t, w.tr.projected_oom_s);
         }
     }
-    assert_int_equal(fires, 2);
+    print_message("verdict changes: %d classified, %d shown\n", raw_changes, shown_changes);
+    assert_true(shown_changes < raw_changes);
+    assert_int_equal(fires, 1);
     assert_true(classified > 20 && classified < n / 4);
     assert_true(w.alarm_raised && w.alarm_first_t_s == first_fire_t);
 
@@ -362,6 +423,7 @@ int main(void)
         cmocka_unit_test(leak_series_is_a_leak),
         cmocka_unit_test(warmup_then_plateau_is_stable),
         cmocka_unit_test(transient_peak_is_a_spike),
+        cmocka_unit_test(steady_climb_after_a_plateau_is_a_climb),
         cmocka_unit_test(too_few_is_unknown),
         cmocka_unit_test(memory_stays_bounded),
         cmocka_unit_test(watch_follows_the_leak_run),

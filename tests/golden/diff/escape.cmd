@@ -1,0 +1,1 @@
+$OOMDOC diff tests/data/synthetic/five_entry.pickle tests/data/hostile/escape.pickle

@@ -1,0 +1,1 @@
+$OOMDOC diff tests/data/hostile/flipped.pickle.gz tests/data/synthetic/five_entry.pickle

@@ -1,0 +1,1 @@
+$OOMDOC doctor tests/data/hostile/escape.pickle tests/data/hostile/long_utf8.pickle

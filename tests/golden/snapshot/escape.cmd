@@ -1,0 +1,1 @@
+$OOMDOC snapshot tests/data/hostile/escape.pickle

@@ -1,0 +1,1 @@
+$OOMDOC snapshot --json tests/data/hostile/escape.pickle

@@ -1,0 +1,1 @@
+$OOMDOC snapshot tests/data/hostile/long_utf8.pickle

@@ -1,0 +1,1 @@
+$OOMDOC snapshot --json tests/data/hostile/long_utf8.pickle

@@ -1,0 +1,1 @@
+OOMDOC_FAKENVML_SCRIPT=tests/data/nvml/gpus_a100_mig.script $OOMDOC watch --nvml-lib "$(dirname "$OOMDOC")"/tests/fakenvml/libnvidia-ml.so.1 --device all --interval 100ms --duration 250ms | head -n 3 | cut -d, -f2 | tr "\n" " "
