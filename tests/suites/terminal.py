@@ -92,7 +92,7 @@ class Terminal(unittest.TestCase):
         i = next(k for k, ln in enumerate(lines) if ln.startswith("    - OOM at entry 500"))
         self.assertTrue(lines[i + 1].startswith("      ") and not lines[i + 1].startswith("       "), lines[i + 1])
         # A numbered fix goes on under its text, after "  1. ".
-        i = next(k for k, ln in enumerate(lines) if ln.startswith("  1. raise"))
+        i = next(k for k, ln in enumerate(lines) if ln.startswith("  1. "))
         self.assertTrue(lines[i + 1].startswith("     ") and lines[i + 1][5] != " ", lines[i + 1])
 
     def test_doctor_fits_100_columns_from_the_terminal(self):
