@@ -150,13 +150,28 @@ PIC_OBJ   := $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(filter-out $(BUILD)/pic/cli/main.
 .PHONY: shlib
 shlib: $(BUILD)/liboomdoc.so
 
+# It exports only the public API: its objects are compiled -fvisibility=hidden and the
+# declarations in include/oomdoc/ that callers may use carry OD_API (tests/suites/exports.sh
+# lists the exports). The Python wheel (python/_oomdoc_build.py) runs `make python-native
+# BUNDLED=1`, which compiles each file once (PIC) and links the library and a binary from
+# those objects, each looking beside itself first ($$ORIGIN) for the libjansson.so.4 and
+# libz.so.1 the wheel carries (Debian's libjansson.a is not PIC: it cannot be linked in).
+comma := ,
+SHLIB_LIBS := $(if $(BUNDLED),-Wl$(comma)-rpath$(comma)'$$ORIGIN' -Wl$(comma)--enable-new-dtags) $(LIBS)
+
 $(BUILD)/pic/%.o: %.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 $(BUILD)/pic/lib/read/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
 
 $(SHLIB): $(PIC_OBJ)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $(PIC_OBJ) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $(PIC_OBJ) $(SHLIB_LIBS)
+
+.PHONY: python-native
+python-native: $(BUILD)/liboomdoc.so $(BUILD)/pic/oomdoc
+$(BUILD)/pic/oomdoc: $(BUILD)/pic/cli/main.o $(PIC_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(SHLIB_LIBS)
+$(BUILD)/pic/cli/main.o: ALL_CFLAGS += $(RELEASE_DEFS)
 $(BUILD)/liboomdoc.so: $(SHLIB)
 	ln -sf $(notdir $(SHLIB)) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $@
