@@ -152,11 +152,15 @@ def _iframe(page: str) -> str:
 
 
 def _estimate_height(page: str) -> int:
-    """A page's height at the report's 960 px width: its plots' heights (viewBox) and a
-    line for each heading, paragraph, list item and table row."""
-    plots = sum(int(h) for h in re.findall(r'<svg[^>]*viewBox="0 0 \d+ (\d+)"', page))
-    lines = len(re.findall(r"<(?:h[1-6]|p|li|tr|summary)[ >]", page))
-    return max(200, min(20000, plots + 26 * lines + 120))
+    """A page's height near the report's 960 px width, for renderers that run no script:
+    its plots' heights (viewBox), and its text blocks' lines (about 95 characters each)."""
+    body = re.sub(r"(?s)<(script|style)[^>]*>.*?</\1>", "", page)
+    plots = sum(int(h) for h in re.findall(r'<svg[^>]*viewBox="0 0 \d+ (\d+)"', body))
+    lines = 0
+    for tag, inner in re.findall(r"(?s)<(h[1-6]|p|li|tr|summary|pre)[ >](.*?)</\1>", body):
+        text = html.unescape(re.sub(r"<[^>]+>", "", inner))
+        lines += text.count("\n") + 1 if tag == "pre" else max(1, -(-len(text) // 95))
+    return max(200, min(30000, int(1.15 * plots) + 28 * lines + 300))
 
 
 def _error_box(what: str, e: OomdocError) -> str:
@@ -187,7 +191,7 @@ def _iec(n: Optional[float]) -> str:
 
 def _table(head: Sequence[str], rows: Sequence[Sequence[Any]], right: Sequence[int] = ()) -> str:
     def cell(tag: str, i: int, v: Any) -> str:
-        style = ' style="text-align:right"' if i in right else ' style="text-align:left"'
+        style = ' style="text-align:right;white-space:nowrap"' if i in right else ' style="text-align:left"'
         return "<%s%s>%s</%s>" % (tag, style, html.escape(str(v)), tag)
     out = ["<table><thead><tr>", "".join(cell("th", i, h) for i, h in enumerate(head)), "</tr></thead><tbody>"]
     for r in rows:

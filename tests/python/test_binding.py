@@ -236,7 +236,7 @@ class Binding(unittest.TestCase):
         self.assertIn("<table>", shown)
         # The table's figures are the text report's, formatted alike.
         params = re.search(r"^  parameters +(\S+ \S+)$", text, re.M).group(1)
-        self.assertIn("<td style=\"text-align:left\">parameters</td><td style=\"text-align:right\">%s</td>" % params,
+        self.assertIn("<td style=\"text-align:left\">parameters</td><td style=\"text-align:right;white-space:nowrap\">%s</td>" % params,
                       shown)
         self.assertIn(re.search(r"^peak allocated (\S+ \S+)", text, re.M).group(1), shown)
         tri = oomdoc.triage(MESSAGE)._repr_html_()
