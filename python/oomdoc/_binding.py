@@ -18,8 +18,9 @@ package (_installed.py records the path from the package to libdir); the source 
 build/rel/ (PYTHONPATH=python); the loader's search path by soname. The binary likewise:
 OOMDOC_BINARY, the wheel's, the installed one, the tree's ./oomdoc, then PATH.
 
-Everything the package asks of the C code goes through run_forms(): when the library
-returns documents directly (instead of printing them), that function is what changes."""
+Everything the package asks of the C code goes through run_forms() and text_from_json():
+when the library returns documents directly (instead of printing them), these are what
+change."""
 from __future__ import annotations
 
 import ctypes
@@ -100,6 +101,12 @@ def binary() -> Optional[str]:
     return None
 
 
+class _OdError(ctypes.Structure):
+    """include/oomdoc/od.h's od_error."""
+    _fields_ = [("status", ctypes.c_int), ("has_offset", ctypes.c_int), ("offset", ctypes.c_uint64),
+                ("msg", ctypes.c_char * 240)]
+
+
 def _load_library() -> Tuple[Optional[str], Optional[ctypes.CDLL], List[str]]:
     errors = []
     for cand in _library_candidates():
@@ -119,6 +126,11 @@ def _load_library() -> Tuple[Optional[str], Optional[ctypes.CDLL], List[str]]:
             ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t)]
         lib.od_cli_free.restype = None
         lib.od_cli_free.argtypes = [ctypes.c_void_p]
+        fn = getattr(lib, "od_diagnosis_text_json", None)  # libraries that have it
+        if fn is not None:
+            fn.restype = ctypes.c_int
+            fn.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
+                           ctypes.POINTER(_OdError)]
         return cand, lib, errors
     return None, None, errors
 
@@ -259,6 +271,26 @@ def _run_ctypes(lib: ctypes.CDLL, argv: List[str]) -> Tuple[int, bytes, bytes]:
         lib.od_cli_free(out)
         lib.od_cli_free(err)
     return rc, o, e
+
+
+def text_from_json(command: str, doc: bytes) -> Optional[str]:
+    """The text `oomdoc COMMAND` prints, made from its --json document without running it
+    again, where the library can (od_diagnosis_text_json: doctor); else None."""
+    if command != "doctor":
+        return None
+    backend()
+    assert _backend is not None
+    lib = _backend[2]
+    fn = getattr(lib, "od_diagnosis_text_json", None) if lib is not None else None
+    if fn is None:
+        return None
+    text, err = ctypes.c_void_p(), _OdError()
+    if fn(doc, len(doc), ctypes.byref(text), ctypes.byref(err)) != 0:
+        return None
+    try:
+        return ctypes.string_at(text.value).decode("utf-8", "replace") if text.value else ""
+    finally:
+        lib.od_cli_free(text)
 
 
 def run(argv: Sequence[Arg], blobs: Sequence[Blob] = ()) -> Tuple[int, bytes, str, Dict[str, str]]:

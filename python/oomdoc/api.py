@@ -52,29 +52,34 @@ class Result(Dict[str, Any]):
     `oomdoc report` page of the same inputs (doctor, snapshot, trend), which Jupyter
     shows inline, or the page's error; plan and triage show a table."""
 
-    def __init__(self, doc: Mapping[str, Any], run: _Run, exit_code: int, stderr: str) -> None:
+    def __init__(self, doc: Mapping[str, Any], run: _Run, exit_code: int, stderr: str,
+                 text: Optional[str] = None) -> None:
         super().__init__(doc)
         self.command = run.command
         self.exit_code = exit_code
         self.stderr = stderr
         self._run = run
-        self._rendered: Optional[Dict[str, _binding.Output]] = None
+        self._rendered: Dict[str, _binding.Output] = {}
         self._names: Dict[str, str] = {}
+        self._text_of_json = text  # the text report made from this very document, if any
 
-    def _renderings(self) -> Dict[str, _binding.Output]:
-        # The CLI prints one form per run: the text report and the page are made on first
-        # use, together, over the same in-memory inputs, and kept.
-        if self._rendered is None:
-            forms: Dict[str, List[Any]] = {"text": [self.command] + self._run.args}
-            if self._run.page_args is not None:
-                forms["html"] = ["report"] + self._run.page_args
-            runs = _binding.run_forms(forms, self._run.blobs)
-            self._rendered, self._names = dict(runs), runs.names
-        return self._rendered
+    def _rendering(self, form: str) -> _binding.Output:
+        # The text comes from the JSON's own run where the library makes it from the
+        # document (doctor). Otherwise the CLI prints one form per run: each is made on
+        # first use, over the same in-memory inputs the JSON was made from, and kept.
+        if form not in self._rendered:
+            if form == "text" and self._text_of_json is not None:
+                self._rendered[form] = _binding.Output(self.exit_code, self._text_of_json.encode(), "")
+            else:
+                argv = [self.command] + self._run.args if form == "text" else ["report"] + (self._run.page_args or [])
+                runs = _binding.run_forms({form: argv}, self._run.blobs)
+                self._rendered[form] = runs[form]
+                self._names.update(runs.names)
+        return self._rendered[form]
 
     def text(self) -> str:
         """The command's human-readable report (what it prints without --json)."""
-        o = self._renderings()["text"]
+        o = self._rendering("text")
         if o.exit_code not in (0, 1):
             raise OomdocError(o.err.strip() or "oomdoc %s: exit %d" % (self.command, o.exit_code),
                               o.exit_code, o.err)
@@ -93,7 +98,7 @@ class Result(Dict[str, Any]):
         profile). Raises OomdocError with report's message when the page cannot be made."""
         if self._run.page_args is None:
             return None
-        o = self._renderings()["html"]
+        o = self._rendering("html")
         if o.exit_code not in (0, 1) or not o.out:
             raise OomdocError(o.err.strip() or "oomdoc report: exit %d" % o.exit_code, o.exit_code, o.err)
         return _page(o.out, self._names)
@@ -325,7 +330,10 @@ def _run(command: str, args: List[Any], ins: _Inputs, page_args: Optional[List[A
         doc = json.loads(text) if text else {}
     except ValueError as e:
         raise OomdocError("oomdoc %s printed no JSON document: %s" % (command, e), 70, o.err)
-    return Result(_relabel_doc(doc, runs.names), run, o.exit_code, o.err)
+    text = _binding.text_from_json(command, o.out)
+    if text is not None:
+        text = _binding._relabel(text, runs.names)
+    return Result(_relabel_doc(doc, runs.names), run, o.exit_code, o.err, text)
 
 
 # ---------------------------------------------------------------------------------------

@@ -210,6 +210,27 @@ class Binding(unittest.TestCase):
         self.assertNotIn("/proc/self/fd", page)
         self.assertIn("<snapshot 1>", html.unescape(page))
 
+    def test_doctor_text_from_the_same_run(self):
+        # Where the library prints doctor's text from its --json document
+        # (od_diagnosis_text_json), repr() runs no second diagnosis.
+        calls = []
+        real = oomdoc._binding._run_one
+
+        def counting(argv, files):
+            calls.append(argv[0])
+            return real(argv, files)
+        oomdoc._binding._run_one = counting
+        try:
+            r = oomdoc.doctor(SNAP, "examples/snap_train_oom.log")
+            text = repr(r)
+        finally:
+            oomdoc._binding._run_one = real
+        lib = oomdoc._binding._backend[2]
+        same_run = lib is not None and hasattr(lib, "od_diagnosis_text_json")
+        self.assertEqual(calls, ["doctor"] if same_run else ["doctor", "doctor"])
+        self.assertTrue(text.startswith("verdict: cap_limit\n"), text[:80])
+        self.assertIn("\ndo now\n  1. ", text)
+
     def test_html_shows_the_real_page_or_the_real_error(self):
         # doctor's page is `oomdoc report` with doctor's inputs and every option given.
         r = oomdoc.doctor(SNAP, "examples/snap_train_oom.log", gpu="h200")

@@ -15,12 +15,17 @@ if ! [ -f "$lib" ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+status=0
 
 # The public API as the headers declare it: OD_API, then a declaration up to the first
 # opening parenthesis, whose last word is the function's name (a declaration may wrap).
 cat include/oomdoc/*.h | tr '\n' ' ' | grep -o 'OD_API [^;{(]*(' |
     sed 's/ *($//; s/.*[ *]//' | grep '^od_' | sort -u >"$tmp/want"
 [ -s "$tmp/want" ] || { echo "exports: no OD_API declaration found in include/oomdoc/"; exit 1; }
+# Every function an installed header declares is public: one without OD_API would be
+# hidden in the library and fail its callers at load time.
+bare=$(grep -h -E '^[a-z][a-z0-9_ ]*[ *]od_[a-z0-9_]+\(' include/oomdoc/*.h | grep -v -E '^(OD_API|static|typedef) ')
+[ -z "$bare" ] || { echo "FAIL exports: declared in include/oomdoc/ without OD_API:"; echo "$bare"; status=1; }
 
 # Defined dynamic symbols; a sanitizer build's runtime hooks are not the library's own.
 nm -D --defined-only "$lib" | awk '{print $NF}' |
@@ -29,7 +34,6 @@ nm -D --defined-only "$lib" | awk '{print $NF}' |
 
 extra=$(comm -13 "$tmp/want" "$tmp/got")
 missing=$(comm -23 "$tmp/want" "$tmp/got")
-status=0
 [ -z "$extra" ] || { echo "FAIL exports: $lib exports symbols that are not public API:" $extra; status=1; }
 [ -z "$missing" ] || { echo "FAIL exports: public API not exported by $lib:" $missing; status=1; }
 [ "$status" = 0 ] && echo "exports: $lib exports $(wc -l <"$tmp/got") symbols, exactly the OD_API declarations of include/oomdoc/*.h"
