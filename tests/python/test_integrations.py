@@ -19,7 +19,7 @@ import tempfile
 import types
 import unittest
 import warnings
-from contextlib import redirect_stderr
+from contextlib import redirect_stderr, redirect_stdout
 
 ROOT = os.getcwd()
 sys.path.insert(0, os.path.join(ROOT, "tests", "python", "standin"))
@@ -269,7 +269,7 @@ class Notebook(Case):
         ns.update(make=lambda: self.hf(integrations.HFTrainerCallback(self.name, doctor=False), steps=5, oom_at=2),
                   oomdoc=oomdoc, torch=torch, name=self.name)
         try:
-            with redirect_stderr(io.StringIO()):
+            with redirect_stderr(io.StringIO()), redirect_stdout(io.StringIO()):  # the cells' tracebacks
                 for _ in range(2):
                     r = run_cell("make().train()", ns)
                     self.assertIsInstance(r.error_in_exec, torch.cuda.OutOfMemoryError)
