@@ -159,13 +159,28 @@ PIC_OBJ   := $(LIB_SRC:%.c=$(BUILD)/pic/%.o) $(filter-out $(BUILD)/pic/cli/main.
 .PHONY: shlib
 shlib: $(BUILD)/liboomdoc.so
 
+# It exports only the public API: its objects are compiled -fvisibility=hidden and the
+# declarations in include/oomdoc/ that callers may use carry OD_API (tests/suites/exports.sh
+# lists the exports). The Python wheel (python/_oomdoc_build.py) runs `make python-native
+# BUNDLED=1`, which compiles each file once (PIC) and links the library and a binary from
+# those objects, each looking beside itself first ($$ORIGIN) for the libjansson.so.4 and
+# libz.so.1 the wheel carries (Debian's libjansson.a is not PIC: it cannot be linked in).
+comma := ,
+SHLIB_LIBS := $(if $(BUNDLED),-Wl$(comma)-rpath$(comma)'$$ORIGIN' -Wl$(comma)--enable-new-dtags) $(LIBS)
+
 $(BUILD)/pic/%.o: %.c | deps
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
 $(BUILD)/pic/lib/read/pickle.o: ALL_CFLAGS += $(THREADED_FLAGS)
 
 $(SHLIB): $(PIC_OBJ)
-	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $(PIC_OBJ) $(LIBS)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $(PIC_OBJ) $(SHLIB_LIBS)
+
+.PHONY: python-native
+python-native: $(BUILD)/liboomdoc.so $(BUILD)/pic/oomdoc
+$(BUILD)/pic/oomdoc: $(BUILD)/pic/cli/main.o $(PIC_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(SHLIB_LIBS)
+$(BUILD)/pic/cli/main.o: ALL_CFLAGS += $(RELEASE_DEFS)
 $(BUILD)/liboomdoc.so: $(SHLIB)
 	ln -sf $(notdir $(SHLIB)) $(BUILD)/$(SONAME)
 	ln -sf $(SONAME) $@
@@ -194,9 +209,11 @@ man1dir     ?= $(mandir)/man1
 bashcompdir ?= $(datarootdir)/bash-completion/completions
 pkgconfigdir ?= $(libdir)/pkgconfig
 PYTHON      ?= python3
-# Where $(PYTHON) looks for packages under libdir: Debian's python3 reads
-# lib/python3.X/dist-packages, other builds lib/python3.X/site-packages.
-pythondir   ?= $(libdir)/$(shell $(PYTHON) -c 'import sys; print("python%d.%d/%s" % (sys.version_info[:2] + ("dist-packages" if any(p.endswith("dist-packages") for p in sys.path) else "site-packages",)))')
+# The Python package goes where the python3 it serves reads packages: that python's site
+# directory under PREFIX (a venv's, pyenv's or conda's prefix; /usr/local for Debian's
+# python3; ~/.local for the user site), else PREFIX/lib/pythonX.Y/site-packages, and then
+# install prints the PYTHONPATH= line to use. (pip install . is the other way: a wheel.)
+pythondir   ?= $(shell $(PYTHON) python/_oomdoc_build.py pythondir $(PREFIX))
 INSTALL     ?= install
 PUBLIC_H    := $(sort $(wildcard include/oomdoc/*.h))
 PY_SRC      := $(sort $(wildcard python/oomdoc/*.py))
@@ -227,11 +244,12 @@ install: oomdoc shlib $(BUILD)/oomdoc.pc
 	$(INSTALL) -m 644 $(PUBLIC_H) $(DESTDIR)$(includedir)/oomdoc/
 	$(INSTALL) -m 644 $(MAN_PAGES) $(DESTDIR)$(man1dir)/
 	$(INSTALL) -m 644 completion/oomdoc.bash $(DESTDIR)$(bashcompdir)/oomdoc
-	$(INSTALL) -m 644 $(PY_SRC) $(DESTDIR)$(pythondir)/oomdoc/
+	$(INSTALL) -m 644 $(PY_SRC) python/oomdoc/py.typed $(DESTDIR)$(pythondir)/oomdoc/
 	printf 'LIBDIR = %s\nBINDIR = %s\n' \
 	    "'$$($(PYTHON) -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' $(libdir) $(pythondir)/oomdoc)'" \
 	    "'$$($(PYTHON) -c 'import os,sys; print(os.path.relpath(sys.argv[1], sys.argv[2]))' $(bindir) $(pythondir)/oomdoc)'" \
 	    > $(DESTDIR)$(pythondir)/oomdoc/_installed.py
+	@$(PYTHON) python/_oomdoc_build.py pythonpath-note $(pythondir)
 
 uninstall:
 	rm -f $(DESTDIR)$(bindir)/oomdoc

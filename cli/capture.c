@@ -67,7 +67,7 @@ static void hand_over(char *buf, size_t len, char **out, size_t *out_len)
     }
 }
 
-int od_cli_run_capture(int argc, char **argv, char **out, size_t *out_len, char **err,
+OD_API int od_cli_run_capture(int argc, char **argv, char **out, size_t *out_len, char **err,
                        size_t *err_len)
 {
     if (out)
@@ -121,7 +121,7 @@ int od_cli_run_capture(int argc, char **argv, char **out, size_t *out_len, char 
     return rc;
 }
 
-void od_cli_free(void *buf)
+OD_API void od_cli_free(void *buf)
 {
     free(buf);
 }

@@ -14,6 +14,12 @@ if [ "$1" = test ]; then
     command -v python3 >/dev/null 2>&1 || need="$need python3"
     # the report page's script is unit-tested with node (tests/suites/report_js.sh)
     command -v node >/dev/null 2>&1 || need="$need nodejs"
+    # tests/suites/wheel.sh: Debian's python3 builds the wheel and installs it in a venv
+    dpy=/usr/bin/python3
+    "$dpy" -c 'import ensurepip, venv' >/dev/null 2>&1 || need="$need python3-venv"
+    "$dpy" -c 'import setuptools' >/dev/null 2>&1 || need="$need python3-setuptools"
+    "$dpy" -c 'import setuptools, wheel' >/dev/null 2>&1 || need="$need python3-wheel"
+    "$dpy" -c 'import setuptools, pip' >/dev/null 2>&1 || need="$need python3-pip"
 fi
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -12,6 +12,15 @@
 
 #define OD_VERSION "0.1.0"
 
+/* What liboomdoc.so exports. The shared library is compiled with -fvisibility=hidden, so a
+ * function is callable from outside only when its declaration here (include/oomdoc/) carries
+ * OD_API; every other symbol stays internal (tests/suites/exports.sh lists them). */
+#if defined(__GNUC__) || defined(__clang__)
+#define OD_API __attribute__((visibility("default")))
+#else
+#define OD_API
+#endif
+
 /* Status codes returned by every function that can fail. The CLI maps them to exit
  * codes in one place (cli/output.c: od_cli_exit_code). */
 typedef enum {
@@ -35,14 +44,14 @@ typedef struct {
 } od_error;
 
 /* Fill *err (may be NULL) and return status. msg is printf-style. */
-od_status od_fail(od_error *err, od_status status, const char *fmt, ...)
+OD_API od_status od_fail(od_error *err, od_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Same, recording a byte offset into the input. */
-od_status od_fail_at(od_error *err, od_status status, uint64_t offset, const char *fmt, ...)
+OD_API od_status od_fail_at(od_error *err, od_status status, uint64_t offset, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Reset *err to "no error". */
-void od_error_clear(od_error *err);
+OD_API void od_error_clear(od_error *err);
 /* A short English name for a status ("invalid input", ...). Never NULL. */
-const char *od_status_name(od_status status);
+OD_API const char *od_status_name(od_status status);
 
 #endif

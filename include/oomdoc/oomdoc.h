@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 /* The library's release ("0.1.0"): a static string, never freed. */
-const char *od_version(void);
+OD_API const char *od_version(void);
 
 /* Run one oomdoc subcommand in this process, as `oomdoc argv[0] argv[1] ...` would, with
  * what it prints to stdout and stderr captured into two NUL-terminated buffers that the
@@ -32,7 +32,7 @@ const char *od_version(void);
  * 4 no GPU, 70 internal; 2 also for a subcommand that cannot run in-process: watch,
  * gpus). Calls are serialized; while one runs, the process's C-level stdout and stderr
  * point at the capture, so other threads' printf output lands there too. */
-int od_cli_run_capture(int argc, char **argv, char **out, size_t *out_len, char **err,
+OD_API int od_cli_run_capture(int argc, char **argv, char **out, size_t *out_len, char **err,
                        size_t *err_len);
 
 /* doctor's text, printed from its --json document (json[0..len): what `oomdoc doctor
@@ -40,10 +40,10 @@ int od_cli_run_capture(int argc, char **argv, char **out, size_t *out_len, char 
  * printed, from the same diagnosis. *text receives a NUL-terminated buffer the caller
  * frees with od_cli_free (or free). Fails with OD_ERR_FORMAT (not a diagnosis document; err says
  * where), OD_ERR_NOMEM. */
-od_status od_diagnosis_text_json(const char *json, size_t len, char **text, od_error *err);
+OD_API od_status od_diagnosis_text_json(const char *json, size_t len, char **text, od_error *err);
 
 /* Free a buffer returned by od_cli_run_capture (NULL is fine). */
-void od_cli_free(void *buf);
+OD_API void od_cli_free(void *buf);
 
 #ifdef __cplusplus
 }

@@ -97,13 +97,13 @@ typedef struct od_snapshot {
 
 /* Read a snapshot (plain or gzipped pickle) from in. Fails with OD_ERR_FORMAT /
  * OD_ERR_REFUSED / OD_ERR_LIMIT and the byte offset for bad input, OD_ERR_NOMEM. */
-od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err);
-void od_snapshot_free(od_snapshot *snap);
+OD_API od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err);
+OD_API void od_snapshot_free(od_snapshot *snap);
 
 /* The frames of a stack, innermost first; *count receives their number. */
-const uint32_t *od_snapshot_stack(const od_snapshot *snap, uint32_t stack, uint32_t *count);
+OD_API const uint32_t *od_snapshot_stack(const od_snapshot *snap, uint32_t stack, uint32_t *count);
 
 /* The name torch gives an action ("alloc", "free_requested", ...). */
-const char *od_action_name(od_action a);
+OD_API const char *od_action_name(od_action a);
 
 #endif

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "od.h"
+
 /* Trace actions, as torch names them in device_traces[].action. */
 typedef enum {
     OD_ACT_ALLOC,
@@ -80,7 +82,7 @@ typedef struct {
 
 /* The time of a store entry whose offset did not fit (pure: walks that read only the
  * action let the compiler drop the call). */
-uint64_t od_trace_far_time(const od_device_trace *t, size_t store_index) __attribute__((pure));
+OD_API uint64_t od_trace_far_time(const od_device_trace *t, size_t store_index) __attribute__((pure));
 
 /* Entry i (< t->n_entries) of the trace. Inline: walks over ten million entries call it
  * once per entry. */
@@ -115,18 +117,18 @@ static inline uint8_t od_trace_action(const od_device_trace *t, size_t i)
 
 typedef struct od_trace_store od_trace_store;
 
-od_trace_store *od_trace_store_new(void);
+OD_API od_trace_store *od_trace_store_new(void);
 /* Append an entry; 0 when out of memory or past 2^32 entries or keys (store unchanged). */
-int od_trace_store_add(od_trace_store *s, const od_trace_entry *e);
-size_t od_trace_store_count(const od_trace_store *s);
+OD_API int od_trace_store_add(od_trace_store *s, const od_trace_entry *e);
+OD_API size_t od_trace_store_count(const od_trace_store *s);
 /* A view of entries [first, first + n) as device's trace; valid until the store changes
  * or is freed. */
-void od_trace_store_view(const od_trace_store *s, size_t first, size_t n, int64_t device, od_device_trace *out);
+OD_API void od_trace_store_view(const od_trace_store *s, size_t first, size_t n, int64_t device, od_device_trace *out);
 /* A store holding e[0 .. n) in order; NULL when out of memory (for traces built by hand:
  * tests, fuzzers). */
-od_trace_store *od_trace_store_of(const od_trace_entry *e, size_t n);
+OD_API od_trace_store *od_trace_store_of(const od_trace_entry *e, size_t n);
 /* Bytes the store holds (for the benchmarks' bytes-per-entry figure). */
-size_t od_trace_store_bytes(const od_trace_store *s);
-void od_trace_store_free(od_trace_store *s);
+OD_API size_t od_trace_store_bytes(const od_trace_store *s);
+OD_API void od_trace_store_free(od_trace_store *s);
 
 #endif

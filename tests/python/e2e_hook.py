@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "python", "standin"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import torch  # noqa: E402  (the stand-in)
 import oomdoc_hook  # noqa: E402
+from oomdoc import capture  # noqa: E402
 
 FIX = json.load(open(os.path.join(ROOT, "tests/data/snapshots/leak_eval_no_grad.json")))
 LOG = FIX["step_log"]
@@ -46,12 +47,14 @@ def has(cmd):
 with tempfile.TemporaryDirectory() as tmp:
     name = os.path.join(tmp, "run")
     torch.reset()
+    capture._observer_for = None
     torch.snapshot_source = os.path.join(ROOT, "tests/data/snapshots/snap_train_oom.pickle")
     torch.script_steps([(s["allocated"], s["reserved"], s["allocated"]) for s in LOG])
     try:
         with redirect_stderr(io.StringIO()):
             with oomdoc_hook.record(name):
                 for _ in LOG:
+                    torch.run_step()
                     oomdoc_hook.step()
                 torch.simulate_oom()
     except torch.OutOfMemoryError:

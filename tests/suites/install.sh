@@ -6,7 +6,11 @@
 #   * a C program built with `pkg-config --cflags --libs oomdoc` against the installed
 #     headers and library prints od_version() and loads a fixture snapshot;
 #   * the installed binary runs doctor on a fixture without LD_LIBRARY_PATH;
-#   * the installed Python package finds the installed library and prints the verdict;
+#   * the installed Python package finds the installed library and prints the verdict, and
+#     `python -m oomdoc` runs the installed binary;
+#   * the package goes where the python3 it serves reads it: into a venv's site-packages
+#     with PREFIX=the venv (no PYTHONPATH needed), and for a PREFIX that python does not
+#     read, install prints the exact PYTHONPATH= line, which works;
 #   * `make uninstall` leaves no file behind (__pycache__ included).
 # It uses the plain build (build/rel) whatever OOMDOC is: make's variables of an outer
 # run (the sanitizer build's) are not passed down.
@@ -94,6 +98,29 @@ print(oomdoc.doctor('$here/examples/snap_train_oom.pickle')['verdict'])") || ko 
 echo "install: python3 -c \"import oomdoc; print(oomdoc.doctor(...)['verdict'])\" from the install: $v"
 [ "$v" = cap_limit ] || ko "installed python verdict '$v'"
 [ -d "$pydir/oomdoc/__pycache__" ] || ko "expected a __pycache__ to remove"
+m=$(cd "$tmp" && env -u OOMDOC_BINARY PYTHONPATH="$pydir" python3 -m oomdoc --version) || ko "python -m oomdoc exit $?"
+[ "$m" = "oomdoc $ver" ] || ko "python -m oomdoc --version: '$m'"
+
+# Where the package goes for the python3 it serves.
+venv=$tmp/venv
+python3 -m venv --without-pip "$venv" || ko "python3 -m venv"
+mk install PREFIX="$venv" PYTHON="$venv/bin/python" >"$tmp/venv.log" 2>&1 || { cat "$tmp/venv.log"; ko "make install PREFIX=venv"; }
+grep -q "does not read" "$tmp/venv.log" && ko "install into a venv printed a PYTHONPATH note: $(cat "$tmp/venv.log")"
+v=$(cd "$tmp" && env -u PYTHONPATH "$venv/bin/python" -c "import oomdoc; print(oomdoc.backend()[1])") || ko "venv import"
+case "$v" in "$venv"/lib/liboomdoc.so.*) ;; *) ko "venv install loads '$v'" ;; esac
+mk uninstall PREFIX="$venv" PYTHON="$venv/bin/python" >/dev/null 2>&1 || ko "make uninstall PREFIX=venv"
+[ -z "$(find "$venv" -name 'oomdoc*' -o -name 'liboomdoc*')" ] || ko "left in the venv: $(find "$venv" -name 'oomdoc*')"
+other=$tmp/other
+mk install PREFIX="$other" >"$tmp/other.log" 2>&1 || { cat "$tmp/other.log"; ko "make install PREFIX=other"; }
+line=$(sed -n 's/^  \(PYTHONPATH=[^ ]*\) .*/\1/p' "$tmp/other.log")
+want=$(python3 -c 'import sysconfig,sys; print(sysconfig.get_path("purelib", "posix_prefix", vars={"base": sys.argv[1], "platbase": sys.argv[1]}))' "$other")
+[ "$line" = "PYTHONPATH=$want" ] || ko "install into $other: PYTHONPATH line '$line', want PYTHONPATH=$want"
+v=$(cd "$tmp" && env "$line" python3 -c "import oomdoc; print(oomdoc.doctor('$here/examples/snap_train_oom.pickle')['verdict'])") ||
+    ko "the printed PYTHONPATH line"
+[ "$v" = cap_limit ] || ko "verdict through the printed PYTHONPATH line: '$v'"
+mk uninstall PREFIX="$other" >/dev/null 2>&1 || ko "make uninstall PREFIX=other"
+[ -z "$(find "$other" ! -type d)" ] || ko "left after uninstall: $(find "$other" ! -type d)"
+echo "install: python3 -m venv, make install PREFIX=venv: importable without PYTHONPATH; PREFIX=other: $line"
 
 # The installed bash completion, for `oomdoc` on PATH and for `./oomdoc` in the tree:
 # every option it offers is one the subcommand accepts, --gpu and --precision values too.

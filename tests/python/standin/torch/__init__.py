@@ -4,9 +4,13 @@ release's signatures (torch/cuda/memory.py of each): 2.1+ _record_memory_history
 context, stacks, max_entries, device) and _dump_snapshot; 2.0 (enabled, record_context,
 trace_alloc_max_entries, trace_alloc_record_context, device) and no _dump_snapshot;
 1.13 (enabled, device) and no _dump_snapshot nor OOM observer. The memory figures are
-whatever the test scripts (`script_steps`), and every call is logged in `calls`.
-`_dump_snapshot` writes a real snapshot pickle from the fixtures (`snapshot_source`), as
-torch would write one; `_snapshot()` returns that pickle's dict."""
+what the test scripts: `script_steps(rows)` gives each step's (allocated, reserved, peak)
+and `run_step()` runs the next one, after which memory_allocated/memory_reserved read its
+row and max_memory_allocated the highest peak since the last reset_peak_memory_stats(),
+as the caching allocator keeps them. Every call is logged in `calls`. `_dump_snapshot`
+writes a real snapshot pickle from the fixtures (`snapshot_source`), as torch would
+write one; `_snapshot()` returns that pickle's dict. `distributed` answers as an
+initialized process group of `dist_world` ranks when `dist_rank` is set."""
 import inspect
 import pickle
 import shutil
@@ -17,23 +21,34 @@ calls = []
 observers = []
 cuda_available = True
 snapshot_source = None
-_steps = []  # (allocated, reserved, peak) per step, consumed by the getters
-_pos = 0
+dist_rank = None
+dist_world = 1
+_steps = []  # (allocated, reserved, peak) per step
+_pos = -1    # the step last run (-1: none yet)
+_max = 0     # max_memory_allocated(): the highest peak since the last reset
 
 
 def reset(version="2.1"):
-    global cuda_available, dump_fails, _steps, _pos
+    global cuda_available, dump_fails, dist_rank, dist_world
     calls.clear()
     observers.clear()
     cuda_available = True
     dump_fails = False
-    _steps, _pos = [], 0
+    dist_rank, dist_world = None, 1
+    script_steps([])
     use_version(version)
 
 
 def script_steps(rows):
-    global _steps, _pos
-    _steps, _pos = list(rows), 0
+    global _steps, _pos, _max
+    _steps, _pos, _max = list(rows), -1, 0
+
+
+def run_step():
+    """The next scripted step happens: its memory becomes current, its peak counts."""
+    global _pos, _max
+    _pos = min(_pos + 1, len(_steps) - 1)
+    _max = max(_max, _current()[2])
 
 
 class OutOfMemoryError(RuntimeError):
@@ -41,7 +56,7 @@ class OutOfMemoryError(RuntimeError):
 
 
 def _current():
-    return _steps[min(_pos, len(_steps) - 1)] if _steps else (0, 0, 0)
+    return _steps[_pos] if _steps and _pos >= 0 else (0, 0, 0)
 
 
 def _attach(fn):
@@ -76,17 +91,21 @@ def _memory_reserved(device=None):
 
 
 def _max_memory_allocated(device=None):
-    return _current()[2]
+    return _max
 
 
 def _reset_peak_memory_stats(device=None):
-    global _pos
+    global _max
     calls.append(("reset_peak_memory_stats", device))
-    if any(c[0] == "reset_peak_memory_stats" for c in calls[:-1]):
-        _pos += 1  # after the first reset (at record start), each reset ends a step
+    _max = _current()[0]  # what the allocator does: the peak restarts from what is live
+
+
+def _empty_cache():
+    calls.append(("empty_cache",))
 
 
 cuda.is_available = _is_available
+cuda.empty_cache = _empty_cache
 cuda.memory_allocated = _memory_allocated
 cuda.memory_reserved = _memory_reserved
 cuda.max_memory_allocated = _max_memory_allocated
@@ -138,6 +157,7 @@ def _snapshot(device=None):
 memory._snapshot = _snapshot
 dump_fails = False
 __version__ = "2.5.1"
+_is_oomdoc_standin = True
 
 
 def use_version(v):
@@ -164,7 +184,14 @@ def use_version(v):
         raise ValueError(v)
 
 
+distributed = types.ModuleType("torch.distributed")
+distributed.is_available = lambda: True
+distributed.is_initialized = lambda: dist_rank is not None
+distributed.get_rank = lambda group=None: dist_rank
+distributed.get_world_size = lambda group=None: dist_world
+
 use_version("2.1")
 cuda.memory = memory
 sys.modules["torch.cuda"] = cuda
 sys.modules["torch.cuda.memory"] = memory
+sys.modules["torch.distributed"] = distributed
