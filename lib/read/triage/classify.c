@@ -86,7 +86,8 @@ static void size_checks(od_oom_report *r)
                 (r->framework != OD_FW_HOST && r->requested_bytes >= ABSURD_DEVICE_BYTES)))
         r->size_corrupt = 1;
     else if (req && (r->have & OD_HAVE_CAPACITY) && r->requested_bytes > r->capacity_bytes &&
-             r->kind != OD_KIND_XLA_COMPILE && r->kind != OD_KIND_VLLM_STARTUP && r->framework != OD_FW_HOST)
+             r->kind != OD_KIND_XLA_COMPILE && r->kind != OD_KIND_VLLM_STARTUP && r->kind != OD_KIND_KERNEL_RESOURCES &&
+             r->framework != OD_FW_HOST)
         r->size_bug = 1;
 }
 
@@ -109,6 +110,11 @@ static int by_kind(od_oom_report *r)
     case OD_KIND_HOST_SHM:
         r->verdict = OD_OOM_HOST_MEMORY;
         return 1;
+    case OD_KIND_KERNEL_RESOURCES:
+        /* the kernel's configuration asks more of each block than the hardware has */
+        r->verdict = OD_OOM_CAPACITY;
+        return 1;
+    case OD_KIND_ENGINE_KV:
     case OD_KIND_VLLM_CACHE:
     case OD_KIND_VLLM_KV_LEN:
     case OD_KIND_VLLM_STARTUP:
@@ -136,6 +142,12 @@ static int by_kind(od_oom_report *r)
         }
         return 0;
     case OD_KIND_DRIVER:
+        /* Several processes' lines of the same refusal (a scheduler's workers sharing one GPU):
+         * each was refused what the others held. */
+        if (r->log_processes >= 1) {
+            r->verdict = OD_OOM_OTHER_PROCESSES;
+            return 1;
+        }
         /* TF's first pool sized from a garbage free-memory figure: nothing says what the
          * program needs (od_advice_meaning); TF backing off from its pool's size is logged
          * while it retries smaller: the lines are not the failure. */
@@ -262,7 +274,7 @@ static int cap_blocks(od_oom_report *r, uint64_t used)
 /* The request exceeds what is available: the cap, other processes, or the work. */
 static void exceeds_available(od_oom_report *r, uint64_t used, int cap, int mps)
 {
-    r->missing_bytes = r->requested_bytes - r->available_bytes;
+    r->missing_bytes = r->requested_bytes > r->available_bytes ? r->requested_bytes - r->available_bytes : 0;
     if (cap && (mps || ((r->have & OD_HAVE_FREE) && r->free_bytes >= r->requested_bytes) ||
                 (!(r->have & OD_HAVE_FREE) && used + r->requested_bytes > r->allowed_bytes))) {
         r->verdict = OD_OOM_CAP_LIMIT;
@@ -276,12 +288,27 @@ static void exceeds_available(od_oom_report *r, uint64_t used, int cap, int mps)
 }
 
 /* The pool's figures: what was available under the limit against the request. */
+/* No request printed, but PyTorch's figures show most of the device held outside the job
+ * ("15.75 GiB total capacity; 79.11 MiB already allocated; 3.62 MiB free"). */
+static void no_request(od_oom_report *r)
+{
+    uint64_t job = od_tr_job_bytes(r), elsewhere = held_elsewhere(r);
+    if (torch_like(r) && !od_tr_capped(r) && (r->have & OD_HAVE_ALLOCATED) && elsewhere > job &&
+        elsewhere >= ELSEWHERE_MIN) {
+        r->held_elsewhere_bytes = elsewhere;
+        r->elsewhere_dominates = 1;
+        r->verdict = OD_OOM_OTHER_PROCESSES;
+    }
+}
+
 static void by_pool(od_oom_report *r)
 {
     int cap = od_tr_capped(r);
     int mps = r->framework == OD_FW_PYTORCH_MPS;
-    if (!(r->have & OD_HAVE_REQUESTED))
+    if (!(r->have & OD_HAVE_REQUESTED)) {
+        no_request(r);
         return;
+    }
     /* A compiled program this small cannot fill any GPU by itself: the memory was held
      * elsewhere (a second JAX or TF process preallocating, another framework in this one). */
     if (r->framework == OD_FW_JAX && r->program_bytes && r->program_bytes < PROGRAM_SMALL &&
@@ -291,6 +318,14 @@ static void by_pool(od_oom_report *r)
     }
     if (held_at_startup(r))
         return;
+    /* a fraction setting below 1 caps what the framework may take: what it said was available
+     * under it did not hold the request */
+    if (r->fraction_permille && r->fraction_permille < 1000 && (r->have & OD_HAVE_FREE) &&
+        r->requested_bytes > r->free_bytes) {
+        against_free(r);
+        r->verdict = OD_OOM_CAP_LIMIT;
+        return;
+    }
     if (!(r->have & OD_HAVE_ALLOCATED) || !(cap || (r->have & OD_HAVE_CAPACITY))) {
         r->verdict = OD_OOM_CAPACITY; /* only the request: nothing says the memory existed */
         return;
@@ -341,7 +376,8 @@ static void by_pool(od_oom_report *r)
     }
     if (cap_blocks(r, used))
         return;
-    if (r->requested_bytes <= r->available_bytes)
+    /* The memory existed only if it did beyond what the figures' rounding may take away. */
+    if (r->requested_bytes + r->cache_error_bytes <= r->available_bytes)
         fits_available(r, limit, cap);
     else
         exceeds_available(r, used, cap, mps);

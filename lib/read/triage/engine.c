@@ -35,9 +35,25 @@ static const char *set_runtime(const od_tr_set *set, int what)
     return NULL;
 }
 
+/* The first row of kind what (table order: an application before the libraries under it) that
+ * the line names; where the line names one, a row the input names ahead of it wins. */
 const char *od_tr_line_runtime(const tr_scan *s, int what)
 {
-    return set_runtime(&s->line_ctx, what);
+    for (size_t c = 0; c < OD_N_CONTEXTS; c++)
+        if (od_tr_contexts[c].what == what && OD_SET_HAS(s->input_ctx, c) && !OD_SET_HAS(s->line_ctx, c)) {
+            for (size_t d = c + 1; d < OD_N_CONTEXTS; d++)
+                if (OD_SET_HAS(s->line_ctx, d) && od_tr_contexts[d].what == what)
+                    return od_tr_contexts[c].runtime;
+            return NULL;
+        } else if (OD_SET_HAS(s->line_ctx, c) && od_tr_contexts[c].what == what) {
+            return od_tr_contexts[c].runtime;
+        }
+    return NULL;
+}
+
+const char *od_tr_runtime(const tr_scan *s, int what)
+{
+    return set_runtime(&s->input_ctx, what);
 }
 
 /* ---------- reports ---------- */
@@ -137,12 +153,16 @@ static void resolve(tr_scan *s, const od_tr_rule *row, od_oom_report *r)
         }
         return;
     case OD_BY_XLA:
-        if (od_tr_names(s, OD_CTX_XLA_TORCH, 0) || od_tr_names(s, OD_CTX_XLA_TORCH, 1))
+        if (od_tr_names(s, OD_CTX_XLA_TORCH, 0) || od_tr_names(s, OD_CTX_XLA_TORCH, 1)) {
             r->framework = OD_FW_PYTORCH_XLA;
-        else if (od_tr_names(s, OD_CTX_JAX, 0) || od_tr_names(s, OD_CTX_JAX, 1))
+        } else if ((rt = od_tr_line_runtime(s, OD_CTX_RUNTIME)) || (rt = set_runtime(&s->input_ctx, OD_CTX_RUNTIME))) {
+            r->framework = OD_FW_OTHER; /* another compiler front end over XLA (Reactant) */
+            od_tr_set_library(r, rt);
+        } else if (od_tr_names(s, OD_CTX_JAX, 0) || od_tr_names(s, OD_CTX_JAX, 1)) {
             r->framework = OD_FW_JAX;
-        else
+        } else {
             r->framework = OD_FW_TENSORFLOW;
+        }
         return;
     case OD_BY_BFC:
         r->framework = od_tr_names(s, OD_CTX_XLA_TORCH, 0) ? OD_FW_PYTORCH_XLA
@@ -152,7 +172,10 @@ static void resolve(tr_scan *s, const od_tr_rule *row, od_oom_report *r)
     case OD_BY_RUNTIME:
         r->framework = OD_FW_OTHER;
         if ((rt = od_tr_line_runtime(s, OD_CTX_RUNTIME)) || (rt = od_tr_line_runtime(s, OD_CTX_LUA)) ||
-            (rt = set_runtime(&s->input_ctx, OD_CTX_RUNTIME)) || (rt = set_runtime(&s->input_ctx, OD_CTX_LUA))) {
+            (row->kind == OD_KIND_GENERIC && (rt = od_tr_line_runtime(s, OD_CTX_ENGINE))) ||
+            (rt = set_runtime(&s->input_ctx, OD_CTX_RUNTIME)) || (rt = set_runtime(&s->input_ctx, OD_CTX_LUA)) ||
+            (row->kind == OD_KIND_GENERIC && !od_tr_names(s, OD_CTX_TORCH, 0) &&
+             (rt = set_runtime(&s->input_ctx, OD_CTX_ENGINE)))) {
             od_tr_set_library(r, rt);
             return;
         }
@@ -275,6 +298,14 @@ static void merge(od_oom_report *r, od_oom_report *c)
     }
     if (!r->program_bytes)
         r->program_bytes = c->program_bytes;
+    if (!r->fraction_permille)
+        r->fraction_permille = c->fraction_permille;
+    if (!r->cache_error_bytes)
+        r->cache_error_bytes = c->cache_error_bytes;
+    if (!r->log_pid)
+        r->log_pid = c->log_pid;
+    else if (c->log_pid && c->log_pid != r->log_pid)
+        r->log_processes++;
     if (!r->max_model_len) {
         r->max_model_len = c->max_model_len;
         r->kv_cache_tokens = c->kv_cache_tokens;
@@ -354,6 +385,9 @@ static void fold(tr_scan *s, const od_tr_rule *row, unsigned code, od_oom_report
             if (row->fold == OD_FOLD_BACKOFF && c->kind != OD_KIND_HOST_RAM && (r->have & OD_HAVE_REQUESTED) &&
                 (c->have & OD_HAVE_REQUESTED)) {
                 uint64_t b = c->requested_bytes;
+                if (c->log_pid && r->log_pid && c->log_pid != r->log_pid && c->log_pid != r->log_pid_last)
+                    r->log_processes++;
+                r->log_pid_last = c->log_pid;
                 if (b == r->backoff_last_bytes)
                     r->occurrences++;
                 else if (b < r->backoff_last_bytes && b >= r->backoff_last_bytes / 10 * 8)

@@ -61,9 +61,43 @@ static uint64_t pid_before(const char *msg, const char *has)
     return pid;
 }
 
+/* What parse_torch gathers besides the report's own figures. */
+typedef struct {
+    uint64_t reserved_total, total_unit, allocated_unit;
+    int have_total, cached;
+} torch_extra;
+
+/* Does the message end at a with the beginning of label (a paste cut mid-word: "37.21 GiB is
+ * allo")? At least four letters of it, then only closing punctuation. */
+static int cut_label(const char *a, const char *end, const char *label)
+{
+    const char *p = a;
+    size_t k = 0, n = strlen(label);
+    while (k < n && label[k] == ' ' && p < end && OD_TR_BLANK(*p)) {
+        while (p < end && OD_TR_BLANK(*p))
+            p++;
+        k++;
+    }
+    size_t m = 0;
+    while (k + m < n && p + m < end && OD_TR_FOLD(p[m]) == OD_TR_FOLD(label[k + m]))
+        m++;
+    if (m < 4 || k + m == n)
+        return 0;
+    for (p += m; p < end; p++)
+        if (!OD_TR_BLANK(*p) && !strchr("`'\".)]", *p))
+            return 0;
+    return 1;
+}
+
+/* Is label (a phrase beginning with a space) right after a, whole or cut by the message's end? */
+static int after(const char *a, const char *end, const char *label)
+{
+    return od_tr_starts(a, end, label) != NULL || cut_label(a, end, label);
+}
+
 /* One size of a PyTorch message, labelled by the words around it (t runs to its unit). */
 static void torch_figure(tr_scan *s, od_oom_report *r, const char *msg, const char *end, const od_tr_size *t,
-                         uint64_t *reserved_total, int *have_total, int *cached)
+                         torch_extra *x)
 {
     const char *a = t->end, *h;
     if (od_tr_ends(msg, t->start, "Tried to allocate ") || od_tr_ends(msg, t->start, "Tried to allocate more than "))
@@ -71,17 +105,20 @@ static void torch_figure(tr_scan *s, od_oom_report *r, const char *msg, const ch
     else if (od_tr_ends(msg, t->start, "total capacity of ") || od_tr_ends(msg, t->start, "total capacty of ") ||
              od_tr_starts(a, end, " total capacity"))
         set(r, OD_HAVE_CAPACITY, &r->capacity_bytes, t);
-    else if (od_tr_starts(a, end, " already allocated") || od_tr_starts(a, end, " is allocated by PyTorch"))
+    else if (after(a, end, " already allocated") || after(a, end, " is allocated by PyTorch")) {
+        if (!(r->have & OD_HAVE_ALLOCATED))
+            x->allocated_unit = t->rounded ? t->unit : 0;
         set(r, OD_HAVE_ALLOCATED, &r->allocated_bytes, t);
-    else if (od_tr_starts(a, end, " is reserved by PyTorch but unallocated") || od_tr_starts(a, end, " cached)") ||
-             od_tr_starts(a, end, " cached;")) {
+    } else if (after(a, end, " is reserved by PyTorch but unallocated") || od_tr_starts(a, end, " cached)") ||
+               od_tr_starts(a, end, " cached;")) {
         /* before 1.4, "N cached" is already reserved - allocated */
         set(r, OD_HAVE_RESERVED_UNALLOC, &r->reserved_unallocated_bytes, t);
-        *cached |= od_tr_starts(a, end, " cached") != NULL;
-    } else if (od_tr_starts(a, end, " reserved in total by PyTorch")) {
-        if (!*have_total) {
-            *reserved_total = t->bytes;
-            *have_total = 1;
+        x->cached |= od_tr_starts(a, end, " cached") != NULL;
+    } else if (after(a, end, " reserved in total by PyTorch")) {
+        if (!x->have_total) {
+            x->reserved_total = t->bytes;
+            x->total_unit = t->rounded ? t->unit : 0;
+            x->have_total = 1;
             r->rounded |= t->rounded;
         }
     } else if (od_tr_starts(a, end, " allowed"))
@@ -99,7 +136,8 @@ static void torch_figure(tr_scan *s, od_oom_report *r, const char *msg, const ch
 }
 
 /* In a container the process sees itself under another PID: without a "this process" line,
- * a "Process N" holding the pool plus at most 2 GiB of context and libraries is this one. */
+ * a "Process N" holding the pool plus at most 2 GiB of context and libraries is this one, and
+ * so is the only one listed when it and the pool together exceed the device. */
 static void self_among_others(od_oom_report *r)
 {
     if ((r->have & OD_HAVE_PROCESS) || r->n_other == 0 || !(r->have & OD_HAVE_ALLOCATED))
@@ -108,7 +146,11 @@ static void self_among_others(od_oom_report *r)
     size_t best = r->n_other;
     for (size_t i = 0; i < r->n_other; i++) {
         uint64_t b = r->other[i].bytes;
-        if (b + (pool >> 8) >= pool && b <= pool + (2ULL << 30) && (best == r->n_other || b < r->other[best].bytes))
+        /* ... or one that could not be another process: with this job's pool it would hold more
+         * than the device (a message cut before its cache figure) */
+        int impossible = (r->have & OD_HAVE_CAPACITY) && b + r->allocated_bytes > r->capacity_bytes + (r->capacity_bytes >> 7);
+        if (((b + (pool >> 8) >= pool && b <= pool + (2ULL << 30)) || (impossible && r->n_other == 1)) &&
+            (best == r->n_other || b < r->other[best].bytes))
             best = i;
     }
     if (best == r->n_other)
@@ -124,16 +166,19 @@ static void self_among_others(od_oom_report *r)
 static void parse_torch(tr_scan *s, od_oom_report *r, const char *msg, const char *end)
 {
     od_tr_size t;
-    uint64_t reserved_total = 0;
-    int have_total = 0, cached = 0;
+    torch_extra x = {0, 0, 0, 0, 0};
     device_after(r, msg, end, "GPU");
     for (const char *p = msg; next_size(p, end, msg, &t); p = t.end)
-        torch_figure(s, r, msg, end, &t, &reserved_total, &have_total, &cached);
-    /* 1.x prints the pool's total: reserved-but-unallocated = reserved - allocated. */
-    if (have_total && (r->have & OD_HAVE_ALLOCATED) && !(r->have & OD_HAVE_RESERVED_UNALLOC)) {
-        r->reserved_unallocated_bytes = reserved_total > r->allocated_bytes ? reserved_total - r->allocated_bytes : 0;
+        torch_figure(s, r, msg, end, &t, &x);
+    /* 1.x prints the pool's total: reserved-but-unallocated = reserved - allocated, each printed
+     * to two decimals, so the difference may be off by a hundredth of the larger unit. */
+    if (x.have_total && (r->have & OD_HAVE_ALLOCATED) && !(r->have & OD_HAVE_RESERVED_UNALLOC)) {
+        r->reserved_unallocated_bytes = x.reserved_total > r->allocated_bytes ? x.reserved_total - r->allocated_bytes : 0;
         r->have |= OD_HAVE_RESERVED_UNALLOC;
+        uint64_t unit = x.total_unit > x.allocated_unit ? x.total_unit : x.allocated_unit;
+        r->cache_error_bytes = unit / 100;
     }
+    int cached = x.cached;
     /* The caching allocator prints the size it tried to reserve, not the tensor's; before 1.4
      * ("N cached") the request rounded to 512 B (real reports: 1.12 MiB, 12.50 MiB, 1024 KiB,
      * none a segment size). */
@@ -500,6 +545,9 @@ int fig_driver(tr_scan *s, od_oom_report *r, const od_tr_line *l)
     const char *line = l->line, *le = l->le, *k;
     uint64_t v;
     od_tr_size t;
+    /* Ray's worker prefix "(pid=4241) ": the process that wrote the line */
+    if ((k = find(line, l->at, "(pid=")) && parse_uint(k + 5, le, &v) && v)
+        r->log_pid = r->log_pid_last = v;
     if (od_tr_names(s, OD_CTX_ONNX, 1))
         r->framework = OD_FW_ONNXRUNTIME;
     /* "failed to allocate X (N bytes) from device" is the stream executor's (TF, XLA). */
@@ -630,9 +678,13 @@ static uint64_t tf_shape_bytes(const char *p, const char *end, const char *hint,
 int fig_tf_exception(tr_scan *s, od_oom_report *r, const od_tr_line *l);
 int fig_tf_exception(tr_scan *s, od_oom_report *r, const od_tr_line *l)
 {
-    const char *line = l->line, *le = l->le, *end = l->end;
+    const char *line = l->line, *le = l->le, *end = l->end, *rt;
     if (od_tr_names(s, OD_CTX_XLA_TORCH, 0))
         r->framework = OD_FW_PYTORCH_XLA;
+    else if (!od_tr_names(s, OD_CTX_TF, 0) && (rt = od_tr_runtime(s, OD_CTX_RUNTIME))) {
+        r->framework = OD_FW_OTHER; /* PaddlePaddle raises its own ResourceExhaustedError */
+        od_tr_set_library(r, rt);
+    }
     else if (od_tr_names(s, OD_CTX_JAX, 1) || find(line, le, "Failed to allocate request for") ||
              (od_tr_names(s, OD_CTX_JAX, 0) && !od_tr_ifind(line, le, "OOM when allocating tensor")))
         r->framework = OD_FW_JAX;
@@ -768,6 +820,93 @@ static int list_at(const char *list, const char *lo, const char *p, const char *
     return 0;
 }
 
+/* Labels after which a plain number (no unit) is bytes: "buffer of size 838447104",
+ * "Required: 589824". */
+static const char *const bare_labels[] = {"size", "size:", "Required:", "Hardware limit:", "limit:"};
+
+/* A size token at p: a size with its unit, or (bare) a plain number of at least 4 KiB. */
+static int size_or_bytes(const char *p, const char *end, od_tr_size *t, int *bare)
+{
+    uint64_t v;
+    const char *e;
+    *bare = 0;
+    if (parse_size(p, end, t))
+        return 1;
+    if (!(e = parse_uint(p, end, &v)) || v < 4096 || (e < end && (isalnum((unsigned char)*e) || *e == '.')))
+        return 0;
+    t->start = p;
+    t->end = e;
+    t->bytes = v;
+    t->rounded = 0;
+    t->unit = 1;
+    *bare = 1;
+    return 1;
+}
+
+/* The next size token in [p, end) at a word boundary (line: the line's start). */
+static int next_token(const char *p, const char *end, const char *line, od_tr_size *t, int *bare)
+{
+    for (; p < end; p++) {
+        if (!isdigit((unsigned char)*p) || (p > line && (isalnum((unsigned char)p[-1]) || p[-1] == '.' || p[-1] == '_')))
+            continue;
+        if (size_or_bytes(p, end, t, bare))
+            return 1;
+        while (p + 1 < end && (isdigit((unsigned char)p[1]) || p[1] == '.'))
+            p++;
+    }
+    return 0;
+}
+
+/* Label the size t (the line begins at line) by the LABEL rows; 1 when it set a figure. */
+static int label_size(od_oom_report *r, const char *line, const char *le, const od_tr_size *t, int bare)
+{
+    const char *b = t->start;
+    while (b > line && OD_TR_BLANK(b[-1]))
+        b--;
+    if (bare) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof bare_labels / sizeof bare_labels[0] && !ok; i++)
+            ok = od_tr_ends(line, b, bare_labels[i]) != NULL;
+        if (!ok)
+            return 0;
+    }
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
+        if ((r->have & labels[i].bit) || !((*labels[i].before && list_at(labels[i].before, line, b, le, 1)) ||
+                                           (*labels[i].after && list_at(labels[i].after, line, t->end, le, 0))))
+            continue;
+        set(r, labels[i].bit, field_of(r, labels[i].bit), t);
+        return 1;
+    }
+    return 0;
+}
+
+/* Read the labelled sizes of [line, le); a label that ends the line takes the first size of the
+ * next line (a logger wrapped the figure there). */
+static void labelled_sizes(od_oom_report *r, const char *line, const char *le, const char *end)
+{
+    od_tr_size t;
+    int bare;
+    for (const char *p = line; next_token(p, le, line, &t, &bare); p = t.end)
+        label_size(r, line, le, &t, bare);
+    const char *q = le;
+    while (q > line && OD_TR_BLANK(q[-1]))
+        q--;
+    const char *nx = le < end ? le + 1 : end, *ne = nx < end ? memchr(nx, '\n', (size_t)(end - nx)) : NULL;
+    if (!ne)
+        ne = end;
+    const char *v = nx;
+    while (v < ne && OD_TR_BLANK(*v))
+        v++;
+    if (v < ne && q > line && isalpha((unsigned char)q[-1]) && size_or_bytes(v, ne, &t, &bare) && !bare) {
+        /* the size, as if it stood right after the line's last word */
+        for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++)
+            if (!(r->have & labels[i].bit) && *labels[i].before && list_at(labels[i].before, line, q, le, 1)) {
+                set(r, labels[i].bit, field_of(r, labels[i].bit), &t);
+                break;
+            }
+    }
+}
+
 /* Words on a generic line that say the memory it failed for is the host's. */
 static const char *const host_words[] = {"host memory", "system memory", "CPU memory", "RAM", "pinned memory",
                                          "host allocation"};
@@ -782,25 +921,90 @@ int fig_generic(tr_scan *s, od_oom_report *r, const od_tr_line *l)
     if (host) {
         r->framework = OD_FW_HOST;
         r->kind = OD_KIND_HOST_RAM;
-    } else if (!od_tr_names(s, OD_CTX_DEVICE, 1) && !od_tr_names(s, OD_CTX_DEVICE, 0)) {
-        return 0; /* no device anywhere: nothing says this is GPU memory */
+    } else if (!od_tr_names(s, OD_CTX_DEVICE, 1) && !od_tr_names(s, OD_CTX_DEVICE, 0) &&
+               !od_tr_names(s, OD_CTX_ENGINE, 0) && !od_tr_names(s, OD_CTX_RUNTIME, 0)) {
+        return 0; /* no device, no GPU runtime anywhere: nothing says this is GPU memory */
     }
-    od_tr_size t;
-    for (const char *p = line; next_size(p, le, line, &t); p = t.end) {
-        const char *b = t.start;
-        while (b > line && OD_TR_BLANK(b[-1]))
-            b--;
-        for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
-            if ((r->have & labels[i].bit) ||
-                !((*labels[i].before && list_at(labels[i].before, line, b, le, 1)) ||
-                  (*labels[i].after && list_at(labels[i].after, line, t.end, le, 0))))
-                continue;
-            set(r, labels[i].bit, field_of(r, labels[i].bit), &t);
-            break;
-        }
-    }
+    labelled_sizes(r, line, le, l->end);
     device_after(r, line, le, "device");
     if (!(r->have & OD_HAVE_DEVICE))
         device_after(r, line, le, "GPU");
     return 1;
+}
+
+/* PaddlePaddle: "Cannot allocate X memory on GPU N, [Y memory has been allocated and]
+ * available memory is only Z." (Z may be wrapped onto the next line), and the fraction
+ * setting it names a few lines below when one caps it. */
+int fig_paddle(tr_scan *s, od_oom_report *r, const od_tr_line *l);
+int fig_paddle(tr_scan *s, od_oom_report *r, const od_tr_line *l)
+{
+    (void)s;
+    const char *line = l->line, *le = l->le, *e;
+    od_tr_size t;
+    if (od_tr_find(line, l->at, le, "Cannot allocate", 0, &e) && next_size(e, le, line, &t))
+        set(r, OD_HAVE_REQUESTED, &r->requested_bytes, &t);
+    const char *m = od_tr_find(line, l->at, le, "memory has been allocated", 0, NULL);
+    if (m) {
+        const char *b = m;
+        while (b > line && OD_TR_BLANK(b[-1]))
+            b--;
+        const char *d = b;
+        while (d > line && !OD_TR_BLANK(d[-1]))
+            d--;
+        if (parse_size(d, b, &t))
+            set(r, OD_HAVE_ALLOCATED, &r->allocated_bytes, &t);
+    }
+    labelled_sizes(r, line, le, l->end);
+    device_after(r, l->at, le, "GPU");
+    /* "FLAGS_fraction_of_gpu_memory_to_use is 0.50 now", within the message's lines */
+    const char *p = le;
+    for (int n = 0; n < 16 && p < l->end; n++) {
+        const char *nl = memchr(p + 1, '\n', (size_t)(l->end - p - 1));
+        const char *ne = nl ? nl : l->end;
+        const char *f = od_tr_find(p, p, ne, "FLAGS_fraction_of_gpu_memory_to_use is", 0, &e);
+        uint64_t whole, frac = 0;
+        const char *q;
+        if (f && (q = parse_uint(skip_sp(e, ne), ne, &whole)) && whole == 0 && q < ne && *q == '.') {
+            const char *d = q + 1;
+            int digits = 0;
+            for (; d < ne && isdigit((unsigned char)*d) && digits < 3; d++, digits++)
+                frac = frac * 10 + (uint64_t)(*d - '0');
+            while (digits++ < 3)
+                frac *= 10;
+            r->fraction_permille = (unsigned)frac;
+            break;
+        }
+        p = ne;
+    }
+    return 1;
+}
+
+/* Triton: "Required: 589824, Hardware limit: 101376" (bytes of shared memory per block). */
+int fig_triton(tr_scan *s, od_oom_report *r, const od_tr_line *l);
+int fig_triton(tr_scan *s, od_oom_report *r, const od_tr_line *l)
+{
+    (void)s;
+    const char *e;
+    uint64_t v;
+    if (od_tr_find(l->line, l->at, l->le, "Required:", 0, &e) && parse_uint(skip_sp(e, l->le), l->le, &v)) {
+        r->requested_bytes = v;
+        r->have |= OD_HAVE_REQUESTED;
+    }
+    if (od_tr_find(l->line, l->at, l->le, "Hardware limit:", 0, &e) && parse_uint(skip_sp(e, l->le), l->le, &v)) {
+        r->capacity_bytes = v;
+        r->have |= OD_HAVE_CAPACITY;
+    }
+    return 1;
+}
+
+/* SGLang: "max_total_tokens=N is larger than the profiled value -M": a KV budget of none (a
+ * positive profiled value only trims the cache: not a failure). */
+int fig_sglang_kv(tr_scan *s, od_oom_report *r, const od_tr_line *l);
+int fig_sglang_kv(tr_scan *s, od_oom_report *r, const od_tr_line *l)
+{
+    (void)s, (void)r;
+    if (!od_tr_starts(l->at, l->le, "is larger than the profiled value"))
+        return 1;
+    const char *v = skip_sp(l->at_end, l->le);
+    return v < l->le && (*v == '-' || *v == '0') ? 1 : 0;
 }

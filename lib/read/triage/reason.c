@@ -59,6 +59,8 @@ const char *od_oom_kind_name(od_oom_kind k)
     case OD_KIND_XLA_COMPILE: return "xla_compile";
     case OD_KIND_XLA_RESERVE: return "xla_reserve";
     case OD_KIND_GENERIC: return "generic";
+    case OD_KIND_KERNEL_RESOURCES: return "kernel_resources";
+    case OD_KIND_ENGINE_KV: return "engine_kv_budget";
     }
     return "allocator";
 }
@@ -161,6 +163,12 @@ static int by_kind(const od_oom_report *r, char *buf, size_t size)
                  od_format_iec(r->missing_bytes, c, sizeof c));
         return 1;
     case OD_KIND_DRIVER:
+        if (r->log_processes && r->verdict == OD_OOM_OTHER_PROCESSES) {
+            snprintf(buf, size, "the driver refused memory to %u processes at once (their log prefixes differ): "
+                                "each was refused what the others held on the device",
+                     r->log_processes + 1);
+            return 1;
+        }
         if (r->size_corrupt && r->framework == OD_FW_TENSORFLOW) {
             snprintf(buf, size, "%s requested, more than any device has: the size of TensorFlow's first pool, from "
                                 "a free-memory figure the driver got wrong, not the program's need",

@@ -161,8 +161,10 @@ struct tr_scan {
 
 /* Does the line (or, when line is 0, the input) name a word of kind what? */
 int od_tr_names(const tr_scan *s, int what, int line);
-/* The runtime the line names (kinds OD_CTX_RUNTIME, _ENGINE, _LUA as asked), else NULL. */
+/* The runtime the line names (kinds OD_CTX_RUNTIME, _ENGINE, _LUA as asked), else NULL; the
+ * first row of that kind the input names, else NULL. */
 const char *od_tr_line_runtime(const tr_scan *s, int what);
+const char *od_tr_runtime(const tr_scan *s, int what);
 /* Is a per-process cap set below the device (classify.c)? What this job holds: its process
  * figure where printed (pool plus context and libraries), else its pool. */
 int od_tr_capped(const od_oom_report *r);

@@ -233,6 +233,7 @@ int od_tr_parse_size(const char *p, const char *end, od_tr_size *t)
         t->end = ue;
         t->bytes = (uint64_t)v;
         t->rounded = frac > 0;
+        t->unit = units[i].mult;
         return 1;
     }
     return 0;
@@ -272,5 +273,6 @@ int od_tr_parse_xla_size(const char *p, const char *end, od_tr_size *t)
     t->end = p + 1;
     t->bytes = (uint64_t)v;
     t->rounded = frac > 0;
+    t->unit = 1ULL << (10 * (l - letters));
     return 1;
 }

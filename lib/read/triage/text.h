@@ -59,6 +59,7 @@ typedef struct {
     const char *start, *end; /* the token, number through unit */
     uint64_t bytes;
     int rounded;             /* printed with a fractional part */
+    uint64_t unit;           /* the unit's bytes (1 for a plain number of bytes) */
 } od_tr_size;
 int od_tr_parse_size(const char *p, const char *end, od_tr_size *t);
 /* The next size token in [p, end) that starts at a word boundary (line: where the line

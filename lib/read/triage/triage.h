@@ -40,7 +40,9 @@ typedef enum {
     OD_KIND_VLLM_STARTUP,    /* "Free memory on device ... less than desired GPU memory utilization" */
     OD_KIND_XLA_COMPILE,     /* XLA TPU compile time: "Used X of Y hbm" */
     OD_KIND_XLA_RESERVE,     /* PyTorch/XLA "Attempting to reserve X ... There are Y free" */
-    OD_KIND_GENERIC          /* another runtime's own words for a failed device allocation */
+    OD_KIND_GENERIC,         /* another runtime's own words for a failed device allocation */
+    OD_KIND_KERNEL_RESOURCES,/* a kernel's per-block shared memory (Triton), not device memory */
+    OD_KIND_ENGINE_KV        /* an inference engine's KV budget under its memory-fraction setting */
 } od_oom_kind;
 
 typedef enum {
@@ -111,10 +113,18 @@ typedef struct {
     unsigned backoff_steps;  /* TF's stream executor: lines after the first that asked 10% less
                                 (BFCAllocator backing off from its pool's size) */
     uint64_t backoff_last_bytes; /* the last size it asked for */
+    uint64_t log_pid, log_pid_last; /* the process a log prefix ("(pid=4241) ...") names on the report's
+                                first line, and on its last; 0 when none */
+    unsigned log_processes;  /* how many other processes' prefixed lines joined the report (a
+                                scheduler's workers failing on one GPU at once), 0: none */
     uint64_t program_bytes;  /* XLA: the compiled program's "total allocation" (BufferAssignment
                                 stats), 0 when not printed */
     uint64_t startup_total_bytes, startup_free_bytes; /* TF: the device's memory and what was free
                                 when TF started (its start-up lines), 0 when not printed */
+    unsigned fraction_permille; /* a memory-fraction setting below 1 the message says caps the pool
+                                (Paddle's FLAGS_fraction_of_gpu_memory_to_use), in thousandths; 0: none */
+    uint64_t cache_error_bytes; /* how far the reserved-but-unallocated figure may be off: it is the
+                                difference of two figures printed to two decimals (1.x's totals) */
     int mention;             /* read from a quotation of the wording (a traceback's source line),
                                 not the message itself */
 
