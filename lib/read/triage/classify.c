@@ -58,7 +58,7 @@ static void reset(od_oom_report *r)
     r->others_bytes = 0;
     r->near_full = r->size_bug = r->size_corrupt = 0;
     r->free_exceeds_request = r->free_barely_covers = r->elsewhere_dominates = r->stray_contexts = 0;
-    r->stranded_small = r->cap_blocks = r->held_at_startup = 0;
+    r->stranded_small = r->cap_blocks = r->held_at_startup = r->first_pool = 0;
     r->held_elsewhere_bytes = 0;
 }
 
@@ -142,6 +142,11 @@ static int by_kind(od_oom_report *r)
         }
         return 0;
     case OD_KIND_DRIVER:
+        /* Refused at context creation: the device was full before the job allocated anything. */
+        if (r->at_context) {
+            r->verdict = OD_OOM_OTHER_PROCESSES;
+            return 1;
+        }
         /* Several processes' lines of the same refusal (a scheduler's workers sharing one GPU):
          * each was refused what the others held. */
         if (r->log_processes >= 1) {
@@ -211,6 +216,13 @@ static uint64_t held_elsewhere(const od_oom_report *r)
  * what the job lacked. */
 static int held_at_startup(od_oom_report *r)
 {
+    /* TF sizes its first pool from what is free at start-up: a request of about that much is
+     * the pool, asked for while TF starts (it retries smaller), not the job's need. */
+    if (r->framework == OD_FW_TENSORFLOW && r->startup_free_bytes && r->requested_bytes <= r->startup_free_bytes &&
+        r->requested_bytes >= r->startup_free_bytes / 10 * 8) {
+        r->first_pool = 1;
+        return 1;
+    }
     if (r->framework != OD_FW_TENSORFLOW || !r->startup_total_bytes || r->startup_free_bytes > r->startup_total_bytes)
         return 0;
     uint64_t held = r->startup_total_bytes - r->startup_free_bytes;
@@ -239,8 +251,9 @@ static void fits_available(od_oom_report *r, uint64_t limit, int cap)
     }
     /* PyTorch: a cache smaller than the request and under 5% of the limit strands too little
      * to matter; most of the request had to come from free memory that was not there (20.48
-     * MiB cached, 27.19 MiB free, 32 MiB asked on a 5.94 GiB card). */
-    if (torch_like(r) && ru < r->requested_bytes && cache_small) {
+     * MiB cached, 27.19 MiB free, 32 MiB asked on a 5.94 GiB card), or one that barely holds it
+ * (26.39 MiB cached for 26 MiB asked on a 1 GiB card). */
+    if (torch_like(r) && ru < r->requested_bytes + r->requested_bytes / 8 && cache_small) {
         r->stranded_small = 1;
         r->verdict = OD_OOM_CAPACITY;
         return;
@@ -360,10 +373,12 @@ static void by_pool(od_oom_report *r)
     /* (Listed processes holding the missing amount keep the rule below, which says so.) */
     int listed_cover = r->requested_bytes > r->available_bytes && r->n_other > 0 &&
                        r->others_bytes >= r->requested_bytes - r->available_bytes;
-    if (torch_like(r) && !cap && !listed_cover && elsewhere > job && elsewhere >= r->requested_bytes &&
-        (r->others_bytes > job || elsewhere >= ELSEWHERE_MIN)) {
-        /* More of the device is held elsewhere than by the job: what the job or its cache does
-         * is not what stands between it and the request. */
+    if (torch_like(r) && !cap && !listed_cover && elsewhere >= r->requested_bytes &&
+        ((elsewhere > job && (r->others_bytes > job || elsewhere >= ELSEWHERE_MIN)) ||
+         (elsewhere >= ELSEWHERE_MIN && elsewhere >= r->capacity_bytes / 3))) {
+        /* More of the device is held elsewhere than by the job, or a third of it (no CUDA
+         * context comes near): what the job or its cache does is not what stands between it
+         * and the request. */
         r->missing_bytes = r->requested_bytes > r->available_bytes ? r->requested_bytes - r->available_bytes : 0;
         r->elsewhere_dominates = 1;
         r->verdict = OD_OOM_OTHER_PROCESSES;

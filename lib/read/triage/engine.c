@@ -150,6 +150,8 @@ static void resolve(tr_scan *s, const od_tr_rule *row, od_oom_report *r)
                  (!od_tr_names(s, OD_CTX_TORCH, 0) && (rt = set_runtime(&s->input_ctx, OD_CTX_RUNTIME)))) {
             r->framework = OD_FW_OTHER;
             od_tr_set_library(r, rt);
+        } else if (!od_tr_names(s, OD_CTX_TORCH, 0) && !od_tr_names(s, OD_CTX_PYTHON, 0)) {
+            r->framework = OD_FW_OTHER; /* a CUDA program of its own, not Python */
         }
         return;
     case OD_BY_XLA:
@@ -211,7 +213,7 @@ static int prose(const char *line, const char *a)
         "encounter ", "encountered ", "avoid ", "avoiding ", "prevent ", "If you get ", "to fix ", "getting a ",
         "getting an ", "got a ", "got an ", "get a ", "get an ", "causes a ", "cause a ", "solve the ",
         "about the ", "fix the ", "fix this ", "avoid the ", "the ", "a ", "an ", "to avoid ", "prevents ", "when ", "died with ", "dies with ", "run into ", "ran into ", "hit ",
-        "hitting ", "cause of ",
+        "hitting ", "cause of ", "get ", "getting ", "got ",
     };
     for (size_t i = 0; i < sizeof before / sizeof before[0]; i++)
         if (od_tr_ends(line, a, before[i]))
@@ -446,7 +448,7 @@ static int read_rules(tr_scan *s, const od_tr_hits *h, const char *line, const c
             free(c.other);
             return 1;
         }
-        c.mention = quoted(line, l.at);
+        c.mention |= quoted(line, l.at);
         fold(s, row, (unsigned)(k * 64 + h->any_slot[k]), &c, lineno);
         return 1;
     }
@@ -514,6 +516,13 @@ static int no_figures(const od_oom_report *r)
     return (r->have & ~(unsigned)OD_HAVE_DEVICE) == 0 && r->n_other == 0;
 }
 
+/* A report that speaks of an OOM rather than being one: a mention or a generic line, without
+ * figures. */
+static int loose(const od_oom_report *r)
+{
+    return (r->mention || r->kind == OD_KIND_GENERIC) && no_figures(r);
+}
+
 /* The input's engine on a PyTorch report made inside it; a start-up device's figures on a
  * TensorFlow report without them. */
 static void context_figures(const tr_scan *s, od_oom_report *r)
@@ -529,6 +538,12 @@ static void context_figures(const tr_scan *s, od_oom_report *r)
         if (!(r->have & OD_HAVE_CAPACITY)) {
             r->capacity_bytes = s->device_total;
             r->have |= OD_HAVE_CAPACITY;
+        }
+        /* what was free when TF started is the free figure of a report that has only its request
+         * (not of one with the pool's figures: it was not free at the failure) */
+        if (s->have_device_free && !(r->have & (OD_HAVE_FREE | OD_HAVE_ALLOCATED))) {
+            r->free_bytes = s->device_free;
+            r->have |= OD_HAVE_FREE;
         }
     }
 }
@@ -561,7 +576,14 @@ static void finish_reports(tr_scan *s)
             *p = *r; /* the full message wins over an earlier summary of it */
             continue;
         }
-        if (p && same_event_family(p, r) && no_figures(r) && !no_figures(p)) {
+        /* a generic line or a mention without figures speaks of the report beside it, whatever
+         * its wording */
+        if (p && loose(p) && !loose(r)) {
+            free(p->other);
+            *p = *r;
+            continue;
+        }
+        if (p && ((same_event_family(p, r) && no_figures(r) && !no_figures(p)) || (loose(r) && !loose(p)))) {
             free(r->other); /* ... and over a later one */
             continue;
         }

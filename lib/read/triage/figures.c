@@ -198,12 +198,12 @@ int fig_torch(tr_scan *s, od_oom_report *r, const od_tr_line *l);
 int fig_torch(tr_scan *s, od_oom_report *r, const od_tr_line *l)
 {
     /* "If you encounter CUDA out of memory, try ...": PyTorch's message never has a comma
-     * right after its anchor unless the request follows. */
+     * right after its anchor unless the request follows: a mention. */
     const char *e = l->at;
     while (e < l->le && *e != ',' && *e != '.' && *e != ':' && *e != '(')
         e++;
     if (e < l->le && *e == ',' && !od_tr_ifind(l->at, e, "Tried"))
-        return -1;
+        r->mention = 1;
     char joined[2048];
     const char *jend = od_tr_join_message(l->at, l->le, l->end, joined, sizeof joined);
     parse_torch(s, r, jend ? joined : l->at, jend ? jend : l->le);
@@ -545,14 +545,26 @@ int fig_driver(tr_scan *s, od_oom_report *r, const od_tr_line *l)
     const char *line = l->line, *le = l->le, *k;
     uint64_t v;
     od_tr_size t;
+    /* refused while creating a CUDA context (cuCtxCreate in the stack below) */
+    static const char *const ctx_calls[] = {"cuCtxCreate", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxSetFlags"};
+    const char *p = line;
+    for (int n = 0; n < 8 && p < l->end && !r->at_context; n++) {
+        const char *nl = memchr(p, '\n', (size_t)(l->end - p)), *ne = nl ? nl : l->end;
+        for (size_t i = 0; i < sizeof ctx_calls / sizeof ctx_calls[0]; i++)
+            r->at_context |= find(p, ne, ctx_calls[i]) != NULL;
+        p = nl ? nl + 1 : l->end;
+    }
     /* Ray's worker prefix "(pid=4241) ": the process that wrote the line */
     if ((k = find(line, l->at, "(pid=")) && parse_uint(k + 5, le, &v) && v)
         r->log_pid = r->log_pid_last = v;
     if (od_tr_names(s, OD_CTX_ONNX, 1))
         r->framework = OD_FW_ONNXRUNTIME;
     /* "failed to allocate X (N bytes) from device" is the stream executor's (TF, XLA). */
-    if (r->framework == OD_FW_PYTORCH_CUDA && find(line, le, "from device"))
+    if ((r->framework == OD_FW_PYTORCH_CUDA || (r->framework == OD_FW_OTHER && !r->library[0])) &&
+        find(line, le, "from device")) {
         r->framework = OD_FW_TENSORFLOW;
+        r->library[0] = '\0';
+    }
     if (find(line, le, " on host")) { /* pinned host memory: "failed to alloc N bytes on host" */
         r->framework = OD_FW_HOST;
         r->kind = OD_KIND_HOST_RAM;
@@ -830,8 +842,31 @@ static int size_or_bytes(const char *p, const char *end, od_tr_size *t, int *bar
     uint64_t v;
     const char *e;
     *bare = 0;
-    if (parse_size(p, end, t))
+    if (parse_size(p, end, t) || parse_xla_size(p, end, t))
         return 1;
+    /* digits grouped by commas: "25,600,000 bytes" */
+    const char *q = p;
+    v = 0;
+    int groups = 0;
+    for (int digits = 0; q < end && (isdigit((unsigned char)*q) || (*q == ',' && digits && q + 3 < end &&
+                                                                    isdigit((unsigned char)q[1]) && isdigit((unsigned char)q[2]) &&
+                                                                    isdigit((unsigned char)q[3]))); q++) {
+        if (*q == ',') {
+            groups++;
+            continue;
+        }
+        if (++digits > 19)
+            return 0;
+        v = v * 10 + (uint64_t)(*q - '0');
+    }
+    if (groups && od_tr_starts(q, end, " bytes")) {
+        t->start = p;
+        t->end = od_tr_starts(q, end, " bytes");
+        t->bytes = v;
+        t->rounded = 0;
+        t->unit = 1;
+        return 1;
+    }
     if (!(e = parse_uint(p, end, &v)) || v < 4096 || (e < end && (isalnum((unsigned char)*e) || *e == '.')))
         return 0;
     t->start = p;
@@ -861,7 +896,7 @@ static int next_token(const char *p, const char *end, const char *line, od_tr_si
 static int label_size(od_oom_report *r, const char *line, const char *le, const od_tr_size *t, int bare)
 {
     const char *b = t->start;
-    while (b > line && OD_TR_BLANK(b[-1]))
+    while (b > line && (OD_TR_BLANK(b[-1]) || b[-1] == '(')) /* "allocate (N bytes)" */
         b--;
     if (bare) {
         int ok = 0;
@@ -921,7 +956,7 @@ int fig_generic(tr_scan *s, od_oom_report *r, const od_tr_line *l)
     if (host) {
         r->framework = OD_FW_HOST;
         r->kind = OD_KIND_HOST_RAM;
-    } else if (!od_tr_names(s, OD_CTX_DEVICE, 1) && !od_tr_names(s, OD_CTX_DEVICE, 0) &&
+    } else if (!r->library[0] && !od_tr_names(s, OD_CTX_DEVICE, 1) && !od_tr_names(s, OD_CTX_DEVICE, 0) &&
                !od_tr_names(s, OD_CTX_ENGINE, 0) && !od_tr_names(s, OD_CTX_RUNTIME, 0)) {
         return 0; /* no device, no GPU runtime anywhere: nothing says this is GPU memory */
     }
@@ -990,7 +1025,12 @@ int fig_triton(tr_scan *s, od_oom_report *r, const od_tr_line *l)
         r->requested_bytes = v;
         r->have |= OD_HAVE_REQUESTED;
     }
-    if (od_tr_find(l->line, l->at, l->le, "Hardware limit:", 0, &e) && parse_uint(skip_sp(e, l->le), l->le, &v)) {
+    e = NULL;
+    if (od_tr_find(l->line, l->at, l->le, "Hardware limit", OD_TR_PREFIX, &e)) {
+        while (e < l->le && isalpha((unsigned char)*e)) /* "limit:" or "limitation:" */
+            e++;
+    }
+    if (e && *e == ':' && parse_uint(skip_sp(e + 1, l->le), l->le, &v)) {
         r->capacity_bytes = v;
         r->have |= OD_HAVE_CAPACITY;
     }

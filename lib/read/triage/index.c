@@ -268,10 +268,12 @@ static int verify(const phrase *p, const char *lo, const char *x, const char *hi
         for (const char *b = q; b > lo; b--)
             if (!OD_TR_BLANK(b[-1]))
                 return 0;
-    } else if (q > lo && !boundary_ok((unsigned char)q[-1], (unsigned char)p->text[0])) {
+    } else if (q > lo && !(memchr(p->text, ' ', p->len) && isupper((unsigned char)*q)) &&
+               !boundary_ok((unsigned char)q[-1], (unsigned char)p->text[0])) {
         return 0;
     }
-    if (!(p->flags & OD_TR_PREFIX) && r < hi && !boundary_ok((unsigned char)*r, (unsigned char)p->text[p->len - 1]))
+    if (!(p->flags & OD_TR_PREFIX) && r < hi && !(memchr(p->text, ' ', p->len) && isupper((unsigned char)*r)) &&
+        !boundary_ok((unsigned char)*r, (unsigned char)p->text[p->len - 1]))
         return 0;
     *start = q;
     *end = r;

@@ -163,6 +163,11 @@ static int by_kind(const od_oom_report *r, char *buf, size_t size)
                  od_format_iec(r->missing_bytes, c, sizeof c));
         return 1;
     case OD_KIND_DRIVER:
+        if (r->at_context) {
+            snprintf(buf, size, "the driver refused memory to create a CUDA context: the device was full before this "
+                                "job allocated anything, held by other processes (or reserved by exclusive mode)");
+            return 1;
+        }
         if (r->log_processes && r->verdict == OD_OOM_OTHER_PROCESSES) {
             snprintf(buf, size, "the driver refused memory to %u processes at once (their log prefixes differ): "
                                 "each was refused what the others held on the device",
@@ -211,6 +216,13 @@ static int by_kind(const od_oom_report *r, char *buf, size_t size)
 static int by_pool(const od_oom_report *r, char *buf, size_t size)
 {
     char a[32], b[32], c[32];
+    if (r->first_pool) {
+        snprintf(buf, size, "%s requested is about all the %s free when TensorFlow started: the first pool it sizes "
+                            "from the free memory, asked for while it starts (it retries smaller), not what the job "
+                            "needs",
+                 od_format_iec(r->requested_bytes, a, sizeof a), od_format_iec(r->startup_free_bytes, b, sizeof b));
+        return 1;
+    }
     if (r->held_at_startup) {
         snprintf(buf, size, "when TensorFlow started, only %s of the device's %s was free: %s was held by other "
                             "processes, and TF sizes its pool from what is free",

@@ -38,7 +38,8 @@ const char *od_tr_match_at(const char *lo, const char *p, const char *hi, const 
         for (const char *q = p; q > lo; q--)
             if (!OD_TR_BLANK(q[-1]))
                 return NULL;
-    } else if (p > lo && !boundary_ok((unsigned char)p[-1], (unsigned char)ph[0])) {
+    } else if (p > lo && !(memchr(ph, ' ', n) && isupper((unsigned char)*p)) &&
+               !boundary_ok((unsigned char)p[-1], (unsigned char)ph[0])) {
         return NULL;
     }
     const char *q = p;
@@ -57,7 +58,8 @@ const char *od_tr_match_at(const char *lo, const char *p, const char *hi, const 
             return NULL;
         q++;
     }
-    if (!(flags & OD_TR_PREFIX) && q < hi && !boundary_ok((unsigned char)*q, (unsigned char)ph[n - 1]))
+    if (!(flags & OD_TR_PREFIX) && q < hi && !(memchr(ph, ' ', n) && isupper((unsigned char)*q)) &&
+        !boundary_ok((unsigned char)*q, (unsigned char)ph[n - 1]))
         return NULL;
     return q;
 }

@@ -5,9 +5,11 @@
  * The phrase rule. Letters compare without regard to case (unless the phrase is exact). A
  * space in a phrase stands for any run of blank bytes in the text, an empty one included:
  * spaces, tabs, CRs and the other control bytes but '\n' (so "error:out of memory" and
- * "CUDA  out of memory" read as the phrases with one space). A phrase that begins (ends)
- * with a letter does not begin (end) inside a word: no letter before (after) it; one that
- * begins or ends with a digit, no digit there ("exitcode: -9" is not "exitcode: -90"). */
+ * "CUDA  out of memory" read as the phrases with one space). A phrase that begins (ends) with a
+ * letter does not begin (end) inside a word: no letter before (after) it ("OOM" is not in
+ * "room", "CUDA OOM" not in "CUDA OOMs"), one with a digit no digit there ("exitcode: -9" is
+ * not "exitcode: -90"); except that a phrase of several words may be glued to a capital
+ * ("whyCUDA out of memory", "out of memorySearch": a paste that lost a space or a break). */
 #ifndef OD_TRIAGE_TEXT_H
 #define OD_TRIAGE_TEXT_H
 

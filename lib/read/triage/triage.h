@@ -152,6 +152,9 @@ typedef struct {
                                   at least the listed processes' sum; 0 without the figures */
     int cap_blocks;            /* cap_limit although the cache held the request: too little was left
                                   under the cap (the figures' rounding allowed for) to grow the pool */
+    int first_pool;            /* unknown: the request is TF's first pool, about all the memory its
+                                  start-up lines show free (it retries smaller) */
+    int at_context;            /* a driver refusal at CUDA context creation (cuCtxCreate) */
     int held_at_startup;       /* other_processes: TF's start-up lines show the device mostly held
                                   before it started (held_elsewhere_bytes) */
     int size_bug;              /* the request alone exceeds the whole device */
