@@ -10,8 +10,9 @@ total, free, allocated, reserved, reserved-but-unallocated, PyTorch < 1.4's cach
 allowed and other allocations, "Process N has") within 0.5%.
 
 Prints the score per split (framework, verdict, figures, all three) and, with --misses, each
-miss. Exits 1 when the score of the chosen split is below --min (a fraction, e.g. 0.85), so
-`make check` fails when a change reads fewer reports right than were measured.
+miss. Exits 1 when the score of the chosen split is below --min (a fraction; by default the
+score measured when the corpus was added, 134 of 193), so `make check` fails when a change
+reads fewer reports right.
 
 DIR defaults to tests/data/messages/real (the corpus copied into the repository)."""
 import json
@@ -19,6 +20,7 @@ import os
 import subprocess
 import sys
 
+MEASURED = 134 / 193  # held-in 70/97, held-out 64/96 when the corpus was added
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 # runtime -> (framework, library or None: any)
@@ -96,7 +98,7 @@ def triage(oomdoc, path):
 def main():
     args = [a for a in sys.argv[1:]]
     misses = "--misses" in args
-    split, minimum = "all", None
+    split, minimum = "all", MEASURED
     if "--split" in args:
         split = args[args.index("--split") + 1]
     if "--min" in args:
