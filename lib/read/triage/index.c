@@ -52,22 +52,24 @@ typedef struct {
     uint32_t key;      /* three letters, blanks left out, folded */
 } phrase;
 
-#define BITS_LOG 16
+#define NEAR_LOG 15
 #define BUCKETS_LOG 10
 #define MAX_PHRASES 1024
 
+/* The table a line's bytes are probed in: the low five bits of three letters (which folds case,
+ * and is a superset of the keys: what it lets through is looked up exactly in the buckets). */
+static unsigned near_of(uint32_t key)
+{
+    return (((key >> 16) & 31) << 10) | (((key >> 8) & 31) << 5) | (key & 31);
+}
+
 struct od_tr_index {
-    uint8_t bits[1u << (BITS_LOG - 3)];
+    uint8_t near[1u << NEAR_LOG];     /* 1 where some key's near_of lands */
     uint16_t head[1u << BUCKETS_LOG]; /* phrase index + 1, chained by next */
     uint16_t next[MAX_PHRASES];
     phrase ph[MAX_PHRASES];
     size_t n;
 };
-
-static unsigned bit_of(uint32_t key)
-{
-    return (unsigned)((key * 0x9E3779B1u) >> (32 - BITS_LOG));
-}
 
 static unsigned bucket_of(uint32_t key)
 {
@@ -136,8 +138,7 @@ static void add(od_tr_index *ix, const char *text, size_t len, unsigned flags, i
     p->retired = 0;
     p->key = (uint32_t)(unsigned char)sq[best - 2] << 16 | (uint32_t)(unsigned char)sq[best - 1] << 8 |
              (unsigned char)sq[best];
-    unsigned b = bit_of(p->key);
-    ix->bits[b >> 3] |= (uint8_t)(1u << (b & 7));
+    ix->near[near_of(p->key)] = 1;
     unsigned h = bucket_of(p->key);
     ix->next[ix->n] = ix->head[h];
     ix->head[h] = (uint16_t)(ix->n + 1);
@@ -195,15 +196,13 @@ void od_tr_index_free(od_tr_index *ix)
 
 void od_tr_index_retire_context(od_tr_index *ix, size_t c)
 {
-    memset(ix->bits, 0, sizeof ix->bits);
+    memset(ix->near, 0, sizeof ix->near);
     for (size_t i = 0; i < ix->n; i++) {
         phrase *p = &ix->ph[i];
         if (p->role == ROLE_CONTEXT && p->owner == c)
             p->retired = 1;
-        if (!p->retired) {
-            unsigned b = bit_of(p->key);
-            ix->bits[b >> 3] |= (uint8_t)(1u << (b & 7));
-        }
+        if (!p->retired)
+            ix->near[near_of(p->key)] = 1;
     }
 }
 
@@ -287,14 +286,22 @@ typedef void (*on_match)(void *ctx, const phrase *p, const char *start, const ch
 static void each_match(const od_tr_index *ix, const char *lo, const char *p, const char *hi, on_match on, void *ctx,
                        int *cut_front, int *cut_back)
 {
+    unsigned near = 0;
     uint32_t key = 0;
     for (const char *x = p; x < hi; x++) {
         unsigned char c = (unsigned char)*x;
         if (OD_TR_BLANK(c))
             continue;
-        key = (key << 8 | OD_TR_FOLD(c)) & 0xffffffu;
-        unsigned b = bit_of(key);
-        if (!(ix->bits[b >> 3] & (1u << (b & 7))))
+        near = ((near << 5) | (c & 31u)) & ((1u << NEAR_LOG) - 1);
+        if (!ix->near[near])
+            continue;
+        /* the exact key: the last three non-blank bytes, folded */
+        int got = 0;
+        key = 0;
+        for (size_t k = (size_t)(x - p) + 1; k-- > 0 && got < 3;)
+            if (!OD_TR_BLANK(p[k]))
+                key |= (uint32_t)OD_TR_FOLD(p[k]) << (8 * got++);
+        if (got < 3)
             continue;
         for (unsigned h = ix->head[bucket_of(key)]; h; h = ix->next[h - 1]) {
             const phrase *ph = &ix->ph[h - 1];
@@ -402,6 +409,5 @@ int od_tr_may_cross(const od_tr_index *ix, const unsigned char a[2], const unsig
 {
     uint32_t k1 = (uint32_t)OD_TR_FOLD(a[0]) << 16 | (uint32_t)OD_TR_FOLD(a[1]) << 8 | OD_TR_FOLD(b[0]);
     uint32_t k2 = (uint32_t)OD_TR_FOLD(a[1]) << 16 | (uint32_t)OD_TR_FOLD(b[0]) << 8 | OD_TR_FOLD(b[1]);
-    unsigned b1 = bit_of(k1), b2 = bit_of(k2);
-    return (ix->bits[b1 >> 3] & (1u << (b1 & 7))) || (ix->bits[b2 >> 3] & (1u << (b2 & 7)));
+    return ix->near[near_of(k1)] || ix->near[near_of(k2)];
 }

@@ -145,8 +145,7 @@ static int hold_line(od_triage_stream *ts, const char *p, size_t n, uint64_t off
     if (!put(&ts->ring, &ts->ring_len, &ts->ring_cap, p, n) ||
         !od_grow((void **)&ts->rl, &ts->rl_cap, ts->rl_start + ts->rl_n + 1, sizeof *ts->rl))
         return 0;
-    od_tr_normalize(ts->ring + at, n);
-    ts->rl[ts->rl_start + ts->rl_n++] = (ring_line){at, n, off, line, newline};
+    ts->rl[ts->rl_start + ts->rl_n++] = (ring_line){at, n, off, line, newline}; /* normalized when kept */
     ts->ring_bytes += n + 1;
     return 1;
 }
