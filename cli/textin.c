@@ -17,6 +17,7 @@
 #include "oomdoc/input.h"
 #include "output.h"
 #include "read/inputkind.h"
+#include "render/triage_doc.h"
 
 struct od_cli_text {
     const char *path;
@@ -353,98 +354,10 @@ const char *od_cli_request_note(const od_oom_report *r)
 
 void od_cli_oom_reason(const od_oom_report *r, char *buf, size_t size)
 {
-    /* Reports whose verdict comes from their wording have their reason in triage. */
-    if (!od_triage_reason(r, buf, size))
-        od_oom_reason(r, buf, size);
-}
-
-static json_t *opt_bytes(const od_oom_report *r, unsigned bit, uint64_t v)
-{
-    return (r->have & bit) ? json_integer((json_int_t)v) : json_null();
+    od_triage_report_reason(r, buf, size);
 }
 
 json_t *od_cli_oom_json(const od_oom_report *r)
 {
-    json_t *o = json_object();
-    json_object_set_new(o, "framework", json_string(od_framework_name(r->framework)));
-    json_object_set_new(o, "library", r->library[0] ? json_string(r->library) : json_null());
-    json_object_set_new(o, "wording", json_string(od_oom_kind_name(r->kind)));
-    json_object_set_new(o, "line", json_integer((json_int_t)r->line));
-    json_object_set_new(o, "byte_offset", json_integer((json_int_t)r->offset));
-    json_object_set_new(o, "device", (r->have & OD_HAVE_DEVICE) ? json_integer(r->device) : json_null());
-    json_object_set_new(o, "occurrences", json_integer(r->occurrences));
-    json_object_set_new(o, "requested_bytes", opt_bytes(r, OD_HAVE_REQUESTED, r->requested_bytes));
-    json_object_set_new(o, "capacity_bytes", opt_bytes(r, OD_HAVE_CAPACITY, r->capacity_bytes));
-    json_object_set_new(o, "free_bytes", opt_bytes(r, OD_HAVE_FREE, r->free_bytes));
-    json_object_set_new(o, "allowed_bytes", opt_bytes(r, OD_HAVE_ALLOWED, r->allowed_bytes));
-    json_object_set_new(o, "allocated_bytes", opt_bytes(r, OD_HAVE_ALLOCATED, r->allocated_bytes));
-    json_object_set_new(o, "reserved_unallocated_bytes",
-                        opt_bytes(r, OD_HAVE_RESERVED_UNALLOC, r->reserved_unallocated_bytes));
-    json_object_set_new(o, "process_bytes", opt_bytes(r, OD_HAVE_PROCESS, r->process_bytes));
-    json_t *others = json_array();
-    for (size_t i = 0; i < r->n_other; i++) {
-        json_t *p = json_object();
-        json_object_set_new(p, "pid", json_integer((json_int_t)r->other[i].pid));
-        json_object_set_new(p, "bytes", json_integer((json_int_t)r->other[i].bytes));
-        json_array_append_new(others, p);
-    }
-    json_object_set_new(o, "other_processes", others);
-    if (r->kind == OD_KIND_VLLM_KV_LEN) {
-        json_object_set_new(o, "max_model_len", json_integer((json_int_t)r->max_model_len));
-        json_object_set_new(o, "kv_cache_tokens", json_integer((json_int_t)r->kv_cache_tokens));
-    }
-    json_object_set_new(o, "program_bytes", r->program_bytes ? json_integer((json_int_t)r->program_bytes) : json_null());
-    json_object_set_new(o, "figures_rounded", json_boolean(r->rounded));
-    json_object_set_new(o, "requested_is_segment_size", json_boolean(r->request_is_segment));
-    if (r->dtype[0]) {
-        json_object_set_new(o, "dtype", json_string(r->dtype));
-        json_object_set_new(o, "dtype_from_op", json_boolean(r->dtype_from_op));
-    }
-    json_t *v = json_object();
-    char reason[512];
-    od_cli_oom_reason(r, reason, sizeof reason);
-    json_object_set_new(v, "name", json_string(od_oom_verdict_name(r->verdict)));
-    json_object_set_new(v, "headroom_bytes", r->have_headroom ? json_integer((json_int_t)r->headroom_bytes) : json_null());
-    json_object_set_new(v, "available_bytes", r->have_headroom ? json_integer((json_int_t)r->available_bytes) : json_null());
-    json_object_set_new(v, "missing_bytes", r->have_headroom ? json_integer((json_int_t)r->missing_bytes) : json_null());
-    json_object_set_new(v, "other_processes_bytes", json_integer((json_int_t)r->others_bytes));
-    json_object_set_new(v, "reason", json_string(reason));
-    const char *meaning = od_advice_meaning(r);
-    json_object_set_new(v, "meaning", meaning ? json_string(meaning) : json_null());
-    json_object_set_new(v, "size_bug", json_boolean(r->size_bug || r->size_corrupt));
-    json_object_set_new(v, "near_full", json_boolean(r->near_full));
-    json_object_set_new(v, "cache_too_small", json_boolean(r->stranded_small));
-    json_object_set_new(v, "free_exceeds_request", json_boolean(r->free_exceeds_request));
-    json_object_set_new(v, "held_elsewhere_bytes",
-                        r->have_headroom ? json_integer((json_int_t)r->held_elsewhere_bytes) : json_null());
-    json_object_set_new(v, "other_ranks_contexts", json_boolean(r->stray_contexts));
-    json_object_set_new(o, "verdict", v);
-    if (r->have_torch_range) {
-        char lo[32], hi[32];
-        const od_torch_range *g = &r->torch_range;
-        json_object_set_new(o, "torch_versions",
-                            json_pack("{s:o,s:o,s:s,s:o}", "from",
-                                      od_torch_version_known(g->lower)
-                                          ? json_string(od_torch_version_format(g->lower, lo, sizeof lo))
-                                          : json_null(),
-                                      "to",
-                                      od_torch_version_known(g->upper)
-                                          ? json_string(od_torch_version_format(g->upper, hi, sizeof hi))
-                                          : json_null(),
-                                      "why", g->why, "refined",
-                                      g->refined ? json_string(g->refined) : json_null()));
-    } else {
-        json_object_set_new(o, "torch_versions", json_null());
-    }
-    od_hint h[8];
-    size_t nh = od_advice_hints(r, h, 8);
-    json_t *ha = json_array();
-    for (size_t i = 0; i < nh; i++) {
-        const od_advice_text *t = od_advice_get(h[i].id);
-        json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b,s:b}", "action", h[i].action, "effect", t->effect,
-                                            "command", h[i].command ? json_string(h[i].command) : json_null(),
-                                            "needs_upgrade", h[i].upgrade, "alternative", h[i].alternative));
-    }
-    json_object_set_new(o, "hints", ha);
-    return o;
+    return od_triage_report_json(r);
 }
