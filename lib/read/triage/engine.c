@@ -460,21 +460,23 @@ static int read_rules(tr_scan *s, const od_tr_hits *h, const char *line, const c
 static const char *read_tables(tr_scan *s, const od_tr_hits *h, const char *line, const char *le, const char *end,
                                const char *prev, const char *prev_end, uint64_t *lineno, int *in_procs, int *table)
 {
+    /* (each as the stream's index found its phrase, so that the stream keeps what is read) */
+#define READS(id) (h->readers & (1u << OD_READER_##id))
     *table = 1;
-    if ((h->readers & (1u << OD_READER_MEMORY_SUMMARY)) &&
-        od_tr_find_exact(line, le, "PyTorch CUDA memory summary, device ID "))
+    if (READS(MEMORY_SUMMARY) && od_tr_find_exact(line, le, "PyTorch CUDA memory summary, device ID "))
         return od_tr_scan_summary(s, line, end, lineno);
-    if (od_tr_find_exact(line, le, "FB Memory Usage"))
+    if (READS(SMI_QUERY) && od_tr_find_exact(line, le, "FB Memory Usage"))
         return od_tr_scan_smi_query(s, line, le, end, lineno);
-    if (od_tr_find_exact(line, le, "memory.total") && memchr(line, ',', (size_t)(le - line)))
+    if (READS(SMI_CSV) && od_tr_find_exact(line, le, "memory.total") && memchr(line, ',', (size_t)(le - line)))
         return od_tr_scan_smi_csv(s, line, le, end, lineno);
     *table = 0;
-    if (od_tr_find_exact(line, le, "Processes:"))
+    if (READS(SMI_PROCESSES) && od_tr_find_exact(line, le, "Processes:"))
         *in_procs = 1;
     else if (*in_procs)
         od_tr_scan_smi_proc(s, line, le);
-    else
+    else if (READS(SMI_TABLE))
         od_tr_scan_smi_table(s, prev, prev_end, line, le);
+#undef READS
     return line;
 }
 
