@@ -228,12 +228,44 @@ static void ordinary_lines_are_not_kept(void **state)
     od_triage_stream_free(ts);
 }
 
+/* A phrase a logger broke over two lines is read whole, at a space (a word wrap) or inside a
+ * word (a fixed-width wrap), by the stream as by the whole-text scan, for every wording. */
+static void wrapped_phrases(void **state)
+{
+    (void)state;
+    static const struct { const char *text; od_framework fw; uint64_t requested; unsigned line; } cases[] = {
+        {"x [3] include/alloc.h:185 NCCL WARN Failed to CUDA\n    calloc 6291456 bytes\n", OD_FW_NCCL, 6291456, 1},
+        {"RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAI\nLED when calling `cublasCreate(handle)`\n", OD_FW_CUBLAS, 0,
+         1},
+        {"step 9\nOSError: [Errno 12] Cannot allocate\nmemory\n", OD_FW_HOST, 0, 2},
+        {"Out of memory error on GPU 0. Cannot allocate 1.531250GB memory on GPU 0, available memory is only \n"
+         "                   416.625000MB.\n", OD_FW_OTHER, 1644167168, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *text = cases[i].text;
+        od_triage *s = NULL, *w = NULL;
+        od_error err;
+        assert_int_equal(od_triage_parse(text, strlen(text), &s, &err), OD_OK);
+        assert_int_equal(od_triage_parse_whole(text, strlen(text), &w, &err), OD_OK);
+        assert_int_equal(s->n_reports, 1);
+        assert_int_equal(w->n_reports, 1);
+        assert_int_equal(s->reports[0].framework, cases[i].fw);
+        assert_int_equal(s->reports[0].line, cases[i].line);
+        if (cases[i].requested)
+            assert_int_equal(s->reports[0].requested_bytes, cases[i].requested);
+        assert_int_equal(w->reports[0].requested_bytes, s->reports[0].requested_bytes);
+        od_triage_free(s);
+        od_triage_free(w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(phrases_can_be_keyed),         cmocka_unit_test(each_row_reads_its_example),
         cmocka_unit_test(examples_are_real_lines),      cmocka_unit_test(twelve_lines_one_report),
         cmocka_unit_test(the_stream_keeps_each_wording), cmocka_unit_test(ordinary_lines_are_not_kept),
+        cmocka_unit_test(wrapped_phrases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
