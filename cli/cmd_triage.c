@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "output.h"
 #include "read/triage/triage.h"
+#include "render/triage_doc.h"
 #include "textin.h"
 
 static void usage(void)
@@ -21,7 +22,9 @@ static void usage(void)
            "the figures that justify it. Reads PyTorch CUDA/ROCm/MPS/XLA messages of every\n"
            "release (cudaMallocAsync too), TensorFlow and JAX/XLA (GPU, TPU compile time),\n"
            "vLLM, cuBLAS/cuDNN/NCCL statuses, ONNX Runtime's arena, host RAM (the OOM\n"
-           "killer, exit code -9, DefaultCPUAllocator, shared memory), torch.cuda.memory_summary()\n"
+           "killer, exit code -9, DefaultCPUAllocator, shared memory), PyTorch 0.x and Lua\n"
+           "Torch's THC, and any other runtime's own words for a failed allocation (ggml,\n"
+           "CTranslate2, PaddlePaddle, TensorRT, CuPy, Triton, ...), torch.cuda.memory_summary()\n"
            "tables, memory_stats() dicts (saved as JSON, or printed by Python: OrderedDict,\n"
            "dict(), pprint), and nvidia-smi output (default table, -q -d MEMORY,\n"
            "--query-gpu CSV). Gzipped input is read transparently.\n"
@@ -186,88 +189,6 @@ static void print_smi(const od_triage *t)
         printf("  verdict: other_processes (more than one process holds memory on one GPU)\n");
 }
 
-static json_t *json_doc(const od_triage *t, const char *path)
-{
-    json_t *doc = json_object();
-    json_object_set_new(doc, "schema_version", json_integer(1));
-    json_object_set_new(doc, "input", json_string(od_cli_input_name(path)));
-    json_t *reps = json_array();
-    for (size_t i = 0; i < t->n_reports; i++)
-        json_array_append_new(reps, od_cli_oom_json(&t->reports[i]));
-    json_object_set_new(doc, "reports", reps);
-    json_t *sums = json_array();
-    for (size_t i = 0; i < t->n_summaries; i++) {
-        const od_mem_summary *m = &t->summaries[i];
-        json_t *o = json_object();
-        json_object_set_new(o, "line", json_integer((json_int_t)m->line));
-        json_object_set_new(o, "device", json_integer(m->device));
-        json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)m->allocated_bytes));
-        json_object_set_new(o, "allocated_peak_bytes", json_integer((json_int_t)m->allocated_peak_bytes));
-        json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)m->reserved_bytes));
-        json_object_set_new(o, "reserved_peak_bytes", json_integer((json_int_t)m->reserved_peak_bytes));
-        json_object_set_new(o, "non_releasable_bytes", m->have_non_releasable
-                                                           ? json_integer((json_int_t)m->non_releasable_bytes)
-                                                           : json_null());
-        json_object_set_new(o, "ooms", m->have_counts ? json_integer((json_int_t)m->ooms) : json_null());
-        json_object_set_new(o, "cuda_malloc_retries", m->have_counts ? json_integer((json_int_t)m->retries) : json_null());
-        json_object_set_new(o, "figures_truncated", json_true());
-        json_object_set_new(o, "verdict", json_string(od_oom_verdict_name(m->verdict)));
-        json_array_append_new(sums, o);
-    }
-    json_object_set_new(doc, "memory_summaries", sums);
-    if (t->stats) {
-        const od_mem_stats *m = t->stats;
-        json_t *o = json_object();
-#define MS(bit, key, v) json_object_set_new(o, key, (m->have & (bit)) ? json_integer((json_int_t)(v)) : json_null())
-        json_object_set_new(o, "kind", json_string(m->jax ? "jax" : "pytorch"));
-        MS(OD_MS_ALLOCATED, "allocated_bytes", m->allocated_bytes);
-        MS(OD_MS_ALLOCATED_PEAK, "allocated_peak_bytes", m->allocated_peak_bytes);
-        MS(OD_MS_RESERVED, "reserved_bytes", m->reserved_bytes);
-        MS(OD_MS_RESERVED_PEAK, "reserved_peak_bytes", m->reserved_peak_bytes);
-        MS(OD_MS_INACTIVE, "inactive_split_bytes", m->inactive_split_bytes);
-        MS(OD_MS_LIMIT, "limit_bytes", m->limit_bytes);
-        MS(OD_MS_LARGEST_FREE, "largest_free_block_bytes", m->largest_free_block_bytes);
-        MS(OD_MS_OOMS, "ooms", m->ooms);
-        MS(OD_MS_RETRIES, "alloc_retries", m->retries);
-#undef MS
-        json_object_set_new(o, "cut_short", json_boolean(m->cut_short));
-        json_object_set_new(o, "verdict", json_string(od_oom_verdict_name(m->verdict)));
-        json_object_set_new(doc, "memory_stats", o);
-    } else {
-        json_object_set_new(doc, "memory_stats", json_null());
-    }
-    json_t *gpus = json_array();
-    for (size_t i = 0; i < t->n_gpus; i++) {
-        const od_smi_gpu *g = &t->gpus[i];
-        json_t *o = json_object();
-        json_object_set_new(o, "index", json_integer(g->index));
-        json_object_set_new(o, "name", json_string(g->name));
-        json_object_set_new(o, "bus_id", json_string(g->bus_id));
-        json_object_set_new(o, "total_bytes", json_integer((json_int_t)g->total_bytes));
-        json_object_set_new(o, "used_bytes", json_integer((json_int_t)g->used_bytes));
-        json_object_set_new(o, "free_bytes", g->have_free ? json_integer((json_int_t)g->free_bytes) : json_null());
-        json_object_set_new(o, "reserved_bytes", g->have_reserved ? json_integer((json_int_t)g->reserved_bytes) : json_null());
-        json_array_append_new(gpus, o);
-    }
-    json_t *procs = json_array();
-    for (size_t i = 0; i < t->n_procs; i++) {
-        const od_smi_process *p = &t->procs[i];
-        json_t *o = json_object();
-        json_object_set_new(o, "gpu", json_integer(p->gpu));
-        json_object_set_new(o, "pid", json_integer((json_int_t)p->pid));
-        json_object_set_new(o, "name", json_string(p->name));
-        json_object_set_new(o, "bytes", json_integer((json_int_t)p->bytes));
-        json_array_append_new(procs, o);
-    }
-    json_t *smi = json_object();
-    json_object_set_new(smi, "format", t->smi_format ? json_string(t->smi_format) : json_null());
-    json_object_set_new(smi, "gpus", gpus);
-    json_object_set_new(smi, "processes", procs);
-    json_object_set_new(smi, "verdict", json_string(od_oom_verdict_name(t->smi_verdict)));
-    json_object_set_new(doc, "nvidia_smi", smi);
-    return doc;
-}
-
 int od_cmd_triage(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -295,7 +216,7 @@ int od_cmd_triage(int argc, char **argv)
     int found_other = t->n_summaries || t->stats || t->n_gpus || t->n_procs;
     rc = (t->n_reports || found_other) ? OD_EXIT_OK : OD_EXIT_NOTHING;
     if (json) {
-        int jr = od_cli_print_json(json_doc(t, path));
+        int jr = od_cli_print_json(od_triage_document(t, od_cli_input_name(path)));
         od_triage_free(t);
         return jr ? jr : rc;
     }

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE /* fopencookie: the wrapping writer and the safe writer's error record */
 #include "output.h"
 
+#include "render/jsonstr.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -887,19 +889,7 @@ const char *od_cli_cwd(void)
 
 json_t *od_cli_json_str(const char *s)
 {
-    if (!s)
-        return json_null();
-    size_t n = strlen(s);
-    if (od_utf8_valid(s, n))
-        return json_stringn(s, n);
-    size_t need = od_utf8_sanitize(s, n, NULL, 0) + 1;
-    char *b = malloc(need);
-    if (!b)
-        return json_null();
-    od_utf8_sanitize(s, n, b, need);
-    json_t *j = json_stringn(b, need - 1);
-    free(b);
-    return j;
+    return od_json_string(s);
 }
 
 int od_cli_unknown_option(const char *cmd, const char *shortopts, const struct option *longopts, char *const argv[])

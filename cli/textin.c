@@ -17,7 +17,7 @@
 #include "oomdoc/input.h"
 #include "output.h"
 #include "read/inputkind.h"
-#include "render/doctor_doc.h"
+#include "render/triage_doc.h"
 
 struct od_cli_text {
     const char *path;
@@ -139,12 +139,10 @@ const char *od_cli_request_note(const od_oom_report *r)
 
 void od_cli_oom_reason(const od_oom_report *r, char *buf, size_t size)
 {
-    /* Reports whose verdict comes from their wording have their reason in triage. */
-    if (!od_triage_reason(r, buf, size))
-        od_oom_reason(r, buf, size);
+    od_triage_report_reason(r, buf, size);
 }
 
 json_t *od_cli_oom_json(const od_oom_report *r)
 {
-    return od_oom_report_json(r);
+    return od_triage_report_json(r);
 }

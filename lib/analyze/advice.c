@@ -134,6 +134,29 @@ static const od_advice_text texts[OD_ADV_COUNT] = {
     [OD_ADV_ORT_ARENA] = {"bound ONNX Runtime's arena: CUDAExecutionProvider options gpu_mem_limit and "
                           "arena_extend_strategy=kSameAsRequested",
                           "the arena grows by what is asked, not by doubling", NULL, 0},
+    /* PyTorch 0.3-0.4 (THCCachingAllocator): no memory_summary, no allocator settings, no
+     * snapshots; 0.4 has torch.no_grad() and .item(), 0.3 volatile=True and .data[0]. */
+    [OD_ADV_THC_ERA] = {"this is PyTorch 0.4 or older (the THC allocator): wrap evaluation in torch.no_grad() (0.4; "
+                        "volatile=True in 0.3), accumulate loss.item() (0.4; loss.data[0] in 0.3) rather than the "
+                        "loss tensor, and lower the batch size; torch.cuda.max_memory_allocated() (0.4) shows the peak",
+                        "no autograd graph outlives its step, and the step's peak drops", NULL, 0},
+    [OD_ADV_RUNTIME_LIMITS] = {"make the runtime hold less at once: a smaller batch, beam or context length, fewer "
+                               "layers offloaded to the GPU, or a smaller or quantized model; check nvidia-smi (rocm-smi) "
+                               "for other processes on the device",
+                               "what the runtime asks for fits the device's free memory", "oomdoc gpus", 0},
+    /* triton/runtime (OutOfResources): the kernel's shared memory per block against the SM's. */
+    [OD_ADV_KERNEL_SMEM] = {"give the kernel a configuration with less shared memory per block: smaller BLOCK sizes or "
+                            "fewer num_stages (an autotuner's configs, a smaller head dimension); more GPU memory does "
+                            "not help",
+                            "each block's shared memory fits the hardware limit the message prints", NULL, 0},
+    [OD_ADV_ENGINE_KV] = {"raise the engine's memory fraction (SGLang --mem-fraction-static, TGI --cuda-memory-fraction) "
+                          "or shorten the context it reserves for (--max-total-tokens, --max-batch-prefill-tokens); "
+                          "a smaller or quantized model leaves more for the KV cache",
+                          "the KV cache gets a budget after the weights", NULL, 0},
+    [OD_ADV_RAISE_SETTING] = {"raise the fraction of the GPU the framework may take, which the message names "
+                              "(PaddlePaddle: FLAGS_fraction_of_gpu_memory_to_use, below 1.0); or make the step need "
+                              "less",
+                              "the framework's share of the device holds the request", NULL, 0},
     [OD_ADV_XLA_REMAT] = {"reduce the per-device batch, rematerialize activations (jax.checkpoint / remat), or "
                           "shard parameters and optimizer state over more devices",
                           "the compiled program's memory drops below the memory space", NULL, 0},
@@ -250,6 +273,12 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
     case OD_KIND_XLA_COMPILE:
         h[n++] = OD_ADV_XLA_REMAT;
         goto done;
+    case OD_KIND_KERNEL_RESOURCES:
+        h[n++] = OD_ADV_KERNEL_SMEM;
+        goto done;
+    case OD_KIND_ENGINE_KV:
+        h[n++] = OD_ADV_ENGINE_KV;
+        goto done;
     case OD_KIND_LIBRARY:
         h[n++] = r->framework == OD_FW_NCCL ? OD_ADV_NCCL_BUFFERS : OD_ADV_LIB_HEADROOM;
         h[n++] = OD_ADV_DRIVER_SMI;
@@ -266,6 +295,17 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
     }
     if (r->framework == OD_FW_ONNXRUNTIME)
         h[n++] = OD_ADV_ORT_ARENA;
+    /* PyTorch 0.4 and older: the era's own remedies first */
+    if (torch && r->have_torch_range && od_torch_version_known(r->torch_range.upper) &&
+        r->torch_range.upper.major == 0)
+        h[n++] = OD_ADV_THC_ERA;
+    /* a runtime without advice of its own: what it holds at once, whatever the verdict */
+    if (r->framework == OD_FW_OTHER && r->verdict != OD_OOM_OTHER_PROCESSES) {
+        if (r->fraction_permille)
+            h[n++] = OD_ADV_RAISE_SETTING;
+        h[n++] = OD_ADV_RUNTIME_LIMITS;
+        goto done;
+    }
     switch (r->verdict) {
     case OD_OOM_FRAGMENTATION:
         if (torch) {
@@ -276,7 +316,9 @@ size_t od_advice_for_report(const od_oom_report *r, od_advice *out, size_t max)
         }
         break;
     case OD_OOM_CAP_LIMIT:
-        if (r->framework == OD_FW_PYTORCH_MPS) {
+        if (r->fraction_permille) {
+            h[n++] = OD_ADV_RAISE_SETTING;
+        } else if (r->framework == OD_FW_PYTORCH_MPS) {
             h[n++] = OD_ADV_MPS_WATERMARK;
             h[n++] = OD_ADV_MPS_SHRINK;
         } else {
@@ -322,8 +364,84 @@ done:;
     return k;
 }
 
+/* Which runtime spoke, for the reports of runtimes oomdoc has no framework of their own for
+ * (framework "other"): one sentence per library name (contexts.def's names). */
+static const struct {
+    const char *library, *meaning;
+} runtimes[] = {
+    {"ggml", "ggml (llama.cpp) could not allocate a device buffer for the model's layers or its compute graph: the "
+             "layers offloaded to the GPU, the context length and the batch decide how much it asks for"},
+    {"ollama", "ollama's runner (llama.cpp's ggml underneath) could not allocate a device buffer: the layers it "
+               "offloads to the GPU, the context length and other models loaded decide how much it asks for"},
+    {"ctranslate2", "CTranslate2 (faster-whisper, whisperX) could not allocate device memory: the model's size and "
+                    "compute type (float16, int8), the beam size and the batch decide how much it asks for"},
+    {"mxnet", "MXNet's pooled storage manager could not get device memory from cudaMalloc; the pool keeps what it "
+              "took, so memory that grows over several runs in one process stays held"},
+    {"cupy", "CuPy's memory pool could not allocate on the device; the pool keeps freed blocks for reuse "
+             "(cupy.get_default_memory_pool().free_all_blocks() gives them back)"},
+    {"directml", "torch-directml (DirectX 12) could not allocate a tensor in the GPU's video memory: its own "
+                 "allocator, not PyTorch's CUDA one, and no PyTorch memory setting applies"},
+    {"tensorrt", "TensorRT could not allocate device memory while building or running an engine: its workspace "
+                 "(the memory pool limit) and the batch size decide how much it asks for"},
+    {"paddle", "PaddlePaddle's allocator could not get the memory on the GPU; FLAGS_fraction_of_gpu_memory_to_use "
+               "bounds how much of the device it may take"},
+    {"caffe", "Caffe's cudaMalloc (its SyncedMemory) failed: the net's blobs at this batch and input size did not "
+              "fit the device"},
+    {"cntk", "CNTK's CUDA allocation failed: the device was full when it asked"},
+    {"torch7", "Lua Torch (cutorch's THC allocator) could not allocate on the device; its messages print no "
+               "figures"},
+    {"triton", "a Triton kernel asked for more shared memory per block than the GPU's streaming multiprocessor "
+               "has: a limit of the kernel's configuration, not of the device's memory"},
+    {"tgi", "text-generation-inference's warm-up found no room for its batch beside the model's weights in the "
+            "GPU memory it may use"},
+    {"sglang", "SGLang found no room for its KV cache under --mem-fraction-static once the weights were loaded"},
+    {"spconv", "spconv's tensorview could not allocate on the device (its own cudaMalloc, outside PyTorch's pool)"},
+    {"mallocmc", "mallocMC's reserve pool could not get its memory from cudaMalloc: the device was full when it "
+                 "asked"},
+    {"reactant-xla", "XLA, compiling for Reactant, found the program cannot fit the device's memory"},
+};
+
+/* The sentence for a report of framework "other" (or any generic wording). */
+static const char *runtime_meaning(const od_oom_report *r)
+{
+    for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++)
+        if (!strcmp(r->library, runtimes[i].library))
+            return runtimes[i].meaning;
+    if (r->kind == OD_KIND_GENERIC && r->framework != OD_FW_OTHER)
+        return "an out-of-memory error in the runtime's own words rather than its allocator's message: the figures "
+               "it prints, where it prints them, are all there is";
+    return r->framework == OD_FW_OTHER
+               ? "a runtime oomdoc has no wording of its own for reported a failed allocation in its own words: the "
+                 "figures it prints, where it prints them, are all there is"
+               : NULL;
+}
+
 const char *od_advice_meaning(const od_oom_report *r)
 {
+    const char *rt;
+    if (r->kind == OD_KIND_KERNEL_RESOURCES || r->kind == OD_KIND_ENGINE_KV || r->framework == OD_FW_OTHER ||
+        r->kind == OD_KIND_GENERIC)
+        if ((rt = runtime_meaning(r)))
+            return rt;
+    if (r->first_pool)
+        return "TensorFlow asks the driver for a pool of about all the memory free at start-up and asks 10% less "
+               "when refused: this request is that pool, and TF runs on with a smaller one";
+    if (r->held_at_startup)
+        return "TensorFlow sizes its pool from the memory free when it starts: with the device mostly held by other "
+               "processes then, its pool is what was left";
+    if (r->at_context)
+        return "a CUDA context could not be created: the device was full (or in exclusive-process mode) before the "
+               "job allocated anything; nvidia-smi shows who holds it";
+    if (r->log_processes)
+        return "several processes' lines of the same refusal (a scheduler's workers on one GPU): each one's memory is "
+               "what the others were refused";
+    if (r->cap_blocks)
+        return "the pool reached its per-process cap: the cache's free blocks did not serve the request and the cap "
+               "left no room to grow, though the device had it";
+    if (r->have_torch_range && od_torch_version_known(r->torch_range.upper) && r->torch_range.upper.major == 0 &&
+        od_framework_torch_like(r->framework))
+        return "PyTorch 0.4 or older (the THC caching allocator): its message prints no figures, and that era has "
+               "none of the allocator settings or snapshots later advice names";
     switch (r->kind) {
     case OD_KIND_DRIVER:
         if (r->size_corrupt && r->framework == OD_FW_TENSORFLOW)

@@ -53,6 +53,11 @@ typedef enum {
     OD_ADV_FREE_RACE_HIP,     /* the same on ROCm (no NVML: no oomdoc watch) */
     OD_ADV_RANK_CONTEXTS,     /* other ranks' CUDA contexts on this GPU */
     OD_ADV_TF_HOST_LIMIT,     /* TF's pinned host allocator's limit */
+    OD_ADV_THC_ERA,           /* PyTorch 0.4 and older: what that era's API offers */
+    OD_ADV_RUNTIME_LIMITS,    /* another runtime: what it holds at once */
+    OD_ADV_KERNEL_SMEM,       /* a kernel's per-block shared memory (Triton) */
+    OD_ADV_ENGINE_KV,         /* an inference engine's KV budget under its memory fraction */
+    OD_ADV_RAISE_SETTING,     /* a memory-fraction setting the message names (Paddle's flag) */
     OD_ADV_COUNT
 } od_advice;
 

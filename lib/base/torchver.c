@@ -355,6 +355,7 @@ static const char *const anchors[] = {
     "HIP out of memory",
     "would exceed allowed memory. (out of memory)", /* backend:cudaMallocAsync */
     "cuda runtime error (2) : out of memory",       /* torch before 1.0 */
+    "THCudaCheck FAIL",                             /* ... its THC check, on the line before */
 };
 
 int od_torch_phrase_at(const char *p, const char *end, const char *phrase)
@@ -377,6 +378,14 @@ int od_torch_phrase_at(const char *p, const char *end, const char *phrase)
         p++;
     }
     return 1;
+}
+
+int od_torch_message_starts(const char *p, const char *end)
+{
+    for (size_t i = 0; i < sizeof anchors / sizeof *anchors; i++)
+        if (od_torch_phrase_at(p, end, anchors[i]))
+            return 1;
+    return 0;
 }
 
 /* The first anchor beginning in [p, e), perhaps broken across a line break (read up to
@@ -515,9 +524,9 @@ static int classify_wording(const char *w, size_t n, od_torch_range *r)
                   "which 2.0 added");
         return 1;
     }
-    if (has(w, e, "cuda runtime error (2) : out of memory")) {
+    if (has(w, e, "cuda runtime error (2) : out of memory") || has(w, e, "error=2 : out of memory")) {
         set_range(r, none, series(0, 4),
-                  "the \"cuda runtime error (2) : out of memory\" of releases before 1.0");
+                  "the THC allocator's \"cuda runtime error (2) : out of memory\" of releases before 1.0");
         return 1;
     }
     if (has(w, e, "total capacty of")) {

@@ -124,6 +124,11 @@ int od_torch_message_complete(const char *p, const char *e, const char *next, co
  * finding a broken phrase, for the triage and for dating a message. */
 int od_torch_phrase_at(const char *p, const char *end, const char *phrase);
 
+/* Does the text at p (up to end) begin a PyTorch CUDA/HIP out-of-memory message whose wording
+ * od_torch_infer_message reads ("CUDA out of memory", "HIP out of memory", cudaMallocAsync's,
+ * the THC allocator's of releases before 1.0), perhaps broken by a word-wrap? */
+int od_torch_message_starts(const char *p, const char *end);
+
 /* The most lines a message is read from (by od_torch_infer_message and the triage): its
  * first and the lines a logger wrapped it into. A 2.4+ message naming three other
  * processes is about 700 characters: 20 lines at 40 columns. */

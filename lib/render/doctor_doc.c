@@ -10,6 +10,8 @@
 #include "base/textsafe.h"
 #include "base/units.h"
 #include "model/sites.h"
+#include "render/jsonstr.h"
+#include "render/triage_doc.h"
 
 /* s as JSON may carry it: valid UTF-8 as it is, else with each bad byte replaced by U+FFFD
  * (base/textsafe.h), so that no string from a snapshot's frames is dropped for its bytes.
@@ -29,106 +31,6 @@ static const char *U(const char *s)
     return b;
 }
 
-/* A JSON string of s, repaired as U() repairs it. */
-static json_t *ustr(const char *s)
-{
-    return json_string(U(s));
-}
-
-/* ---------- the OOM report ---------- */
-
-static json_t *have_bytes(const od_oom_report *r, unsigned bit, uint64_t v)
-{
-    return (r->have & bit) ? json_integer((json_int_t)v) : json_null();
-}
-
-json_t *od_oom_report_json(const od_oom_report *r)
-{
-    json_t *o = json_object();
-    json_object_set_new(o, "framework", ustr(od_framework_name(r->framework)));
-    json_object_set_new(o, "library", r->library[0] ? ustr(r->library) : json_null());
-    json_object_set_new(o, "wording", ustr(od_oom_kind_name(r->kind)));
-    json_object_set_new(o, "line", json_integer((json_int_t)r->line));
-    json_object_set_new(o, "byte_offset", json_integer((json_int_t)r->offset));
-    json_object_set_new(o, "device", (r->have & OD_HAVE_DEVICE) ? json_integer(r->device) : json_null());
-    json_object_set_new(o, "occurrences", json_integer(r->occurrences));
-    json_object_set_new(o, "requested_bytes", have_bytes(r, OD_HAVE_REQUESTED, r->requested_bytes));
-    json_object_set_new(o, "capacity_bytes", have_bytes(r, OD_HAVE_CAPACITY, r->capacity_bytes));
-    json_object_set_new(o, "free_bytes", have_bytes(r, OD_HAVE_FREE, r->free_bytes));
-    json_object_set_new(o, "allowed_bytes", have_bytes(r, OD_HAVE_ALLOWED, r->allowed_bytes));
-    json_object_set_new(o, "allocated_bytes", have_bytes(r, OD_HAVE_ALLOCATED, r->allocated_bytes));
-    json_object_set_new(o, "reserved_unallocated_bytes",
-                        have_bytes(r, OD_HAVE_RESERVED_UNALLOC, r->reserved_unallocated_bytes));
-    json_object_set_new(o, "process_bytes", have_bytes(r, OD_HAVE_PROCESS, r->process_bytes));
-    json_t *others = json_array();
-    for (size_t i = 0; i < r->n_other; i++) {
-        json_t *p = json_object();
-        json_object_set_new(p, "pid", json_integer((json_int_t)r->other[i].pid));
-        json_object_set_new(p, "bytes", json_integer((json_int_t)r->other[i].bytes));
-        json_array_append_new(others, p);
-    }
-    json_object_set_new(o, "other_processes", others);
-    if (r->kind == OD_KIND_VLLM_KV_LEN) {
-        json_object_set_new(o, "max_model_len", json_integer((json_int_t)r->max_model_len));
-        json_object_set_new(o, "kv_cache_tokens", json_integer((json_int_t)r->kv_cache_tokens));
-    }
-    json_object_set_new(o, "program_bytes", r->program_bytes ? json_integer((json_int_t)r->program_bytes) : json_null());
-    json_object_set_new(o, "figures_rounded", json_boolean(r->rounded));
-    json_object_set_new(o, "requested_is_segment_size", json_boolean(r->request_is_segment));
-    if (r->dtype[0]) {
-        json_object_set_new(o, "dtype", ustr(r->dtype));
-        json_object_set_new(o, "dtype_from_op", json_boolean(r->dtype_from_op));
-    }
-    json_t *v = json_object();
-    char reason[512];
-    if (!od_triage_reason(r, reason, sizeof reason))
-        od_oom_reason(r, reason, sizeof reason);
-    json_object_set_new(v, "name", ustr(od_oom_verdict_name(r->verdict)));
-    json_object_set_new(v, "headroom_bytes", r->have_headroom ? json_integer((json_int_t)r->headroom_bytes) : json_null());
-    json_object_set_new(v, "available_bytes", r->have_headroom ? json_integer((json_int_t)r->available_bytes) : json_null());
-    json_object_set_new(v, "missing_bytes", r->have_headroom ? json_integer((json_int_t)r->missing_bytes) : json_null());
-    json_object_set_new(v, "other_processes_bytes", json_integer((json_int_t)r->others_bytes));
-    json_object_set_new(v, "reason", ustr(reason));
-    const char *meaning = od_advice_meaning(r);
-    json_object_set_new(v, "meaning", meaning ? ustr(meaning) : json_null());
-    json_object_set_new(v, "size_bug", json_boolean(r->size_bug || r->size_corrupt));
-    json_object_set_new(v, "near_full", json_boolean(r->near_full));
-    json_object_set_new(v, "cache_too_small", json_boolean(r->stranded_small));
-    json_object_set_new(v, "free_exceeds_request", json_boolean(r->free_exceeds_request));
-    json_object_set_new(v, "held_elsewhere_bytes",
-                        r->have_headroom ? json_integer((json_int_t)r->held_elsewhere_bytes) : json_null());
-    json_object_set_new(v, "other_ranks_contexts", json_boolean(r->stray_contexts));
-    json_object_set_new(o, "verdict", v);
-    if (r->have_torch_range) {
-        char lo[32], hi[32];
-        const od_torch_range *g = &r->torch_range;
-        json_object_set_new(o, "torch_versions",
-                            json_pack("{s:o,s:o,s:s,s:o}", "from",
-                                      od_torch_version_known(g->lower)
-                                          ? ustr(od_torch_version_format(g->lower, lo, sizeof lo))
-                                          : json_null(),
-                                      "to",
-                                      od_torch_version_known(g->upper)
-                                          ? ustr(od_torch_version_format(g->upper, hi, sizeof hi))
-                                          : json_null(),
-                                      "why", g->why, "refined",
-                                      g->refined ? ustr(g->refined) : json_null()));
-    } else {
-        json_object_set_new(o, "torch_versions", json_null());
-    }
-    od_hint h[8];
-    size_t nh = od_advice_hints(r, h, 8);
-    json_t *ha = json_array();
-    for (size_t i = 0; i < nh; i++) {
-        const od_advice_text *t = od_advice_get(h[i].id);
-        json_array_append_new(ha, json_pack("{s:s,s:s,s:o,s:b,s:b}", "action", U(h[i].action), "effect", U(t->effect),
-                                            "command", h[i].command ? ustr(h[i].command) : json_null(),
-                                            "needs_upgrade", h[i].upgrade, "alternative", h[i].alternative));
-    }
-    json_object_set_new(o, "hints", ha);
-    return o;
-}
-
 /* ---------- the diagnosis ---------- */
 
 static json_t *iterations_json(const od_iterations *it)
@@ -136,8 +38,8 @@ static json_t *iterations_json(const od_iterations *it)
     if (!it || it->source == OD_ITER_NONE)
         return json_null();
     json_t *o = json_object();
-    json_object_set_new(o, "source", ustr(od_iter_source_name(it->source)));
-    json_object_set_new(o, "marker", ustr(it->marker));
+    json_object_set_new(o, "source", od_json_string(od_iter_source_name(it->source)));
+    json_object_set_new(o, "marker", od_json_string(it->marker));
     json_object_set_new(o, "count", json_integer((json_int_t)it->n));
     json_t *lv = json_array();
     for (size_t i = 0; i < it->n; i++)
@@ -147,7 +49,7 @@ static json_t *iterations_json(const od_iterations *it)
                         it->have_fit ? json_integer((json_int_t)llround(it->fit.growth_per_x)) : json_null());
     json_object_set_new(o, "r2", it->have_fit ? json_real(round(it->fit.r2 * 1e4) / 1e4) : json_null());
     int bounded = 0, tv = od_iterations_verdict(it, &bounded);
-    json_object_set_new(o, "trend", tv >= 0 ? ustr(od_trend_verdict_name((od_trend_verdict)tv)) : json_null());
+    json_object_set_new(o, "trend", tv >= 0 ? od_json_string(od_trend_verdict_name((od_trend_verdict)tv)) : json_null());
     json_object_set_new(o, "bounded", json_boolean(bounded));
     json_object_set_new(o, "leak", json_boolean(od_iterations_leak(it)));
     json_object_set_new(o, "judged_iterations", json_integer((json_int_t)it->judged));
@@ -162,7 +64,7 @@ static json_t *iterations_json(const od_iterations *it)
                                             "held_at_end_bytes", (json_int_t)x->held_at_end_bytes, "judged_held_bytes",
                                             (json_int_t)x->judged_held_bytes, "released_entry",
                                             x->released_index == SIZE_MAX ? json_null() : json_integer((json_int_t)x->released_index),
-                                            "released_at", x->released_at[0] ? ustr(x->released_at) : json_null()));
+                                            "released_at", x->released_at[0] ? od_json_string(x->released_at) : json_null()));
     }
     json_object_set_new(o, "survivors", sv);
     return o;
@@ -176,7 +78,7 @@ static json_t *frames_json(const od_snapshot *snap, uint32_t stack)
     const uint32_t *fr = od_snapshot_stack(snap, stack, &n);
     char buf[1024];
     for (uint32_t i = 0; i < n; i++)
-        json_array_append_new(a, ustr(od_frame_format(snap, fr[i], buf, sizeof buf)));
+        json_array_append_new(a, od_json_string(od_frame_format(snap, fr[i], buf, sizeof buf)));
     return a;
 }
 
@@ -185,7 +87,7 @@ static json_t *categories_json(const od_categories *c, const od_snapshot *snap)
     if (!c)
         return json_null();
     json_t *o = json_object();
-    json_object_set_new(o, "at", ustr(c->have_peak ? "peak" : "end"));
+    json_object_set_new(o, "at", od_json_string(c->have_peak ? "peak" : "end"));
     json_object_set_new(o, "peak_entry", c->have_peak ? json_integer((json_int_t)c->peak_entry) : json_null());
     json_object_set_new(o, "total_bytes", json_integer((json_int_t)c->total_bytes));
     json_t *b = json_object();
@@ -193,8 +95,8 @@ static json_t *categories_json(const od_categories *c, const od_snapshot *snap)
         json_t *x = json_object();
         json_object_set_new(x, "bytes", json_integer((json_int_t)c->bytes[k]));
         json_object_set_new(x, "count", json_integer((json_int_t)c->count[k]));
-        json_object_set_new(x, "top_site", c->top_site[k][0] ? ustr(c->top_site[k]) : json_null());
-        json_object_set_new(x, "basis", ustr(od_category_basis((od_category)k)));
+        json_object_set_new(x, "top_site", c->top_site[k][0] ? od_json_string(c->top_site[k]) : json_null());
+        json_object_set_new(x, "basis", od_json_string(od_category_basis((od_category)k)));
         json_object_set_new(b, od_category_name((od_category)k), x);
     }
     json_object_set_new(o, "by_category", b);
@@ -228,9 +130,9 @@ static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
         const od_snapshot_findings *f = &d->snapshots[i];
         const od_device_summary *s = f->figures;
         json_t *o = json_object();
-        json_object_set_new(o, "file", ustr(ins[f->input].name));
+        json_object_set_new(o, "file", od_json_string(ins[f->input].name));
         json_object_set_new(o, "device", json_integer((json_int_t)f->device));
-        json_object_set_new(o, "verdict", ustr(od_verdict_name(f->verdict)));
+        json_object_set_new(o, "verdict", od_json_string(od_verdict_name(f->verdict)));
         json_object_set_new(o, "reserved_bytes", json_integer((json_int_t)s->reserved_bytes));
         json_object_set_new(o, "allocated_bytes", json_integer((json_int_t)s->allocated_bytes));
         json_object_set_new(o, "stranded_bytes", json_integer((json_int_t)s->stranded_bytes));
@@ -288,7 +190,7 @@ static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
         if (f->n_whatifs) {
             json_t *x = json_object(), *rs = json_array();
             json_object_set_new(x, "cap_bytes", json_integer((json_int_t)f->whatif_cap_bytes));
-            json_object_set_new(x, "cap_source", ustr(f->whatif_cap_source));
+            json_object_set_new(x, "cap_source", od_json_string(f->whatif_cap_source));
             json_object_set_new(x, "reproduces_oom", json_boolean(f->whatif_reproduces));
             json_object_set_new(x, "answerable", json_boolean(!f->whatif_unanswerable));
             for (size_t k = 0; k < f->n_whatifs; k++) {
@@ -314,8 +216,8 @@ static json_t *snapshots_json(const od_diagnosis *d, const od_loaded *ins)
             json_object_set_new(x, "worst_category",
                                 f->worst_category < 0 ? json_null()
                                 : f->worst_category == OD_CAT_COUNT
-                                    ? ustr("gradients+activations+logits_and_loss")
-                                    : ustr(od_category_name((od_category)f->worst_category)));
+                                    ? od_json_string("gradients+activations+logits_and_loss")
+                                    : od_json_string(od_category_name((od_category)f->worst_category)));
             json_object_set_new(x, "excess_bytes", f->worst_category < 0 ? json_null() : json_integer((json_int_t)f->worst_excess_bytes));
             json_object_set_new(o, "expected", x);
         } else {
@@ -340,14 +242,14 @@ static json_t *remedy_json(const od_remedy *m, size_t i)
                            opt_bytes(c->predicted_peak_bytes), "releases_bytes", opt_bytes(c->releases_bytes), "detail",
                            U(c->detail));
     return json_pack("{s:i,s:s,s:s,s:o,s:o}", "rank", (int)i + 1, "action", U(m->action), "effect", U(m->effect), "check", ck,
-                     "command", m->command[0] ? ustr(m->command) : json_null());
+                     "command", m->command[0] ? od_json_string(m->command) : json_null());
 }
 
 json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_t n)
 {
     json_t *doc = json_object();
     json_object_set_new(doc, "schema_version", json_integer(1));
-    json_object_set_new(doc, "verdict", ustr(od_verdict_name(d->verdict)));
+    json_object_set_new(doc, "verdict", od_json_string(od_verdict_name(d->verdict)));
     char headline[700] = "";
     if (d->verdict == OD_VERDICT_LEAK && d->site[0]) {
         char a[32];
@@ -355,21 +257,21 @@ json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_
                  od_format_iec((uint64_t)llround(d->growth_bytes_per_step > 0 ? d->growth_bytes_per_step : 0), a, sizeof a),
                  d->site);
     }
-    json_object_set_new(doc, "headline", headline[0] ? ustr(headline) : json_null());
+    json_object_set_new(doc, "headline", headline[0] ? od_json_string(headline) : json_null());
     json_object_set_new(doc, "growth_bytes_per_step",
                         d->verdict == OD_VERDICT_LEAK && d->have_growth_per_step
                             ? json_integer((json_int_t)llround(d->growth_bytes_per_step)) : json_null());
     if (d->verdict == OD_VERDICT_LEAK && d->have_growth_per_second)
         json_object_set_new(doc, "growth_bytes_per_second", json_integer((json_int_t)llround(d->growth_bytes_per_second)));
-    json_object_set_new(doc, "site", d->site[0] ? ustr(d->site) : json_null());
-    json_object_set_new(doc, "decided_by", d->decided_by != OD_NO_INPUT ? ustr(ins[d->decided_by].name) : json_null());
+    json_object_set_new(doc, "site", d->site[0] ? od_json_string(d->site) : json_null());
+    json_object_set_new(doc, "decided_by", d->decided_by != OD_NO_INPUT ? od_json_string(ins[d->decided_by].name) : json_null());
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "file", ustr(ins[i].name));
-        json_object_set_new(o, "kind", ustr(od_input_kind_name(ins[i].kind)));
+        json_object_set_new(o, "file", od_json_string(ins[i].name));
+        json_object_set_new(o, "kind", od_json_string(od_input_kind_name(ins[i].kind)));
         if (ins[i].profile)
-            json_object_set_new(o, "profile_kind", ustr(od_profile_kind_name(ins[i].profile->kind)));
+            json_object_set_new(o, "profile_kind", od_json_string(od_profile_kind_name(ins[i].profile->kind)));
         json_array_append_new(arr, o);
     }
     json_object_set_new(doc, "inputs", arr);
@@ -377,9 +279,9 @@ json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_
     for (size_t i = 0; i < d->n_evidence; i++) {
         const od_evidence *e = &d->evidence[i];
         json_t *o = json_object();
-        json_object_set_new(o, "text", ustr(e->text));
-        json_object_set_new(o, "file", e->input != OD_NO_INPUT ? ustr(ins[e->input].name) : json_null());
-        json_object_set_new(o, "key", e->key ? ustr(e->key) : json_null());
+        json_object_set_new(o, "text", od_json_string(e->text));
+        json_object_set_new(o, "file", e->input != OD_NO_INPUT ? od_json_string(ins[e->input].name) : json_null());
+        json_object_set_new(o, "key", e->key ? od_json_string(e->key) : json_null());
         json_object_set_new(o, "value", e->key ? (e->value == floor(e->value) && fabs(e->value) < 9e18
                                                       ? json_integer((json_int_t)e->value)
                                                       : json_real(round(e->value * 1e4) / 1e4))
@@ -394,12 +296,12 @@ json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_
         json_array_append_new(lt, remedy_json(&d->long_term[i], i));
     json_object_set_new(doc, "do_now", nw);
     json_object_set_new(doc, "long_term", lt);
-    json_object_set_new(doc, "verify", ustr(d->verify));
-    json_object_set_new(doc, "verify_command", d->verify_command[0] ? ustr(d->verify_command) : json_null());
-    json_object_set_new(doc, "oom_report", d->report ? od_oom_report_json(d->report) : json_null());
+    json_object_set_new(doc, "verify", od_json_string(d->verify));
+    json_object_set_new(doc, "verify_command", d->verify_command[0] ? od_json_string(d->verify_command) : json_null());
+    json_object_set_new(doc, "oom_report", d->report ? od_triage_report_json(d->report) : json_null());
     json_object_set_new(doc, "snapshots", snapshots_json(d, ins));
     json_object_set_new(doc, "highest_snapshot",
-                        d->n_snapshots > 1 ? ustr(ins[d->snapshots[d->highest_snapshot].input].name) : json_null());
+                        d->n_snapshots > 1 ? od_json_string(ins[d->snapshots[d->highest_snapshot].input].name) : json_null());
     return doc;
 }
 

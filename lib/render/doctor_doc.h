@@ -16,10 +16,6 @@
 /* The document of diagnosis d of inputs ins[0..n) (those it was made from). */
 json_t *od_diagnosis_document(const od_diagnosis *d, const od_loaded *ins, size_t n);
 
-/* One OOM report as an object: framework, wording, figures (null when not printed), the
- * verdict with its reason and meaning, the torch releases the wording allows, the hints.
- * `triage --json` lists these; the diagnosis document holds the one that decided. */
-json_t *od_oom_report_json(const od_oom_report *r);
 
 /* Walk a diagnosis document's evidence grouped by input, as every view shows it: the
  * inputs in their order, each one's items with its name stripped from their text (the

@@ -142,7 +142,8 @@ def check_smi(name, doc, allowed):
 
 # 1. every message file gets the verdict and framework its README gives
 readme = open(os.path.join(ROOT, "tests/data/messages/README.md")).read()
-rows = re.findall(r"^\| (\S+\.txt) \|[^|]*\|([^|]*)\|", readme, re.M)
+# (the real/ corpus has its own labels and script: check_triage_corpus.py)
+rows = [r for r in re.findall(r"^\| (\S+\.txt) \|[^|]*\|([^|]*)\|", readme, re.M) if not r[0].startswith("real/")]
 if len(rows) < 48:
     fail("README table: found %d rows" % len(rows))
 for name, conclude in rows:

@@ -20,7 +20,7 @@
 #include "read/triage/triage.h"
 
 static const char *const dirs[] = {
-    "tests/data/messages", "tests/data/extracted", "tests/data/measured", "tests/data/profiler",
+    "tests/data/messages", "tests/data/messages/real", "tests/data/extracted", "tests/data/measured", "tests/data/profiler",
     "tests/data/synthetic", "tests/fuzz/corpus/triage", NULL,
 };
 

@@ -19,22 +19,11 @@
 #include "base/torchver.h"
 #include "oomdoc/od.h"
 
+/* The frameworks a report names: frameworks.def, one row each (values never change). */
 typedef enum {
-    OD_FW_PYTORCH_CUDA,
-    OD_FW_PYTORCH_ROCM,
-    OD_FW_PYTORCH_MPS,
-    OD_FW_TENSORFLOW,
-    OD_FW_JAX,
-    /* Added later; kept at the end so existing code keeps its values. */
-    OD_FW_PYTORCH_XLA,
-    OD_FW_VLLM,
-    OD_FW_DEEPSPEED,
-    OD_FW_NCCL,       /* the text carries NCCL's own status ("Cuda failure 'out of memory'") */
-    OD_FW_CUBLAS,     /* CUBLAS_STATUS_* */
-    OD_FW_CUDNN,      /* CUDNN_STATUS_*, cuDNN workspace */
-    OD_FW_HOST,       /* CPU RAM: DefaultCPUAllocator, the OOM killer, exit code -9, shared memory */
-    OD_FW_ONNXRUNTIME,
-    OD_FW_OTHER       /* Caffe, MXNet, ... */
+#define FRAMEWORK(id, name, setting, torch_like) id,
+#include "read/triage/frameworks.def"
+#undef FRAMEWORK
 } od_framework;
 
 /* Which wording a report was read from, when it is not a plain framework OOM message;
@@ -50,7 +39,10 @@ typedef enum {
     OD_KIND_VLLM_KV_LEN,     /* "max seq len ... larger than ... KV cache" */
     OD_KIND_VLLM_STARTUP,    /* "Free memory on device ... less than desired GPU memory utilization" */
     OD_KIND_XLA_COMPILE,     /* XLA TPU compile time: "Used X of Y hbm" */
-    OD_KIND_XLA_RESERVE      /* PyTorch/XLA "Attempting to reserve X ... There are Y free" */
+    OD_KIND_XLA_RESERVE,     /* PyTorch/XLA "Attempting to reserve X ... There are Y free" */
+    OD_KIND_GENERIC,         /* another runtime's own words for a failed device allocation */
+    OD_KIND_KERNEL_RESOURCES,/* a kernel's per-block shared memory (Triton), not device memory */
+    OD_KIND_ENGINE_KV        /* an inference engine's KV budget under its memory-fraction setting */
 } od_oom_kind;
 
 typedef enum {
@@ -121,8 +113,20 @@ typedef struct {
     unsigned backoff_steps;  /* TF's stream executor: lines after the first that asked 10% less
                                 (BFCAllocator backing off from its pool's size) */
     uint64_t backoff_last_bytes; /* the last size it asked for */
+    uint64_t log_pid, log_pid_last; /* the process a log prefix ("(pid=4241) ...") names on the report's
+                                first line, and on its last; 0 when none */
+    unsigned log_processes;  /* how many other processes' prefixed lines joined the report (a
+                                scheduler's workers failing on one GPU at once), 0: none */
     uint64_t program_bytes;  /* XLA: the compiled program's "total allocation" (BufferAssignment
                                 stats), 0 when not printed */
+    uint64_t startup_total_bytes, startup_free_bytes; /* TF: the device's memory and what was free
+                                when TF started (its start-up lines), 0 when not printed */
+    unsigned fraction_permille; /* a memory-fraction setting below 1 the message says caps the pool
+                                (Paddle's FLAGS_fraction_of_gpu_memory_to_use), in thousandths; 0: none */
+    uint64_t cache_error_bytes; /* how far the reserved-but-unallocated figure may be off: it is the
+                                difference of two figures printed to two decimals (1.x's totals) */
+    int mention;             /* read from a quotation of the wording (a traceback's source line),
+                                not the message itself */
 
     /* The verdict and the numbers behind it (valid when the needed figures exist). */
     od_oom_verdict verdict;
@@ -146,6 +150,13 @@ typedef struct {
                                   25%, at most 2 GiB each): other ranks' CUDA contexts on this GPU */
     uint64_t held_elsewhere_bytes; /* capacity - free - this job (its process figure, else its pool),
                                   at least the listed processes' sum; 0 without the figures */
+    int cap_blocks;            /* cap_limit although the cache held the request: too little was left
+                                  under the cap (the figures' rounding allowed for) to grow the pool */
+    int first_pool;            /* unknown: the request is TF's first pool, about all the memory its
+                                  start-up lines show free (it retries smaller) */
+    int at_context;            /* a driver refusal at CUDA context creation (cuCtxCreate) */
+    int held_at_startup;       /* other_processes: TF's start-up lines show the device mostly held
+                                  before it started (held_elsewhere_bytes) */
     int size_bug;              /* the request alone exceeds the whole device */
     int size_corrupt;          /* the request is absurd (>= 1 PiB): a corrupted size */
 } od_oom_report;
@@ -245,6 +256,10 @@ void od_triage_classify(od_oom_report *r);
 
 /* Stable lower-case names used in JSON ("pytorch-cuda", "fragmentation", ...). */
 const char *od_framework_name(od_framework f);
+/* The environment variable that configures f's device memory ("PYTORCH_CUDA_ALLOC_CONF"), or
+ * NULL; whether PyTorch's caching-allocator rules apply to f's reports (CUDA and ROCm builds). */
+const char *od_framework_setting(od_framework f);
+int od_framework_torch_like(od_framework f);
 const char *od_oom_verdict_name(od_oom_verdict v);
 const char *od_oom_kind_name(od_oom_kind k);
 

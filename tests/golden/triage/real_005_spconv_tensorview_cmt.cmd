@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/005_spconv_tensorview_cmt.txt

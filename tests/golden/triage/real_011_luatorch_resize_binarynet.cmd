@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/011_luatorch_resize_binarynet.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/012_luatorch_readobject_fairseq.txt

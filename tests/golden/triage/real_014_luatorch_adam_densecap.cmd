@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/014_luatorch_adam_densecap.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/016_luatorch_thnn_waifu2x.txt

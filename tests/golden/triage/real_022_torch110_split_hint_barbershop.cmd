@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/022_torch110_split_hint_barbershop.txt

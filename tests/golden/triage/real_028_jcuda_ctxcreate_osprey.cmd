@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/028_jcuda_ctxcreate_osprey.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/031_torch22_grep_uniq_sdscripts.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/043_tf1_lowercased_title_azureml.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/054_jax_no_prealloc_equinox.txt

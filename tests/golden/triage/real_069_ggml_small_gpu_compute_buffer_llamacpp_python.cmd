@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/069_ggml_small_gpu_compute_buffer_llamacpp_python.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/071_ollama_runner_terminated_3050ti.txt

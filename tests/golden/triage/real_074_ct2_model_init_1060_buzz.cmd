@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/074_ct2_model_init_1060_buzz.txt

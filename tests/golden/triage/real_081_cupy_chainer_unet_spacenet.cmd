@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/081_cupy_chainer_unet_spacenet.txt

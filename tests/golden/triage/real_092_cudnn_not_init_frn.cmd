@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/092_cudnn_not_init_frn.txt

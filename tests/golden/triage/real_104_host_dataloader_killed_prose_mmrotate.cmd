@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/104_host_dataloader_killed_prose_mmrotate.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/107_host_dataloader_killed_late_epoch_softgroup.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/112_host_bus_error_lowercase_comma_mmdet.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/114_host_cpualloc_nospace_bilinear.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/119_host_posix_memalign_missing_bracket_squad.txt

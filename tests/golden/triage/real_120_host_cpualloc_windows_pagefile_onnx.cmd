@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/120_host_cpualloc_windows_pagefile_onnx.txt

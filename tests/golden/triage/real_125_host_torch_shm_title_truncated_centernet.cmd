@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/125_host_torch_shm_title_truncated_centernet.txt

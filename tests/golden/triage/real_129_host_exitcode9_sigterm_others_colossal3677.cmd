@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/129_host_exitcode9_sigterm_others_colossal3677.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/135_vllm_kv_len_pasted_gptfuzz.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/141_sglang_rocm_negative_profiled_tokens.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/147_paddle_indented_wrap_aistudio.txt

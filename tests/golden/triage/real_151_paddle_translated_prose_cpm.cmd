@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/151_paddle_translated_prose_cpm.txt

@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/175_torch113_deepspeed_zero3_gather_lightning.txt

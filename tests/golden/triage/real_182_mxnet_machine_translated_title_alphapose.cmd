@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/182_mxnet_machine_translated_title_alphapose.txt

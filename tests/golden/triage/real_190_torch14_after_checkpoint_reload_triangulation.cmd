@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/real/190_torch14_after_checkpoint_reload_triangulation.txt

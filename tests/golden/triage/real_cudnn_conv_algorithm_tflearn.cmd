@@ -1,0 +1,1 @@
+$OOMDOC triage tests/data/messages/cudnn_conv_algorithm_tflearn.txt
