@@ -9,7 +9,10 @@
  * are held. */
 #include "oomdoc/input.h"
 
+#include "base/reread.h"
+
 #include <pthread.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,6 +66,9 @@ struct od_input {
     void *progress_ctx;
     uint64_t progress_next;     /* report again from here */
     int progress_done;
+    int rereadable;             /* a regular uncompressed file, read synchronously */
+    int fd;                     /* od_input_open_at: read with pread from here ... */
+    uint64_t file_start;        /* ... the file offset of this stream's byte 0 */
 };
 
 #define PROGRESS_STEP (1u << 20)
@@ -71,6 +77,23 @@ static size_t read_sync(od_input *in, void *buf, size_t n);
 
 static size_t raw_read(od_input *in, unsigned char *buf, size_t n)
 {
+    if (in->fd >= 0 && !in->file && !in->mem) { /* od_input_open_at */
+        size_t got = 0;
+        while (got < n) {
+            ssize_t k = pread(in->fd, buf + got, n - got, (off_t)(in->file_start + in->raw_offset + got));
+            if (k < 0) {
+                in->status = od_fail_at(&in->err, OD_ERR_IO, in->raw_offset + got, "read error");
+                break;
+            }
+            if (k == 0)
+                break;
+            got += (size_t)k;
+        }
+        if (got < n)
+            in->eof = 1;
+        in->raw_offset += got;
+        return got;
+    }
     if (in->file) {
         size_t got = fread(buf, 1, n, in->file);
         if (got < n) {
@@ -194,11 +217,44 @@ od_status od_input_open_file(FILE *f, od_input **out, od_error *err)
     if (!in)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     in->file = f;
+    in->fd = -1;
     od_status st = start(in, out, err);
     struct stat sb;
-    if (st == OD_OK && (in->gzip || fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)))
+    if (st == OD_OK && (in->gzip || fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))) {
         async_start(in);
+    } else if (st == OD_OK) {
+        off_t at = ftello(f); /* past the 2 bytes start() peeked */
+        if (at >= 2) {
+            in->rereadable = 1;
+            in->file_start = (uint64_t)at - 2;
+        }
+    }
     return st;
+}
+
+int od_input_can_reread(const od_input *in)
+{
+    return in && in->rereadable;
+}
+
+od_status od_input_open_at(const od_input *in, uint64_t offset, od_input **out, od_error *err)
+{
+    *out = NULL;
+    if (!od_input_can_reread(in))
+        return od_fail(err, OD_ERR_ARG, "this input cannot be read again");
+    od_input *r = calloc(1, sizeof *r);
+    if (!r)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    r->fd = fileno(in->file);
+    r->file_start = in->file_start;
+    r->raw_offset = offset;
+    r->raw = malloc(RAW_CHUNK);
+    if (!r->raw) {
+        free(r);
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    }
+    *out = r;
+    return OD_OK;
 }
 
 od_status od_input_open_memory(const void *data, size_t size, od_input **out, od_error *err)
@@ -207,6 +263,7 @@ od_status od_input_open_memory(const void *data, size_t size, od_input **out, od
     if (!in)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     in->mem = data;
+    in->fd = -1;
     in->mem_size = size;
     in->eof = size == 0;
     return start(in, out, err);
@@ -219,6 +276,7 @@ od_status od_input_open_resumed(const void *a, size_t na, const void *b, size_t 
     if (!in)
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     in->rest = rest;
+    in->fd = -1;
     in->pre[0] = a;
     in->pre_len[0] = na;
     in->pre[1] = b;

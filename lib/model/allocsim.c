@@ -3,9 +3,10 @@
  * Mirrors the structure of torch 2.x DeviceCachingAllocator (malloc -> get_free_block ->
  * garbage_collect -> alloc_block -> release_available_cached_blocks -> release_cached_blocks
  * -> alloc_block, then alloc_found_block; free -> free_block with neighbour merging) so that
- * every tie-break lands where torch's lands. Free blocks of a pool live in a treap ordered
- * by (stream, size, address) like torch's std::set with BlockComparatorSize; unmapped
- * ranges of expandable segments in one ordered by (stream, address). Blocks in use are
+ * every tie-break lands where torch's lands. torch keeps a pool's free blocks in a std::set
+ * ordered by (stream, size, address) (BlockComparatorSize); the model keeps them in size
+ * classes, per stream, which gives the same order (see fset below). Unmapped ranges of
+ * expandable segments live in a treap ordered by (stream, address). Blocks in use are
  * found by address through an open-addressing hash table. */
 #include "model/allocsim.h"
 
@@ -34,8 +35,37 @@ struct blk {
     uint64_t requested;
 };
 
+/* One entry of a size class: the block's key beside it, so that a search reads one array. */
+typedef struct {
+    uint64_t size, addr;
+    blk *b;
+} fent;
+
+typedef struct {
+    fent *v;              /* sorted by (size, addr) */
+    uint32_t n, cap;
+} fbin;
+
+#define NBINS 448         /* size classes: 8 per power of two (fset_class) */
+
+/* One stream's free blocks: a sorted array per size class, and which classes hold any. */
+typedef struct {
+    uint64_t stream;
+    size_t count;
+    uint64_t used[NBINS / 64];
+    fbin bins[NBINS];
+} fstream;
+
+/* A pool's free mapped blocks in torch's order (stream, size, address): streams ascending,
+ * then size classes ascending (a class holds only sizes above those of every lower class),
+ * then each class's array. */
+typedef struct {
+    fstream **s;
+    size_t n, cap;
+} fset;
+
 struct pool {
-    blk *blocks;          /* free mapped blocks: (stream, size, addr) */
+    fset blocks;          /* free mapped blocks: (stream, size, addr) */
     blk *unmapped;        /* unmapped ranges of expandable segments: (stream, addr) */
     int is_small;
     int freeable;         /* private pool whose owner is gone */
@@ -201,31 +231,210 @@ static blk *t_lower(blk *t, int mode, uint64_t st, uint64_t sz, uint64_t ad)
     return best;
 }
 
-/* Largest node < key. */
-static blk *t_pred(blk *t, int mode, uint64_t st, uint64_t sz, uint64_t ad)
-{
-    blk *best = NULL;
-    while (t) {
-        if (key_cmp(mode, st, sz, ad, t) > 0) {
-            best = t;
-            t = t->r;
-        } else {
-            t = t->l;
-        }
-    }
-    return best;
-}
-
 static blk *t_succ(blk *root, int mode, const blk *b)
 {
     /* (stream, size, addr) is unique; strictly greater = >= (.., addr + 1) */
     return t_lower(root, mode, b->stream, b->size, b->addr + 1);
 }
 
-static blk *t_first(blk *t)
+
+/* ---- free blocks by size class (torch's order: stream, size, address) ---- */
+
+/* The class of a size: eight per power of two from 512 B (smaller sizes share class 0), so
+ * a class's sizes all lie above those of the classes below it. */
+static unsigned fset_class(uint64_t size)
 {
-    while (t && t->l) t = t->l;
-    return t;
+    if (size < OD_SIM_MIN_BLOCK * 2) return 0;
+    unsigned e = 63u - (unsigned)__builtin_clzll(size);
+    return (e - 9) * 8 + (unsigned)((size >> (e - 3)) & 7);
+}
+
+/* The first entry of bin b at or above (size, addr). */
+static uint32_t fbin_lower(const fbin *b, uint64_t size, uint64_t addr)
+{
+    uint32_t lo = 0, hi = b->n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        const fent *e = &b->v[mid];
+        if (e->size < size || (e->size == size && e->addr < addr)) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The next class above c holding blocks, or NBINS. */
+static unsigned fstream_next(const fstream *f, unsigned c)
+{
+    unsigned w = (c + 1) / 64;
+    if (w >= NBINS / 64) return NBINS;
+    uint64_t bits = f->used[w] & (~0ull << ((c + 1) % 64));
+    while (!bits) {
+        if (++w == NBINS / 64) return NBINS;
+        bits = f->used[w];
+    }
+    return w * 64 + (unsigned)__builtin_ctzll(bits);
+}
+
+/* The next class below c holding blocks, or NBINS. */
+static unsigned fstream_prev(const fstream *f, unsigned c)
+{
+    if (c == 0) return NBINS;
+    unsigned w = (c - 1) / 64;
+    uint64_t bits = f->used[w] & (~0ull >> (63 - (c - 1) % 64));
+    while (!bits) {
+        if (w-- == 0) return NBINS;
+        bits = f->used[w];
+    }
+    return w * 64 + 63u - (unsigned)__builtin_clzll(bits);
+}
+
+/* The stream's first block at or above (size, addr), or NULL. */
+static blk *fstream_lower(const fstream *f, uint64_t size, uint64_t addr)
+{
+    unsigned c = fset_class(size);
+    const fbin *b = &f->bins[c];
+    uint32_t i = b->n ? fbin_lower(b, size, addr) : 0;
+    if (i < b->n) return b->v[i].b;
+    c = fstream_next(f, c);
+    return c < NBINS ? f->bins[c].v[0].b : NULL;
+}
+
+/* The stream's last block below (size, addr), or NULL. */
+static blk *fstream_pred(const fstream *f, uint64_t size, uint64_t addr)
+{
+    unsigned c = fset_class(size);
+    const fbin *b = &f->bins[c];
+    uint32_t i = b->n ? fbin_lower(b, size, addr) : 0;
+    if (i > 0) return b->v[i - 1].b;
+    c = fstream_prev(f, c);
+    return c < NBINS ? f->bins[c].v[f->bins[c].n - 1].b : NULL;
+}
+
+/* The index of the first stream >= stream. */
+static size_t fset_stream_at(const fset *f, uint64_t stream)
+{
+    size_t lo = 0, hi = f->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->s[mid]->stream < stream) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static blk *fstream_first(const fstream *f)
+{
+    return fstream_lower(f, 0, 0);
+}
+
+/* The smallest block >= (stream, size, addr), on any stream, or NULL (std::set::lower_bound). */
+static blk *fs_lower(const fset *f, uint64_t stream, uint64_t size, uint64_t addr)
+{
+    size_t i = fset_stream_at(f, stream);
+    if (i < f->n && f->s[i]->stream == stream) {
+        blk *b = f->s[i]->count ? fstream_lower(f->s[i], size, addr) : NULL;
+        if (b) return b;
+        i++;
+    }
+    for (; i < f->n; i++)
+        if (f->s[i]->count) return fstream_first(f->s[i]);
+    return NULL;
+}
+
+/* The largest block < (stream, size, addr), on any stream, or NULL. */
+static blk *fs_pred(const fset *f, uint64_t stream, uint64_t size, uint64_t addr)
+{
+    size_t i = fset_stream_at(f, stream);
+    if (i < f->n && f->s[i]->stream == stream && f->s[i]->count) {
+        blk *b = fstream_pred(f->s[i], size, addr);
+        if (b) return b;
+    }
+    while (i-- > 0)
+        if (f->s[i]->count) return fstream_pred(f->s[i], UINT64_MAX, UINT64_MAX);
+    return NULL;
+}
+
+/* The block after b in the set's order ((stream, size, addr) is unique). */
+static blk *fs_succ(const fset *f, const blk *b)
+{
+    return fs_lower(f, b->stream, b->size, b->addr + 1);
+}
+
+static blk *fs_first(const fset *f)
+{
+    return fs_lower(f, 0, 0, 0);
+}
+
+/* Add b (not in the set); 0 when out of memory (the set unchanged). */
+static int fs_insert(fset *f, blk *b)
+{
+    size_t i = fset_stream_at(f, b->stream);
+    if (i == f->n || f->s[i]->stream != b->stream) {
+        if (f->n == f->cap) {
+            size_t nc = f->cap ? f->cap * 2 : 2;
+            fstream **v = realloc(f->s, nc * sizeof *v);
+            if (!v) return 0;
+            f->s = v;
+            f->cap = nc;
+        }
+        fstream *ns = calloc(1, sizeof *ns);
+        if (!ns) return 0;
+        ns->stream = b->stream;
+        memmove(f->s + i + 1, f->s + i, (f->n - i) * sizeof *f->s);
+        f->s[i] = ns;
+        f->n++;
+    }
+    fstream *fs = f->s[i];
+    unsigned c = fset_class(b->size);
+    fbin *bin = &fs->bins[c];
+    if (bin->n == bin->cap) {
+        uint32_t nc = bin->cap ? bin->cap * 2 : 4;
+        fent *v = realloc(bin->v, nc * sizeof *v);
+        if (!v) return 0;
+        bin->v = v;
+        bin->cap = nc;
+    }
+    uint32_t at = fbin_lower(bin, b->size, b->addr);
+    memmove(bin->v + at + 1, bin->v + at, (bin->n - at) * sizeof *bin->v);
+    bin->v[at] = (fent){ b->size, b->addr, b };
+    bin->n++;
+    fs->used[c / 64] |= 1ull << (c % 64);
+    fs->count++;
+    return 1;
+}
+
+/* Remove b if it is in the set. */
+static void fs_erase(fset *f, const blk *b)
+{
+    size_t i = fset_stream_at(f, b->stream);
+    if (i == f->n || f->s[i]->stream != b->stream) return;
+    fstream *fs = f->s[i];
+    unsigned c = fset_class(b->size);
+    fbin *bin = &fs->bins[c];
+    uint32_t at = bin->n ? fbin_lower(bin, b->size, b->addr) : 0;
+    if (at == bin->n || bin->v[at].b != b) return;
+    memmove(bin->v + at, bin->v + at + 1, (bin->n - at - 1) * sizeof *bin->v);
+    if (--bin->n == 0) fs->used[c / 64] &= ~(1ull << (c % 64));
+    fs->count--;
+}
+
+static void fs_free(fset *f)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        for (unsigned c = 0; c < NBINS; c++) free(f->s[i]->bins[c].v);
+        free(f->s[i]);
+    }
+    free(f->s);
+}
+
+/* Every block of the set, in no particular order: fn(b, ctx) until it returns nonzero. */
+static blk *fs_find(const fset *f, int (*fn)(const blk *, void *), void *ctx)
+{
+    for (size_t i = 0; i < f->n; i++)
+        for (unsigned c = 0; c < NBINS; c++)
+            for (uint32_t k = 0; k < f->s[i]->bins[c].n; k++)
+                if (fn(f->s[i]->bins[c].v[k].b, ctx)) return f->s[i]->bins[c].v[k].b;
+    return NULL;
 }
 
 /* ---- blocks in use, by address ---- */
@@ -553,7 +762,13 @@ void od_allocsim_free_sim(od_allocsim *sim)
     for (size_t i = 0; i < sim->n_chunks; i++) free(sim->chunks[i]);
     free(sim->chunks);
     free(sim->tab);
-    for (size_t i = 0; i < sim->n_priv; i++) free(sim->priv[i]);
+    fs_free(&sim->small.blocks);
+    fs_free(&sim->large.blocks);
+    for (size_t i = 0; i < sim->n_priv; i++) {
+        fs_free(&sim->priv[i]->small.blocks);
+        fs_free(&sim->priv[i]->large.blocks);
+        free(sim->priv[i]);
+    }
     free(sim->priv);
     for (size_t i = 0; i < sim->n_segs; i++) free(sim->segs[i]);
     free(sim->segs);
@@ -619,10 +834,10 @@ static pool *get_pool(od_allocsim *s, uint64_t id, int small)
     return small ? &pp->small : &pp->large;
 }
 
-static void insert_free(blk *b)
+static void insert_free(od_allocsim *s, blk *b)
 {
     b->gc_base = b->pool->gc_calls;
-    t_insert(&b->pool->blocks, b, BY_SIZE);
+    if (!fs_insert(&b->pool->blocks, b)) s->nomem = 1;
 }
 
 static int is_split(const blk *b) { return b->prev || b->next; }
@@ -653,7 +868,7 @@ static uint64_t try_merge(od_allocsim *s, blk *dst, blk *src)
         if (dst->next) dst->next->prev = dst;
     }
     dst->size += src->size;
-    if (src->mapped) t_erase(&src->pool->blocks, src, BY_SIZE);
+    if (src->mapped) fs_erase(&src->pool->blocks, src);
     else t_erase(&src->pool->unmapped, src, BY_ADDR);
     uint64_t n = src->size;
     blk_del(s, src);
@@ -663,18 +878,18 @@ static uint64_t try_merge(od_allocsim *s, blk *dst, blk *src)
 /* The candidate get_free_block would take, without taking it. */
 static blk *find_free(const od_allocsim *s, pool *p, uint64_t stream, uint64_t size)
 {
-    blk *b = t_lower(p->blocks, BY_SIZE, stream, size, 0);
+    blk *b = fs_lower(&p->blocks, stream, size, 0);
     if (!b || b->stream != stream) return NULL;
     if (b->es) {
         if (s->cfg.expandable_segments) {
             /* best fit counts the unmapped space an expandable block could grow into */
-            blk *n = t_succ(p->blocks, BY_SIZE, b);
+            blk *n = fs_succ(&p->blocks, b);
             while (b->es && n && n->stream == stream && expandable_size(n) < expandable_size(b)) {
                 b = n;
-                n = t_succ(p->blocks, BY_SIZE, n);
+                n = fs_succ(&p->blocks, n);
             }
         } else {
-            do b = t_succ(p->blocks, BY_SIZE, b);
+            do b = fs_succ(&p->blocks, b);
             while (b && b->es && b->stream == stream);
             if (!b || b->stream != stream) return NULL;
         }
@@ -696,13 +911,13 @@ static blk *get_free_block(od_allocsim *s, pool *p, uint64_t stream, uint64_t si
     /* block ages only advance while GC is enabled (torch counts calls only then) */
     if (gc_on(s)) p->gc_calls++;
     blk *b = find_free(s, p, stream, size);
-    if (b) t_erase(&p->blocks, b, BY_SIZE);
+    if (b) fs_erase(&p->blocks, b);
     return b;
 }
 
 static void release_block(od_allocsim *s, blk *b)
 {
-    t_erase(&b->pool->blocks, b, BY_SIZE);
+    fs_erase(&b->pool->blocks, b);
     s->reserved -= b->size;
     s->dev_free++;
     s->n_segments--;
@@ -718,21 +933,21 @@ static void unmap_block(od_allocsim *s, blk *b)
     uint64_t end = (off + b->size) / es->page * es->page + es->base;
     if (begin >= end) return; /* only pages wholly inside the free block go */
     pool *p = b->pool;
-    t_erase(&p->blocks, b, BY_SIZE);
+    fs_erase(&p->blocks, b);
     uint64_t before = begin - b->addr, after = b->size - before - (end - begin);
     if (before) {
         blk *x = blk_new(s);
         if (!x) return;
         x->addr = b->addr; x->size = before; x->stream = b->stream; x->pool = p; x->es = es;
         splice(x, b->prev, b);
-        insert_free(x);
+        insert_free(s, x);
     }
     if (after) {
         blk *x = blk_new(s);
         if (!x) return;
         x->addr = end; x->size = after; x->stream = b->stream; x->pool = p; x->es = es;
         splice(x, b, b->next);
-        insert_free(x);
+        insert_free(s, x);
     }
     b->addr = begin;
     b->size = end - begin;
@@ -751,8 +966,8 @@ static void release_blocks(od_allocsim *s, pool *p)
     size_t n = 0;
     blk **list = to_unmap;
     size_t cap = 64;
-    for (blk *b = t_first(p->blocks); b;) {
-        blk *nx = t_succ(p->blocks, BY_SIZE, b);
+    for (blk *b = fs_first(&p->blocks); b;) {
+        blk *nx = fs_succ(&p->blocks, b);
         if (b->es) {
             /* unmapping changes the free set: gather first, as torch does */
             if (n == cap) {
@@ -786,7 +1001,7 @@ static void free_block(od_allocsim *s, blk *b)
     tab_del(s, b->addr);
     try_merge(s, b, b->prev);
     try_merge(s, b, b->next);
-    insert_free(b);
+    insert_free(s, b);
 }
 
 static int early_add(od_allocsim *s, uint64_t addr)
@@ -834,15 +1049,15 @@ static int release_available_cached_blocks(od_allocsim *s, pool *p, uint64_t str
     uint64_t ms = max_split(s);
     if (ms == UINT64_MAX) return 0;
     uint64_t key = size < ms ? ms : size;
-    blk *it = t_lower(p->blocks, BY_SIZE, stream, key, 0);
+    blk *it = fs_lower(&p->blocks, stream, key, 0);
     if (!it || it->stream != stream || it->es) {
         /* no single block is large enough: free oversize blocks, largest first */
-        it = t_pred(p->blocks, BY_SIZE, stream, key, 0);
+        it = fs_pred(&p->blocks, stream, key, 0);
         if (!it) return 0;
         uint64_t released = 0;
         while (released < key && it->size >= ms && it->stream == stream) {
             blk *cur = it;
-            it = t_pred(p->blocks, BY_SIZE, cur->stream, cur->size, cur->addr);
+            it = fs_pred(&p->blocks, cur->stream, cur->size, cur->addr);
             if (!cur->es && !is_split(cur)) {
                 released += cur->size;
                 release_block(s, cur);
@@ -867,7 +1082,7 @@ static void garbage_collect(od_allocsim *s)
     pool *p = &s->large;
     uint64_t total_age = 0;
     int64_t count = 0;
-    for (blk *b = t_first(p->blocks); b; b = t_succ(p->blocks, BY_SIZE, b))
+    for (blk *b = fs_first(&p->blocks); b; b = fs_succ(&p->blocks, b))
         if (!is_split(b)) {
             total_age += (uint64_t)(int)(p->gc_calls - b->gc_base);
             count++;
@@ -878,8 +1093,8 @@ static void garbage_collect(od_allocsim *s)
         /* release blocks at least as old as the average first */
         double age_thr = (double)total_age / (double)count;
         freed = 0;
-        for (blk *b = t_first(p->blocks); b;) {
-            blk *nx = t_succ(p->blocks, BY_SIZE, b);
+        for (blk *b = fs_first(&p->blocks); b;) {
+            blk *nx = fs_succ(&p->blocks, b);
             int64_t age = (int)(p->gc_calls - b->gc_base);
             if (!is_split(b) && !b->es && (double)age >= age_thr) {
                 freed = 1;
@@ -913,7 +1128,7 @@ static int map_block(od_allocsim *s, blk *b, uint64_t size)
     }
     try_merge(s, b, b->prev);
     try_merge(s, b, b->next);
-    insert_free(b);
+    insert_free(s, b);
     s->reserved += mapped;
     s->dev_alloc++;
     emit(s, OD_SEG_MAP, at, mapped, b);
@@ -971,7 +1186,7 @@ static blk *try_allocate_expandable(od_allocsim *s, pool *p, uint64_t stream, ui
         if (!map_block(s, n, rem < n->size ? rem : n->size)) return NULL;
         c = n;
     }
-    t_erase(&p->blocks, c, BY_SIZE);
+    fs_erase(&p->blocks, c);
     return c;
 }
 
@@ -1061,7 +1276,7 @@ od_status od_allocsim_malloc(od_allocsim *s, uint64_t size, uint64_t stream, uin
         b->prev = nb;
         b->addr += rs;
         b->size -= rs;
-        insert_free(b);
+        insert_free(s, b);
         b = nb;
     }
     b->allocated = 1;
@@ -1170,7 +1385,7 @@ od_status od_allocsim_seed_segment(od_allocsim *s, uint64_t addr, uint64_t size,
     if (!b) return OD_ERR_NOMEM;
     b->addr = addr; b->size = size; b->stream = stream;
     b->pool = p;
-    insert_free(b);
+    insert_free(s, b);
     s->reserved += size;
     s->n_segments++;
     note_addr(s, addr);
@@ -1178,32 +1393,41 @@ od_status od_allocsim_seed_segment(od_allocsim *s, uint64_t addr, uint64_t size,
     return OD_OK;
 }
 
-static blk *find_containing(blk *t, uint64_t addr, uint64_t size)
+typedef struct {
+    uint64_t addr, size;
+} span;
+
+static int contains(const blk *b, void *ctx)
 {
-    if (!t) return NULL;
-    if (t->addr <= addr && addr + size <= t->addr + t->size) return t;
-    blk *r = find_containing(t->l, addr, size);
-    return r ? r : find_containing(t->r, addr, size);
+    const span *x = ctx;
+    return b->addr <= x->addr && x->addr + x->size <= b->addr + b->size;
+}
+
+/* The free block holding [addr, addr + size) (free blocks are disjoint), or NULL. */
+static blk *find_containing(const fset *f, uint64_t addr, uint64_t size)
+{
+    span x = { addr, size };
+    return fs_find(f, contains, &x);
 }
 
 od_status od_allocsim_seed_block(od_allocsim *s, uint64_t addr, uint64_t size)
 {
     if (!size || addr + size < addr) return OD_ERR_ARG;
-    blk *f = find_containing(s->large.blocks, addr, size);
-    if (!f) f = find_containing(s->small.blocks, addr, size);
+    blk *f = find_containing(&s->large.blocks, addr, size);
+    if (!f) f = find_containing(&s->small.blocks, addr, size);
     for (size_t i = 0; !f && i < s->n_priv; i++) {
-        f = find_containing(s->priv[i]->large.blocks, addr, size);
-        if (!f) f = find_containing(s->priv[i]->small.blocks, addr, size);
+        f = find_containing(&s->priv[i]->large.blocks, addr, size);
+        if (!f) f = find_containing(&s->priv[i]->small.blocks, addr, size);
     }
     if (!f) return OD_ERR_ARG;
     pool *p = f->pool;
-    t_erase(&p->blocks, f, BY_SIZE);
+    fs_erase(&p->blocks, f);
     if (f->addr < addr) {
         blk *x = blk_new(s);
         if (!x) return OD_ERR_NOMEM;
         x->addr = f->addr; x->size = addr - f->addr; x->stream = f->stream; x->pool = p;
         splice(x, f->prev, f);
-        insert_free(x);
+        insert_free(s, x);
         f->size -= x->size;
         f->addr = addr;
     }
@@ -1212,7 +1436,7 @@ od_status od_allocsim_seed_block(od_allocsim *s, uint64_t addr, uint64_t size)
         if (!x) return OD_ERR_NOMEM;
         x->addr = addr + size; x->size = f->size - size; x->stream = f->stream; x->pool = p;
         splice(x, f, f->next);
-        insert_free(x);
+        insert_free(s, x);
         f->size = size;
     }
     f->allocated = 1;
@@ -1226,14 +1450,17 @@ od_status od_allocsim_seed_block(od_allocsim *s, uint64_t addr, uint64_t size)
 
 /* ---- reading the state ---- */
 
-static void tree_stats(const blk *t, uint64_t *largest, uint64_t *split_free, uint64_t *free_total)
+typedef struct {
+    uint64_t largest, split_free, free_total;
+} free_stats;
+
+static int add_stats(const blk *b, void *ctx)
 {
-    if (!t) return;
-    if (t->size > *largest) *largest = t->size;
-    if (t->prev || t->next) *split_free += t->size;
-    *free_total += t->size;
-    tree_stats(t->l, largest, split_free, free_total);
-    tree_stats(t->r, largest, split_free, free_total);
+    free_stats *x = ctx;
+    if (b->size > x->largest) x->largest = b->size;
+    if (b->prev || b->next) x->split_free += b->size;
+    x->free_total += b->size;
+    return 0;
 }
 
 void od_allocsim_get_stats(const od_allocsim *s, od_allocsim_stats *st)
@@ -1250,16 +1477,16 @@ void od_allocsim_get_stats(const od_allocsim *s, od_allocsim_stats *st)
     st->num_device_alloc = s->dev_alloc;
     st->num_device_free = s->dev_free;
     st->num_segments = s->n_segments;
-    uint64_t largest = 0, split = 0, freeb = 0;
-    tree_stats(s->small.blocks, &largest, &split, &freeb);
-    tree_stats(s->large.blocks, &largest, &split, &freeb);
+    free_stats x = { 0, 0, 0 };
+    fs_find(&s->small.blocks, add_stats, &x);
+    fs_find(&s->large.blocks, add_stats, &x);
     for (size_t i = 0; i < s->n_priv; i++) {
-        tree_stats(s->priv[i]->small.blocks, &largest, &split, &freeb);
-        tree_stats(s->priv[i]->large.blocks, &largest, &split, &freeb);
+        fs_find(&s->priv[i]->small.blocks, add_stats, &x);
+        fs_find(&s->priv[i]->large.blocks, add_stats, &x);
     }
-    st->largest_free_block = largest;
-    st->inactive_split_bytes = split;
-    st->cached_free_bytes = freeb;
+    st->largest_free_block = x.largest;
+    st->inactive_split_bytes = x.split_free;
+    st->cached_free_bytes = x.free_total;
 }
 
 void od_allocsim_reset_peaks(od_allocsim *s)

@@ -90,6 +90,8 @@ typedef struct {
     uint64_t external_releases;  /* recorded releases no request caused (empty_cache) */
     int has_mismatch;
     size_t mismatch_trace_index; /* trace index of the recorded event, or trace_entries */
+    od_trace_entry mismatch_recorded; /* that recorded event (action, addr, size) */
+    int mismatch_has_recorded;
     od_seg_event mismatch_simulated;
     int mismatch_has_simulated;
     uint64_t alloc_addr_mismatches; /* alloc entries whose model address differs */
@@ -117,6 +119,14 @@ od_status od_replay_trace(const od_device_trace *trace, const od_replay_opts *op
  * OD_ERR_NOMEM. */
 od_status od_replay_snapshot(const od_snapshot *snap, const od_replay_opts *opts,
                              od_replay_result *res, od_error *err);
+
+/* The same for n option sets at once (all of one device), res[k] for opts[k], exactly as
+ * od_replay_snapshot gives each: the trace is read once (a streamed snapshot's too,
+ * tracepass.h) and the replays run in up to `threads` threads (0 or 1: the calling one).
+ * Fails as od_replay_snapshot does (the first failure in the order of opts), and with
+ * OD_ERR_ARG when the option sets name different devices. */
+od_status od_replay_snapshot_many(const od_snapshot *snap, const od_replay_opts *opts, size_t n, unsigned threads,
+                                  od_replay_result *res, od_error *err);
 
 /* This replay reproduced the recording: complete trace, every segment event matched,
  * none left over. */

@@ -17,7 +17,7 @@
 
 enum { TAG_INT = 0, TAG_STR = 1, TAG_CONT = 2, TAG_BOX = 3, TAG_BYTES = 4, TAG_CONST = 5,
        TAG_MARK = 6, TAG_RECORD = 7 };
-enum { C_NONE = 0, C_FALSE = 1, C_TRUE = 2, C_MISSING = 3, C_UNSET = 4 };
+enum { C_NONE = 0, C_FALSE = 1, C_TRUE = 2, C_MISSING = 3, C_UNSET = 4, C_GONE = 5 };
 enum { K_LIST, K_TUPLE, K_DICT, K_SET, K_RECORD, K_ALIAS, K_FREE };
 enum { F_OWN = 1, F_FROZEN = 2, F_SHAPED = 4, F_CONSED = 8, F_RUN = 16 };
 enum { B_I64, B_U64, B_F64, B_BIG };
@@ -27,6 +27,7 @@ enum { B_I64, B_U64, B_F64, B_BIG };
 #define PAYLOAD(v) ((v) >> 3)
 #define V_NONE MKV(TAG_CONST, C_NONE)
 #define V_UNSET MKV(TAG_CONST, C_UNSET)
+#define V_GONE MKV(TAG_CONST, C_GONE) /* a memo slot let go (od_pickle_options.forget_absorbed) */
 #define V_MARK MKV(TAG_MARK, 0)
 #define V_FAIL MKV(TAG_MARK, 1) /* allocation failed; never a value */
 #define SMALL_MIN (-((int64_t)1 << 60))
@@ -105,7 +106,25 @@ struct od_ptree {
     chunk *arena;
     cchunk *chars;
     od_u64map run_first;   /* F_RUN list id -> its first record */
+    /* where the dict offered to the absorb hook began (od_ptree_offer_position) */
+    int offer_known, offer_marked;
+    uint64_t offer_offset, offer_memo;
+    od_pv offer_below;
+    struct kept_memo *kept; /* od_pickle_options.keep_memo */
 };
+
+/* The memo as a parse left it, for reading parts of the pickle again (od_pickle_reread):
+ * the dense slots, the wide and sparse ones, and each container's depth. */
+typedef struct kept_memo {
+    uint32_t *dense;
+    size_t n_dense;        /* slots from here on are sparse */
+    int forgetting;
+    od_u64map wide_index;  /* memo index -> index into wide */
+    od_pv *wide;
+    size_t n_wide;
+    uint16_t *depth;
+    size_t n_depth;
+} kept_memo;
 
 /* ---------- storage ---------- */
 
@@ -503,6 +522,13 @@ void od_ptree_free(od_ptree *t)
     free(t->shape_index);
     free(t->cons_index);
     od_u64map_free(&t->run_first);
+    if (t->kept) {
+        free(t->kept->dense);
+        od_u64map_free(&t->kept->wide_index);
+        free(t->kept->wide);
+        free(t->kept->depth);
+        free(t->kept);
+    }
     free(t);
 }
 
@@ -540,12 +566,21 @@ typedef struct {
     size_t *marks;
     size_t n_marks, marks_cap;
     uint32_t *memo;       /* a value in 4 bytes (see memo_at), or MEMO_WIDE */
-    size_t n_memo, memo_cap;
-    od_u64map memo_wide;  /* memo index -> index into wide, for MEMO_WIDE slots */
+    size_t n_memo, memo_cap; /* slots from memo_cap on (only once forgetting) are sparse */
+    od_u64map memo_wide;  /* memo index -> index into wide: MEMO_WIDE and sparse slots */
     od_pv *wide;
     size_t n_wide, wide_cap;
+    uint32_t *wide_free;  /* wide indices let go, for reuse */
+    size_t n_wide_free, wide_free_cap;
+    int forgetting;       /* opt->forget_absorbed and a dict was absorbed: slots from
+                             memo_cap on live only in memo_wide, absent ones are V_GONE */
+    size_t building;      /* the slot of the dict fast_dict is reading (V_UNSET until done) */
+    int defer_list;       /* fast_list leaves its list's memo slot to fast_dict ... */
+    size_t deferred_slot; /* ... and says which it is */
+    int pause;            /* the absorb hook asked to pause (returned 2) */
     uint32_t *cont_memo;  /* per container slot: memo index + 1, 0 = none, PINNED */
     uint16_t *cont_depth; /* per container slot, once frozen: 1 + the deepest container in it */
+    uint64_t *cont_off;   /* per container slot: where its EMPTY_DICT / EMPTY_LIST began */
     size_t cont_memo_cap; /* of both */
     int too_nested;       /* a container placed would nest more than MAX_DEPTH deep */
     char *tmp;            /* long strings */
@@ -759,11 +794,17 @@ static od_status pop_mark(vm *m, size_t *base)
 static od_pv memo_wide_get(const vm *m, size_t idx)
 {
     uint32_t k;
-    return od_u64map_get(&m->memo_wide, idx, &k) ? m->wide[k] : V_UNSET;
+    if (od_u64map_get(&m->memo_wide, idx, &k))
+        return m->wide[k];
+    /* A sparse slot not there was let go (or is the dict fast_dict is reading). */
+    return idx < m->memo_cap || idx == m->building ? V_UNSET : V_GONE;
 }
 
+/* The value in memo slot idx (< n_memo). */
 static inline __attribute__((always_inline)) od_pv memo_at(const vm *m, size_t idx)
 {
+    if (__builtin_expect(idx >= m->memo_cap, 0))
+        return memo_wide_get(m, idx);
     uint32_t x = m->memo[idx];
     return __builtin_expect(x != MEMO_WIDE, 1) ? (od_pv)x : memo_wide_get(m, idx);
 }
@@ -775,25 +816,48 @@ static int memo_set_wide(vm *m, size_t idx, od_pv v)
     if (!k)
         return 0;
     if (!found) {
-        if (m->n_wide >= UINT32_MAX || !od_grow((void **)&m->wide, &m->wide_cap, m->n_wide + 1, sizeof *m->wide)) {
+        if (m->n_wide_free) {
+            *k = m->wide_free[--m->n_wide_free];
+        } else if (m->n_wide >= UINT32_MAX ||
+                   !od_grow((void **)&m->wide, &m->wide_cap, m->n_wide + 1, sizeof *m->wide)) {
             od_u64map_del(&m->memo_wide, idx);
             return 0;
+        } else {
+            *k = (uint32_t)m->n_wide++;
         }
-        *k = (uint32_t)m->n_wide++;
     }
     m->wide[*k] = v;
-    m->memo[idx] = MEMO_WIDE;
+    if (idx < m->memo_cap)
+        m->memo[idx] = MEMO_WIDE;
     return 1;
 }
 
-/* Store v in memo slot idx (< memo_cap); 0 when out of memory (the slot unchanged). */
+/* Store v in memo slot idx (< memo_cap, or sparse); 0 when out of memory (the slot
+ * unchanged). */
 static inline __attribute__((always_inline)) int memo_set(vm *m, size_t idx, od_pv v)
 {
-    if (__builtin_expect(v <= UINT32_MAX && (uint32_t)v != MEMO_WIDE, 1)) {
+    if (__builtin_expect(idx < m->memo_cap && v <= UINT32_MAX && (uint32_t)v != MEMO_WIDE, 1)) {
         m->memo[idx] = (uint32_t)v;
         return 1;
     }
     return memo_set_wide(m, idx, v);
+}
+
+/* Let sparse slot idx go: a later fetch of it gives V_GONE. */
+static void memo_forget(vm *m, size_t idx)
+{
+    uint32_t k;
+    if (idx < m->memo_cap || !od_u64map_get(&m->memo_wide, idx, &k))
+        return;
+    od_u64map_del(&m->memo_wide, idx);
+    if (od_grow((void **)&m->wide_free, &m->wide_free_cap, m->n_wide_free + 1, sizeof *m->wide_free))
+        m->wide_free[m->n_wide_free++] = k;
+}
+
+/* Whether the one-step paths may store memo slot n_memo. */
+static inline int memo_room(const vm *m)
+{
+    return m->n_memo < m->memo_cap || m->forgetting;
 }
 
 /* Container slots are recycled when a dict is absorbed as a record or a list turns out to
@@ -861,9 +925,14 @@ static od_pv vm_new_cont(vm *m, int kind)
         if (!d)
             return V_FAIL;
         m->cont_depth = d;
+        uint64_t *o = realloc(m->cont_off, nc * sizeof *o);
+        if (!o)
+            return V_FAIL;
+        m->cont_off = o;
         m->cont_memo_cap = nc;
     }
     m->cont_memo[id] = 0;
+    m->cont_off[id] = UINT64_MAX;
     return v;
 }
 
@@ -977,6 +1046,17 @@ static int consume_above(vm *m, size_t base)
     return 1;
 }
 
+/* A value let go (V_GONE) may only be a value of a dict the hook absorbs: placed anywhere
+ * else, the parse cannot go on without it. OD_OK, or the failure. */
+static od_status no_gone(vm *m, const od_pv *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (w[i] == V_GONE)
+            return fail(m, OD_ERR_LIMIT, "a memo fetch of a trace entry's value%s, which a streaming read does "
+                                         "not keep: read the snapshot whole", "");
+    return OD_OK;
+}
+
 static cont *target(vm *m, od_pv v, int kind1, int kind2, const char *op, od_status *st)
 {
     if (TAG(v) != TAG_CONT) {
@@ -1002,6 +1082,8 @@ static od_status do_appends(vm *m, size_t base, const char *op, int kind)
     if (base == 0)
         return fail(m, OD_ERR_FORMAT, "%s has no container below its items", op);
     size_t n = m->sp - base;
+    if ((st = no_gone(m, m->stack + base, n)) != OD_OK)
+        return st;
     if (!consume_above(m, base))
         return nomem(m);
     cont *c = target(m, m->stack[base - 1], kind, kind == K_SET ? K_SET : K_LIST, op, &st);
@@ -1025,6 +1107,15 @@ static int offer(vm *m, const od_pv *kv, size_t npairs, uint32_t *rec, od_status
     herr.status = OD_OK;
     herr.msg[0] = '\0';
     int r = m->opt->absorb_dict(m->opt->ud, m->t, kv, npairs, rec, &herr);
+    if (r > 0) {
+        if (r & OD_ABSORB_PAUSE)
+            m->pause = 1;
+        if ((r & OD_ABSORB_FORGETTABLE) && m->opt->forget_absorbed && !m->forgetting) {
+            m->forgetting = 1; /* from here on new memo slots are sparse */
+            m->memo_cap = m->n_memo;
+        }
+        r = r & OD_ABSORB_FORGETTABLE ? 2 : 1;
+    }
     if (r < 0)
         *st = od_fail_at(m->err, herr.status ? herr.status : OD_ERR_FORMAT, op_offset(m), "%s", herr.msg);
     return r;
@@ -1074,13 +1165,29 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
     size_t npairs = n / 2;
     if (c->count == 0 && npairs && m->opt && m->opt->absorb_dict) {
         uint32_t rec = 0;
+        /* where this dict began, should the hook ask */
+        od_ptree *t = m->t;
+        uint32_t did = (uint32_t)PAYLOAD(dv);
+        uint32_t mi = did < m->cont_memo_cap ? m->cont_memo[did] : PINNED;
+        size_t dp = base - 1; /* the dict's place on the stack */
+        t->offer_known = did < m->cont_memo_cap && m->cont_off[did] != UINT64_MAX && mi && mi != PINNED;
+        if (t->offer_known) {
+            t->offer_offset = m->cont_off[did];
+            t->offer_memo = mi - 1;
+            t->offer_marked = m->n_marks && m->marks[m->n_marks - 1] == dp;
+            t->offer_below = dp ? m->stack[dp - 1] : V_NONE;
+        }
         int r = offer(m, m->stack + base, npairs, &rec, &st);
+        t->offer_known = 0;
         if (r < 0)
             return st;
         if (r > 0) {
             uint32_t id = resolve(m->t, (uint32_t)PAYLOAD(dv));
+            uint32_t slot = id < m->cont_memo_cap ? m->cont_memo[id] : PINNED;
             if (recycle(m, id, MKV(TAG_RECORD, rec))) {
                 m->stack[base - 1] = MKV(TAG_RECORD, rec);
+                if (r == 2 && slot && slot != PINNED)
+                    memo_forget(m, slot - 1); /* only a sparse slot goes */
             } else {
                 c = &m->t->conts[id];
                 c->kind = K_RECORD;
@@ -1090,7 +1197,7 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
             return OD_OK;
         }
     }
-    if ((st = dict_add(m, c, m->stack + base, npairs, op)) != OD_OK)
+    if ((st = no_gone(m, m->stack + base, n)) != OD_OK || (st = dict_add(m, c, m->stack + base, npairs, op)) != OD_OK)
         return st;
     m->sp = base;
     return OD_OK;
@@ -1099,6 +1206,9 @@ static od_status do_setitems(vm *m, size_t base, const char *op)
 static od_status make_seq(vm *m, size_t base, int kind)
 {
     size_t n = m->sp - base;
+    od_status st = no_gone(m, m->stack + base, n);
+    if (st != OD_OK)
+        return st;
     if (!consume_above(m, base))
         return nomem(m);
     od_pv v = vm_new_cont(m, kind);
@@ -1280,7 +1390,13 @@ static od_status memo_put_slow(vm *m, uint64_t idx)
 {
     if (m->sp == 0 || (m->n_marks && m->marks[m->n_marks - 1] == m->sp))
         return fail(m, OD_ERR_FORMAT, "%s with an empty stack", "memo store");
-    if (idx >= m->n_memo) {
+    if (m->forgetting && idx >= m->memo_cap && idx != m->n_memo)
+        return fail(m, OD_ERR_LIMIT, "a memo store out of order (PUT %s), which a streaming read does not "
+                                     "follow: read the snapshot whole", idx < m->n_memo ? "over a used slot" : "past the end");
+    int fresh = idx >= m->n_memo;
+    if (m->forgetting && idx >= m->memo_cap) {
+        m->n_memo = (size_t)idx + 1;
+    } else if (idx >= m->n_memo) {
         if (idx > m->n_memo + MEMO_GAP)
             return fail(m, OD_ERR_LIMIT, "memo index far beyond the memo's size%s", "");
         if (!od_grow((void **)&m->memo, &m->memo_cap, (size_t)idx + 1, sizeof *m->memo))
@@ -1290,7 +1406,7 @@ static od_status memo_put_slow(vm *m, uint64_t idx)
         m->n_memo = (size_t)idx + 1;
     }
     od_pv v = m->stack[m->sp - 1];
-    od_pv old = memo_at(m, idx);
+    od_pv old = fresh ? V_UNSET : memo_at(m, idx);
     if (!memo_set(m, idx, v))
         return nomem(m);
     if (TAG(v) == TAG_CONT && PAYLOAD(v) < m->cont_memo_cap) {
@@ -1507,6 +1623,10 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
         *st = nomem(m);
         return NULL;
     }
+    if (m->defer_list) { /* fast_dict stores it, or lets it go with an absorbed dict */
+        m->deferred_slot = m->n_memo++;
+        return q;
+    }
     if ((*st = memoize(m)) != OD_OK)
         return NULL;
     return q;
@@ -1535,6 +1655,18 @@ static const unsigned char *fast_list(vm *m, const unsigned char *p, const unsig
 
 #define FAST_DICT_MAX 32 /* pairs; the absorb hook takes small dicts only */
 
+/* Store v in memo slot idx (< n_memo) as MEMOIZE would; 0 when out of memory. */
+static int memo_store(vm *m, size_t idx, od_pv v)
+{
+    if (!memo_set(m, idx, v))
+        return 0;
+    if (TAG(v) == TAG_CONT && PAYLOAD(v) < m->cont_memo_cap) {
+        uint32_t *cm = &m->cont_memo[PAYLOAD(v)];
+        *cm = (*cm == 0 && idx < PINNED - 1) ? (uint32_t)idx + 1 : PINNED;
+    }
+    return 1;
+}
+
 /* A new empty dict, pushed and stored in memo slot midx as EMPTY_DICT MEMOIZE leave it
  * (stack room is the caller's); V_FAIL when out of memory. */
 static od_pv push_memo_dict(vm *m, size_t midx)
@@ -1561,7 +1693,7 @@ static od_pv push_memo_dict(vm *m, size_t midx)
 static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsigned char *end, od_status *st)
 {
     od_ptree *t = m->t;
-    if (end - p < 32 || p[0] != 0x94 || p[1] != '(' || m->n_memo >= m->memo_cap)
+    if (end - p < 32 || p[0] != 0x94 || p[1] != '(' || !memo_room(m))
         return NULL;
     /* room for the dict and its pairs, within MAX_STACK (else the general path says so) */
     if (m->sp + 2 * FAST_DICT_MAX + 2 > MAX_STACK ||
@@ -1569,10 +1701,17 @@ static const unsigned char *fast_dict(vm *m, const unsigned char *p, const unsig
          !od_grow((void **)&m->stack, &m->stack_cap, m->sp + 2 * FAST_DICT_MAX + 2, sizeof(od_pv))))
         return NULL;
     size_t midx = m->n_memo;
-    m->memo[midx] = (uint32_t)V_UNSET; /* the dict itself: a fetch of it before it is done deopts */
+    if (midx < m->memo_cap)
+        m->memo[midx] = (uint32_t)V_UNSET; /* the dict itself: a fetch of it before it is done deopts */
+    m->building = midx;
     m->n_memo = midx + 1;
     od_pv kv[2 * FAST_DICT_MAX];
     size_t n = 0;
+    /* While forgetting, the memo slots of list values wait here: an absorbed dict's are
+     * let go, any other dict's stored. */
+    size_t pend_slot[4];
+    od_pv pend_val[4];
+    int n_pend = 0;
     const unsigned char *q = p + 2;
     od_pv v;
     /* Each opcode's handler dispatches the next one itself (with GCC/Clang), which lets
@@ -1696,21 +1835,27 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             q += 9;
             FD_DISPATCH_NEXT;
         FD_OP(memoize) /* of the value just read */
-            if (n == 0 || TAG(kv[n - 1]) == TAG_CONT || m->n_memo >= m->memo_cap ||
+            if (n == 0 || TAG(kv[n - 1]) == TAG_CONT || !memo_room(m) ||
                 !memo_set(m, m->n_memo, kv[n - 1]))
                 goto deopt;
             m->n_memo++;
             q++;
             FD_DISPATCH_NEXT;
         FD_OP(empty_list) /* an empty last value, or a list fast_list takes */
-            if (n % 2 == 0 || q[1] != 0x94 || m->n_memo >= m->memo_cap)
+            if (n % 2 == 0 || q[1] != 0x94 || !memo_room(m))
                 goto deopt;
             if (q[2] == 'u') {
                 if (m->empty_list == V_FAIL)
                     m->empty_list = shared_list(m, NULL, 0);
                 v = m->empty_list;
-                if (v == V_FAIL || !memo_set(m, m->n_memo, v))
+                if (v == V_FAIL)
                     goto deopt;
+                if (m->forgetting && n_pend < 4) {
+                    pend_slot[n_pend] = m->n_memo;
+                    pend_val[n_pend++] = v;
+                } else if (!memo_set(m, m->n_memo, v)) {
+                    goto deopt;
+                }
                 m->n_memo++;
                 q += 2;
                 kv[n++] = v;
@@ -1719,10 +1864,16 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             if (q[2] != '(')
                 goto deopt;
             {
+                m->defer_list = m->forgetting && n_pend < 4;
                 const unsigned char *r = fast_list(m, q + 1, end, st);
+                if (r && m->defer_list) {
+                    pend_slot[n_pend] = m->deferred_slot;
+                    pend_val[n_pend++] = m->stack[m->sp - 1];
+                }
+                m->defer_list = 0;
                 if (!r) {
                     if (*st != OD_OK)
-                        return NULL;
+                        goto fail;
                     goto deopt;
                 }
                 kv[n++] = m->stack[--m->sp];
@@ -1734,22 +1885,35 @@ TABLE_DEFAULTS_OVERRIDDEN_END
                 goto deopt;
             m->op_p = q;
             uint32_t rec = 0;
+            /* where this dict began, should the hook ask (its values left the stack as it was) */
+            t->offer_known = 1;
+            t->offer_offset = m->base + (uint64_t)(p - m->win) - 1;
+            t->offer_memo = midx;
+            t->offer_marked = m->n_marks && m->marks[m->n_marks - 1] == m->sp;
+            t->offer_below = m->sp ? m->stack[m->sp - 1] : V_NONE;
             int r = n && m->opt && m->opt->absorb_dict ? offer(m, kv, n / 2, &rec, st) : 0;
+            t->offer_known = 0;
             if (r < 0)
-                return NULL;
+                goto fail;
             if (r > 0) {
-                if (!memo_set(m, midx, MKV(TAG_RECORD, rec))) {
-                    *st = nomem(m);
-                    return NULL;
-                }
+                /* a forgettable record lets go of its sparse slots and its lists' */
+                int keep = r == 1;
+                if ((keep || midx < m->memo_cap) && !memo_set(m, midx, MKV(TAG_RECORD, rec)))
+                    goto nomem;
+                for (int i = 0; i < n_pend; i++)
+                    if ((keep || pend_slot[i] < m->memo_cap) && !memo_store(m, pend_slot[i], pend_val[i]))
+                        goto nomem;
+                m->building = SIZE_MAX;
                 m->stack[m->sp++] = MKV(TAG_RECORD, rec);
                 return q + 1;
             }
+            for (int i = 0; i < n_pend; i++)
+                if (!memo_store(m, pend_slot[i], pend_val[i]))
+                    goto nomem;
+            m->building = SIZE_MAX;
             od_pv d = push_memo_dict(m, midx);
-            if (d == V_FAIL) {
-                *st = nomem(m);
-                return NULL;
-            }
+            if (d == V_FAIL)
+                goto nomem;
             if ((*st = dict_add(m, &t->conts[PAYLOAD(d)], kv, n / 2, "SETITEMS")) != OD_OK)
                 return NULL;
             return q + 1;
@@ -1766,19 +1930,26 @@ TABLE_DEFAULTS_OVERRIDDEN_END
 #undef FD_REPEATS_OR_GOTO_DEOPT
 #undef FD_REMEMBER
 deopt:;
-    /* Build what the opcodes read so far would have left: dict, memo slot, MARK, values. */
-    if (push_memo_dict(m, midx) == V_FAIL) {
-        *st = nomem(m);
-        return NULL;
-    }
-    if (m->n_marks == m->marks_cap && !room(m, (void **)&m->marks, &m->marks_cap, m->n_marks, sizeof(size_t))) {
-        *st = nomem(m);
-        return NULL;
-    }
+    /* Build what the opcodes read so far would have left: dict, memo slots, MARK, values. */
+    m->building = SIZE_MAX;
+    for (int i = 0; i < n_pend; i++)
+        if (!memo_store(m, pend_slot[i], pend_val[i]))
+            goto nomem;
+    od_pv d = push_memo_dict(m, midx);
+    if (d == V_FAIL)
+        goto nomem;
+    m->cont_off[PAYLOAD(d)] = m->base + (uint64_t)(p - 1 - m->win);
+    if (m->n_marks == m->marks_cap && !room(m, (void **)&m->marks, &m->marks_cap, m->n_marks, sizeof(size_t)))
+        goto nomem;
     m->marks[m->n_marks++] = m->sp;
     memcpy(m->stack + m->sp, kv, n * sizeof(od_pv));
     m->sp += n;
     return q;
+nomem:
+    *st = nomem(m);
+fail:
+    m->building = SIZE_MAX;
+    return NULL;
 }
 
 static od_status push_string(vm *m, uint64_t len, int is_bytes)
@@ -1829,6 +2000,16 @@ static od_status push_string(vm *m, uint64_t len, int is_bytes)
 #define DISPATCH_END } }
 #define DISPATCH_NEXT continue
 #endif
+
+/* After a dict the absorb hook took with OD_ABSORB_PAUSE: return, to go on from here at
+ * the next od_pickle_reader_step. */
+#define PAUSE_IF_ASKED()                                                  \
+    do {                                                                  \
+        if (__builtin_expect(m->pause, 0)) {                              \
+            m->p = p;                                                     \
+            return OD_OK;                                                 \
+        }                                                                 \
+    } while (0)
 
 /* Top up the window before an opcode; 0 when the input has ended. */
 static int refill_or_eof(vm *m)
@@ -1915,6 +2096,8 @@ TABLE_DEFAULTS_OVERRIDDEN_END
         OP(2e) { /* STOP */
             if (m->sp == 0 || m->n_marks)
                 return fail(m, OD_ERR_FORMAT, "STOP with %s", m->sp ? "an open MARK" : "an empty stack");
+            if ((st = no_gone(m, m->stack + m->sp - 1, 1)) != OD_OK)
+                return st;
             if ((m->t->root = consume(m, m->stack[m->sp - 1])) == V_FAIL)
                 return nomem(m);
             m->t->input_bytes = m->base + (uint64_t)(p - m->win);
@@ -2047,11 +2230,13 @@ TABLE_DEFAULTS_OVERRIDDEN_END
         const unsigned char *q_ = m->one_by_one ? NULL : fast(m, p, end, &st);        \
         if (q_) {                                                                     \
             p = q_;                                                                   \
+            PAUSE_IF_ASKED();                                                         \
             DISPATCH_NEXT;                                                            \
         }                                                                             \
         if (st != OD_OK)                                                              \
             return st;                                                                \
         PUSH_OR_RETURN(vm_new_cont(m, (kind)));                                       \
+        m->cont_off[PAYLOAD(m->stack[m->sp - 1])] = m->base + (uint64_t)(p - 1 - m->win); \
         DISPATCH_NEXT;                                                                \
     }
         OP(5d) ONE_STEP_OR_PUSH_OR_RETURN_THEN_NEXT(fast_list, K_LIST); /* EMPTY_LIST */
@@ -2080,11 +2265,13 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             NEED_STACK_OR_RETURN(3);
             if ((st = do_setitems(m, m->sp - 2, "SETITEM")) != OD_OK)
                 return st;
+            PAUSE_IF_ASKED();
             DISPATCH_NEXT;
         OP(75) { /* SETITEMS */
             size_t base = 0;
             if ((st = pop_mark(m, &base)) != OD_OK || (st = do_setitems(m, base, "SETITEMS")) != OD_OK)
                 return st;
+            PAUSE_IF_ASKED();
             DISPATCH_NEXT;
         }
         OP(74) { /* TUPLE */
@@ -2124,6 +2311,7 @@ TABLE_DEFAULTS_OVERRIDDEN_END
             m->stack[base] = d;
             if ((st = do_setitems(m, base + 1, "DICT")) != OD_OK)
                 return st;
+            PAUSE_IF_ASKED();
             DISPATCH_NEXT;
         }
         OP(94) /* MEMOIZE */
@@ -2157,6 +2345,70 @@ TABLE_DEFAULTS_OVERRIDDEN_END
     DISPATCH_END
 }
 
+/* Set up m to parse in with opt into tree t (made here when NULL); 0 when out of memory. */
+static int vm_init(vm *m, od_input *in, const od_pickle_options *opt, od_ptree *t, od_error *err)
+{
+    memset(m, 0, sizeof *m);
+    m->in = in;
+    m->opt = opt;
+    m->err = err;
+    m->max_string = opt && opt->max_string_bytes ? opt->max_string_bytes : (256ull << 20);
+    m->t = t ? t : calloc(1, sizeof *m->t);
+    m->buf = malloc(BUF_SIZE);
+    if (!m->t || !m->buf)
+        return 0;
+    m->win = m->p = m->end = m->buf;
+    m->empty_list = V_FAIL;
+    m->building = SIZE_MAX;
+    m->one_by_one = opt && opt->opcode_by_opcode;
+    forget_fetches(m);
+    static const unsigned char ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0};
+    unsigned char two[8] = {0xff, 0xff, 0, 0, 0, 0, 0, 0};
+    memcpy(&m->mask5, ones, 8);
+    memcpy(&m->mask2, two, 8);
+    return 1;
+}
+
+/* Free what the parse itself held (not the tree). */
+static void vm_release(vm *m)
+{
+    free(m->buf);
+    free(m->stack);
+    free(m->marks);
+    free(m->memo);
+    od_u64map_free(&m->memo_wide);
+    free(m->wide);
+    free(m->wide_free);
+    free(m->cont_memo);
+    free(m->cont_depth);
+    free(m->cont_off);
+    free(m->tmp);
+    free(m->raw);
+    free(m->raw_bytes);
+}
+
+/* Hand the memo over to the tree (od_pickle_options.keep_memo); 0 when out of memory. */
+static int keep_memo(vm *m)
+{
+    kept_memo *k = calloc(1, sizeof *k);
+    if (!k)
+        return 0;
+    k->dense = m->memo;
+    k->n_dense = m->forgetting ? m->memo_cap : m->n_memo;
+    k->forgetting = m->forgetting;
+    k->wide_index = m->memo_wide;
+    k->wide = m->wide;
+    k->n_wide = m->n_wide;
+    k->depth = m->cont_depth;
+    k->n_depth = m->cont_memo_cap;
+    m->memo = NULL;
+    memset(&m->memo_wide, 0, sizeof m->memo_wide);
+    m->wide = NULL;
+    m->cont_depth = NULL;
+    m->t->kept = k;
+    return 1;
+}
+
 od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **out, od_error *err)
 {
     od_error local;
@@ -2164,27 +2416,11 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
         err = &local;
     od_error_clear(err);
     *out = NULL;
-    vm m = {0};
-    m.in = in;
-    m.opt = opt;
-    m.err = err;
-    m.max_string = opt && opt->max_string_bytes ? opt->max_string_bytes : (256ull << 20);
-    m.t = calloc(1, sizeof *m.t);
-    m.buf = malloc(BUF_SIZE);
-    if (!m.t || !m.buf) {
+    vm m;
+    if (!vm_init(&m, in, opt, NULL, err)) {
         free(m.t);
         free(m.buf);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
-    }
-    m.win = m.p = m.end = m.buf;
-    m.empty_list = V_FAIL;
-    m.one_by_one = opt && opt->opcode_by_opcode;
-    forget_fetches(&m);
-    {
-        static const unsigned char ones[8] = {0xff, 0xff, 0xff, 0xff, 0xff, 0, 0, 0};
-        unsigned char two[8] = {0xff, 0xff, 0, 0, 0, 0, 0, 0};
-        memcpy(&m.mask5, ones, 8);
-        memcpy(&m.mask2, two, 8);
     }
     m.t->root = V_NONE;
     od_status st;
@@ -2201,23 +2437,117 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
                         m.p[0] >= 0x20 && m.p[0] < 0x7f ? " (this looks like text)" : "");
     else if (st == OD_OK)
         st = run(&m);
-    free(m.buf);
-    free(m.stack);
-    free(m.marks);
-    free(m.memo);
-    od_u64map_free(&m.memo_wide);
-    free(m.wide);
-    free(m.cont_memo);
-    free(m.cont_depth);
-    free(m.tmp);
-    free(m.raw);
-    free(m.raw_bytes);
+    if (st == OD_OK && m.pause)
+        st = od_fail_at(err, OD_ERR_FORMAT, op_offset(&m), "the absorb hook paused a whole-pickle read%s", "");
+    if (st == OD_OK && opt && opt->keep_memo && !keep_memo(&m))
+        st = od_fail(err, OD_ERR_NOMEM, "out of memory");
+    vm_release(&m);
     if (st != OD_OK) {
         od_ptree_free(m.t);
         return st;
     }
     *out = m.t;
     return OD_OK;
+}
+
+int od_ptree_offer_position(const od_ptree *t, od_pickle_position *pos)
+{
+    if (!t->offer_known)
+        return 0;
+    pos->offset = t->offer_offset;
+    pos->memo_index = t->offer_memo;
+    pos->marked = t->offer_marked;
+    od_pv b = t->offer_below;
+    const cont *c = TAG(b) == TAG_CONT && PAYLOAD(b) < t->n_conts ? &t->conts[PAYLOAD(b)] : NULL;
+    pos->first_in_list = c && c->kind == K_LIST && c->count == 0 && !(c->flags & F_FROZEN);
+    return 1;
+}
+
+/* ---------- reading part of a pickle again ---------- */
+
+struct od_pickle_reader {
+    vm m;
+    od_error err;
+};
+
+od_status od_pickle_reread(od_input *in, od_ptree *t, const od_pickle_position *pos, const od_pickle_options *opt,
+                           od_pickle_reader **out, od_error *err)
+{
+    *out = NULL;
+    const kept_memo *k = t->kept;
+    if (!k || !pos->first_in_list)
+        return od_fail(err, OD_ERR_ARG, "the pickle cannot be read again from there");
+    od_pickle_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    vm *m = &r->m;
+    if (!vm_init(m, in, opt, t, &r->err))
+        goto nomem;
+    m->base = pos->offset;
+    /* The memo as it was where the list began: the dense slots (copied: this read writes
+     * to its own, the same values again from the dict's slot on), and the wide and sparse
+     * ones below the dict's slot (or the dense end). */
+    m->memo_cap = k->n_dense;
+    m->n_memo = pos->memo_index;
+    m->forgetting = k->forgetting;
+    if (k->n_dense && !(m->memo = malloc(k->n_dense * sizeof *m->memo)))
+        goto nomem;
+    if (k->n_dense)
+        memcpy(m->memo, k->dense, k->n_dense * sizeof *m->memo);
+    for (size_t j = 0; j < k->wide_index.cap; j++) {
+        const od_u64slot *sl = &k->wide_index.slots[j];
+        uint64_t idx = sl->key - 1;
+        if (sl->key && (idx < pos->memo_index || idx < k->n_dense) && !memo_set_wide(m, idx, k->wide[sl->val]))
+            goto nomem;
+    }
+    /* Containers the first reading made are shared and frozen: pinned here, with their depth. */
+    size_t nc = t->n_conts > 1024 ? t->n_conts : 1024;
+    m->cont_memo = malloc(nc * sizeof *m->cont_memo);
+    m->cont_depth = calloc(nc, sizeof *m->cont_depth);
+    m->cont_off = malloc(nc * sizeof *m->cont_off);
+    if (!m->cont_memo || !m->cont_depth || !m->cont_off)
+        goto nomem;
+    m->cont_memo_cap = nc;
+    for (size_t j = 0; j < nc; j++) {
+        m->cont_memo[j] = PINNED;
+        m->cont_off[j] = UINT64_MAX;
+    }
+    memcpy(m->cont_depth, k->depth, (k->n_depth < t->n_conts ? k->n_depth : t->n_conts) * sizeof *m->cont_depth);
+    /* The list the items go to, and its MARK. */
+    od_pv list = vm_new_cont(m, K_LIST);
+    if (list == V_FAIL || !push(m, list))
+        goto nomem;
+    if (pos->marked) {
+        if (!room(m, (void **)&m->marks, &m->marks_cap, 0, sizeof(size_t)))
+            goto nomem;
+        m->marks[m->n_marks++] = m->sp;
+    }
+    *out = r;
+    return OD_OK;
+nomem:
+    vm_release(m);
+    free(r);
+    return od_fail(err, OD_ERR_NOMEM, "out of memory");
+}
+
+od_status od_pickle_reader_step(od_pickle_reader *r, od_error *err)
+{
+    vm *m = &r->m;
+    m->pause = 0;
+    od_status st = run(m);
+    if (st == OD_OK && !m->pause)
+        st = od_fail_at(&r->err, OD_ERR_FORMAT, op_offset(m), "the pickle ended where %s", "the first reading went on");
+    if (st != OD_OK && err)
+        *err = r->err;
+    return st;
+}
+
+void od_pickle_reader_free(od_pickle_reader *r)
+{
+    if (!r)
+        return;
+    vm_release(&r->m);
+    free(r);
 }
 
 /* ---------- reading the tree ---------- */

@@ -41,12 +41,20 @@ typedef enum {
 
 #define OD_PV_MISSING_VALUE ((od_pv)0x1d) /* the od_pv of type OD_PV_MISSING */
 
+/* What an absorb hook may return besides 0 (keep the dict) and -1 (fail): OD_ABSORB, with
+ * these flags or'ed in. */
+#define OD_ABSORB 1             /* the dict becomes a record */
+#define OD_ABSORB_FORGETTABLE 2 /* nothing refers back to its values but dicts the hook
+                                   absorbs this way too (see forget_absorbed) */
+#define OD_ABSORB_PAUSE 4       /* od_pickle_reader_step returns after this dict */
+
 typedef struct {
     /* Optional streaming hook, called when a new, empty dict receives its first items
-     * (kv holds npairs key/value pairs, values complete). Return 1 to absorb the dict:
-     * it becomes an OD_PV_RECORD carrying *record and its items are not stored (a
-     * consumer keeps its own compact form, e.g. a million trace entries); 0 to keep it as
-     * a dict; -1 to stop parsing with *err filled (its offset is set by the reader). */
+     * (kv holds npairs key/value pairs, values complete). Return OD_ABSORB (flags above
+     * or'ed in) to absorb the dict: it becomes an OD_PV_RECORD carrying *record and its
+     * items are not stored (a consumer keeps its own compact form, e.g. a million trace
+     * entries); 0 to keep it as a dict; -1 to stop parsing with *err filled (its offset
+     * is set by the reader). */
     int (*absorb_dict)(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs,
                        uint32_t *record, od_error *err);
     void *ud;
@@ -55,7 +63,46 @@ typedef struct {
     /* Nonzero: run every opcode on its own, without the one-step paths for dicts and
      * lists. The result and every error are the same either way (tests compare them). */
     int opcode_by_opcode;
+    /* Nonzero: from the first dict absorbed with OD_ABSORB_FORGETTABLE on, the memo slots
+     * of such dicts and of the lists among their values are let go (a streaming read of
+     * a trace keeps memory to what is live: pickle.dump refers back to a trace entry's
+     * frames list only from the entries of the same block, which the hook takes too).
+     * Such a value fetched again reaches the hook as a value of type OD_PV_MISSING;
+     * placed anywhere else, it fails the parse with OD_ERR_LIMIT (as a memo store out of
+     * order does). */
+    int forget_absorbed;
+    /* Nonzero: the tree keeps the memo, for reading parts of the pickle again
+     * (od_pickle_reread). */
+    int keep_memo;
 } od_pickle_options;
+
+/* Where a dict offered to the absorb hook began, to read the pickle again from there. */
+typedef struct {
+    uint64_t offset;      /* of its EMPTY_DICT */
+    uint64_t memo_index;  /* its memo slot */
+    int marked;           /* a MARK lies right below it (its list's items come in batches) */
+    int first_in_list;    /* it is the first item of a list still empty */
+} od_pickle_position;
+
+/* In the absorb hook: where the dict offered began. 0 when not known (a dict that did not
+ * come whole in one step). */
+int od_ptree_offer_position(const od_ptree *t, od_pickle_position *pos);
+
+typedef struct od_pickle_reader od_pickle_reader;
+
+/* Read again, from pos (the first item of a list, taken in the absorb hook), the list's
+ * items of the pickle that built t, offering each dict to opt->absorb_dict as the first
+ * reading did, into t (which must come from a reading with keep_memo and
+ * forget_absorbed). in gives the pickle's bytes from pos->offset on; errors name offsets
+ * in the pickle. Returns a reader that od_pickle_reader_step runs and the caller frees
+ * with od_pickle_reader_free (NULL is fine). OD_ERR_ARG when t cannot be read from pos;
+ * OD_ERR_NOMEM. */
+od_status od_pickle_reread(od_input *in, od_ptree *t, const od_pickle_position *pos, const od_pickle_options *opt,
+                           od_pickle_reader **out, od_error *err);
+/* Run until the hook returns OD_ABSORB_PAUSE: OD_OK. Fails as od_pickle_load does, and
+ * with OD_ERR_FORMAT when the pickle ends before a pause (err filled). */
+od_status od_pickle_reader_step(od_pickle_reader *r, od_error *err);
+void od_pickle_reader_free(od_pickle_reader *r);
 
 /* Parse one pickle from in (opt may be NULL). On success *out is the tree; on failure
  * *out is NULL and err names the byte offset (in the uncompressed stream) and what was

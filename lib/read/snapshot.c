@@ -7,12 +7,15 @@
 #include "oomdoc/snapshot.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/mem.h"
 #include "base/u64map.h"
 #include "read/pickle.h"
+#include "base/reread.h"
+#include "read/tracepass.h"
 
 /* Sizes beyond this are not memory any GPU has: refused rather than summed. */
 #define MAX_SANE_BYTES ((uint64_t)1 << 52)
@@ -53,18 +56,39 @@ typedef struct strchunk {
     char data[];
 } strchunk;
 
+/* Where a list of trace entries began, for passes that read the file again: the pickle
+ * position of its first entry, and hashes of its entries (each CHECK_CHUNK of them and all)
+ * that a pass must find again. */
+#define CHECK_CHUNK ((size_t)1 << 16)
+
+typedef struct list_start {
+    size_t first;              /* its first entry's record index */
+    od_pickle_position pos;
+    uint64_t hash;             /* of its entries so far */
+    uint64_t *chunk_hash;      /* after each CHECK_CHUNK entries */
+    size_t n_chunks, cap_chunks;
+    size_t n;                  /* its entries (so far) */
+} list_start;
+
 /* Storage owned by the snapshot (od_snapshot.priv). */
 typedef struct {
     strchunk *strings;
     od_u64map str_copies;        /* pickle str value -> index into copies */
     const char **copies;
     size_t n_copies, cap_copies;
-    od_trace_store *entries; /* every absorbed trace entry, in document order */
+    od_trace_store *entries; /* every absorbed trace entry, in document order (a compact
+                                stream when streamed) */
     od_trace_store *copied;  /* the traces, when they were not one run of entries each */
+    int streamed;
+    od_input *in;            /* streamed from a file: read again by the passes ... */
+    od_ptree *tree;          /* ... into the first reading's tree, memo kept ... */
+    struct loader_state *L;  /* ... by the loader's hook, whose caches they need */
+    const list_start **device_start; /* by device: its list, or NULL when empty */
+    int passes_open;
 } storage;
 
 /* Parser state while the pickle streams. */
-typedef struct {
+typedef struct loader_state {
     od_snapshot *snap;
     storage *st;
     uint8_t *fields;       /* by pickle string id: field + 1, or F_NONE */
@@ -92,7 +116,13 @@ typedef struct {
     size_t action_cap;
     uint32_t *stack_cache; /* by container slot of a shared frames list: stack + 1 */
     size_t stack_cache_cap;
+    int streamed;          /* od_snapshot_load_streamed: entries without stacks */
+    int reread;            /* ... read again from the file: entries are not kept */
+    struct list_start *starts; /* reread: where each list of trace entries began */
+    size_t n_starts, cap_starts;
+    struct od_trace_pass *pass; /* a pass reading the file again is taking entries */
 } loader;
+
 
 static const char *copy_str(loader *L, const od_ptree *t, od_pv v)
 {
@@ -316,6 +346,56 @@ static int enum_of(loader *L, od_u64map *cache, const char *const *names, int n_
     return (int)e;
 }
 
+static uint64_t entry_hash(uint64_t h, const od_trace_entry *e)
+{
+    uint64_t x = e->addr * 0x9e3779b97f4a7c15ull ^ e->size * 0xc2b2ae3d27d4eb4full ^
+                 e->time_us * 0x165667b19e3779f9ull ^ e->device_free * 0x27d4eb2f165667c5ull ^
+                 (e->stream ^ ((uint64_t)e->action << 56)) * 0xd6e8feb86659fd93ull;
+    h = (h ^ x ^ (x >> 29)) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 32);
+}
+
+static int pass_take(loader *L, const od_trace_entry *e, uint32_t *record, od_error *err);
+
+/* A reread load: the entry belongs to the list begun last, or begins one. 0 when out of memory. */
+static int note_entry(loader *L, const od_ptree *t, const od_trace_entry *e)
+{
+    od_pickle_position pos;
+    if (od_ptree_offer_position(t, &pos) && pos.first_in_list) {
+        if (!od_grow((void **)&L->starts, &L->cap_starts, L->n_starts + 1, sizeof *L->starts))
+            return 0;
+        L->starts[L->n_starts++] = (list_start){.first = L->n_entries, .pos = pos};
+    }
+    if (!L->n_starts) /* an entry before any known list start: no pass can find it */
+        return 1;
+    list_start *ls = &L->starts[L->n_starts - 1];
+    ls->hash = entry_hash(ls->hash, e);
+    if (++ls->n % CHECK_CHUNK == 0) {
+        if (!od_grow((void **)&ls->chunk_hash, &ls->cap_chunks, ls->n_chunks + 1, sizeof *ls->chunk_hash))
+            return 0;
+        ls->chunk_hash[ls->n_chunks++] = ls->hash;
+    }
+    return 1;
+}
+
+/* Keep entry e (as the loader's mode says) as the next record: the hook's answer. */
+static int take_entry(loader *L, const od_ptree *t, const od_trace_entry *e, uint32_t *record, od_error *err)
+{
+    if (L->pass)
+        return pass_take(L, e, record, err);
+    if (L->n_entries >= MAX_RECORDS) {
+        od_fail(err, OD_ERR_LIMIT, "too many trace entries");
+        return -1;
+    }
+    if (L->reread ? !note_entry(L, t, e) : !od_trace_store_add(L->entries, e)) {
+        od_fail(err, OD_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    *record = REC(REC_TRACE, L->n_entries);
+    L->n_entries++;
+    return L->streamed ? OD_ABSORB | OD_ABSORB_FORGETTABLE : OD_ABSORB;
+}
+
 static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uint8_t *fields,
                         size_t npairs, uint32_t *record, od_error *err)
 {
@@ -395,8 +475,8 @@ static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uin
                 return bad(err, "trace entry", "time_us", "a non-negative int", t, v);
             e.time_us = (uint64_t)i64;
             break;
-        case F_FRAMES:
-            if (stack_index(L, t, v, &e.stack, err) < 0)
+        case F_FRAMES: /* a streamed trace carries no stacks (tracepass.h) */
+            if (!L->streamed && stack_index(L, t, v, &e.stack, err) < 0)
                 return -1;
             break;
         default:
@@ -410,13 +490,7 @@ static int absorb_trace(loader *L, const od_ptree *t, const od_pv *kv, const uin
             od_fail(err, OD_ERR_FORMAT, "trace entry '%s' has no '%s'", action_names[e.action], field_names[f]);
             return -1;
         }
-    if (L->n_entries >= MAX_RECORDS || !od_trace_store_add(L->entries, &e)) {
-        od_fail(err, L->n_entries >= MAX_RECORDS ? OD_ERR_LIMIT : OD_ERR_NOMEM, "too many trace entries");
-        return -1;
-    }
-    *record = REC(REC_TRACE, L->n_entries);
-    L->n_entries++;
-    return 1;
+    return take_entry(L, t, &e, record, err);
 }
 
 static int absorb_block(loader *L, const od_ptree *t, const od_pv *kv, const uint8_t *fields,
@@ -594,8 +668,9 @@ nomem:
 
 /* The common trace entry in straight-line code, by the field positions of the last key
  * sequence: every value of the usual kind (a known action, small non-negative ints, a
- * frames list already seen). Returns 1 when done, 0 to leave it to absorb_trace. */
-static int absorb_trace_fast(loader *L, const od_pv *kv, uint32_t *record)
+ * frames list already seen). Returns the hook's answer when done (take_entry), 0 to leave
+ * it to absorb_trace. */
+static int absorb_trace_fast(loader *L, const od_ptree *t, const od_pv *kv, uint32_t *record, od_error *err)
 {
     const int8_t *pos = L->last_pos;
     od_trace_entry e = {0};
@@ -624,17 +699,13 @@ static int absorb_trace_fast(loader *L, const od_pv *kv, uint32_t *record)
             return 0;
         e.time_us = (uint64_t)od_pv_small_int(v);
     }
-    if (pos[F_FRAMES] >= 0) {
+    if (pos[F_FRAMES] >= 0 && !L->streamed) {
         uint32_t slot = od_pv_cont_index_fast(kv[2 * pos[F_FRAMES] + 1]);
         if (slot >= L->stack_cache_cap || !L->stack_cache[slot])
             return 0;
         e.stack = L->stack_cache[slot] - 1;
     }
-    if (L->n_entries >= MAX_RECORDS || !od_trace_store_add(L->entries, &e))
-        return 0;
-    *record = REC(REC_TRACE, L->n_entries);
-    L->n_entries++;
-    return 1;
+    return take_entry(L, t, &e, record, err);
 }
 
 static int absorb(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, uint32_t *record,
@@ -673,9 +744,13 @@ static int absorb(void *ud, const od_ptree *t, const od_pv *kv, size_t npairs, u
         L->last_npairs = npairs;
     }
     if (has & (1u << F_ACTION)) {
-        if (L->last_trace_fast && absorb_trace_fast(L, kv, record))
-            return 1;
-        return absorb_trace(L, t, kv, fields, npairs, record, err);
+        int r = L->last_trace_fast ? absorb_trace_fast(L, t, kv, record, err) : 0;
+        return r ? r : absorb_trace(L, t, kv, fields, npairs, record, err);
+    }
+    if (L->pass) { /* a pass meets only trace entries and the dicts inside them */
+        if ((has & (1u << F_BLOCKS)) || (has & (1u << F_STATE)))
+            return od_fail(err, OD_ERR_IO, "the file changed while it was read: a block where the trace was"), -1;
+        return 0;
     }
     if ((has & (1u << F_BLOCKS)) && (has & (1u << F_TOTAL_SIZE)))
         return absorb_segment(L, t, kv, fields, npairs, record, err);
@@ -822,7 +897,11 @@ static od_status take_traces(loader *L, const od_ptree *t, od_pv list, od_error 
                 contiguous = 0;
         }
     }
-    /* Otherwise the traces are copied, in order, into a store of their own. */
+    /* Otherwise the traces are copied, in order, into a store of their own; a stream is
+     * read only in order. */
+    if (!contiguous && L->streamed)
+        return od_fail(err, OD_ERR_LIMIT, "the device traces are laid out out of order (pickle.dump never "
+                                          "does this), which a streaming read cannot follow: read the snapshot whole");
     if (!contiguous) {
         od_device_trace all;
         od_trace_store_view(L->entries, 0, L->n_entries, 0, &all);
@@ -837,11 +916,32 @@ static od_status take_traces(loader *L, const od_ptree *t, od_pv list, od_error 
             }
         }
     }
+    /* Read again from the file: each device's trace is one list whose start was seen. */
+    if (L->reread && n && !(L->st->device_start = calloc(n, sizeof *L->st->device_start)))
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    for (size_t d = 0, at = 0, k = 0; L->reread && d < n; d++) {
+        size_t m = od_pv_len(t, od_pv_item(t, list, d));
+        if (!m)
+            continue;
+        while (k < L->n_starts && L->starts[k].first < at)
+            k++;
+        if (k == L->n_starts || L->starts[k].first != at || L->starts[k].n != m)
+            return od_fail(err, OD_ERR_LIMIT, "device %zu's trace list starts where a streaming read cannot find it "
+                                              "again: read the snapshot whole", d);
+        L->st->device_start[d] = &L->starts[k];
+        at += m;
+    }
     /* Views last: adding to a store moves its arrays. */
     size_t at = 0;
     for (size_t d = 0; d < n; d++) {
         size_t m = od_pv_len(t, od_pv_item(t, list, d));
         od_trace_store_view(contiguous ? L->entries : L->st->copied, at, m, (int64_t)d, &s->traces[d]);
+        if (L->streamed) { /* a view that says how many, and nothing to read at random */
+            memset(&s->traces[d], 0, sizeof s->traces[d]);
+            s->traces[d].device = (int64_t)d;
+            s->traces[d].n_entries = m;
+            s->traces[d].first = at;
+        }
         at += m;
     }
     return OD_OK;
@@ -931,6 +1031,9 @@ static od_status take_annotations(loader *L, const od_ptree *t, od_pv list, od_e
 
 static void loader_free(loader *L)
 {
+    for (size_t i = 0; i < L->n_starts; i++)
+        free(L->starts[i].chunk_hash);
+    free(L->starts);
     free(L->fields);
     free(L->action_of);
     free(L->stack_cache);
@@ -943,7 +1046,7 @@ static void loader_free(loader *L)
     free(L->seg_blocks);
 }
 
-od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
+static od_status load(od_input *in, int streamed, od_snapshot **out, od_error *err)
 {
     od_error local;
     if (!err)
@@ -951,8 +1054,10 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
     *out = NULL;
     od_snapshot *s = calloc(1, sizeof *s);
     storage *st = calloc(1, sizeof *st);
-    if (st)
-        st->entries = od_trace_store_new();
+    if (st) {
+        st->streamed = streamed;
+        st->entries = streamed ? od_trace_store_new_stream() : od_trace_store_new();
+    }
     if (!s || !st || !st->entries) {
         free(s);
         if (st)
@@ -967,11 +1072,13 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
     L.snap = s;
     L.st = st;
     L.entries = st->entries;
+    L.streamed = streamed;
+    L.reread = streamed && od_input_can_reread(in);
     /* Stack 0 is the empty stack. */
     s->stacks = calloc(16, sizeof *s->stacks);
     L.cap_stacks = s->stacks ? 16 : 0;
     s->n_stacks = s->stacks ? 1 : 0;
-    od_pickle_options opt = {.absorb_dict = absorb, .ud = &L};
+    od_pickle_options opt = {.absorb_dict = absorb, .ud = &L, .forget_absorbed = streamed, .keep_memo = L.reread};
     od_ptree *t = NULL;
     od_status rc = s->stacks ? od_pickle_load(in, &opt, &t, err) : od_fail(err, OD_ERR_NOMEM, "out of memory");
     if (rc == OD_OK) /* a gzip trailer that does not match means other bytes than were written */
@@ -1002,15 +1109,198 @@ od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
                            od_pv_type_name(ty), "");
         }
     }
+    if (rc == OD_OK && L.reread) {
+        /* The passes read the file again into this tree, with the hook's caches. */
+        free(L.blocks);
+        free(L.segs);
+        free(L.seg_blocks);
+        L.blocks = NULL;
+        L.segs = NULL;
+        L.seg_blocks = NULL;
+        st->L = malloc(sizeof *st->L);
+        if (st->L) {
+            *st->L = L;
+            st->tree = t;
+            st->in = in;
+            t = NULL;
+        } else {
+            rc = od_fail(err, OD_ERR_NOMEM, "out of memory");
+        }
+    }
     od_ptree_free(t);
-    loader_free(&L);
+    if (!st->L)
+        loader_free(&L);
     if (rc != OD_OK) {
         od_snapshot_free(s);
         return rc;
     }
-    assert_invariants(s);
+    if (!streamed)
+        assert_invariants(s);
     *out = s;
     return OD_OK;
+}
+
+od_status od_snapshot_load(od_input *in, od_snapshot **out, od_error *err)
+{
+    return load(in, 0, out, err);
+}
+
+od_status od_snapshot_load_streamed(od_input *in, od_snapshot **out, od_error *err)
+{
+    return load(in, 1, out, err);
+}
+
+int od_snapshot_is_streamed(const od_snapshot *snap)
+{
+    const storage *st = snap->priv;
+    return st && st->streamed;
+}
+
+/* ---------- passes ---------- */
+
+struct od_trace_pass {
+    const od_device_trace *t;   /* held: read with od_trace_at */
+    size_t i, n;                /* entries read, entries in all */
+    od_trace_stream *stream;    /* streamed from a compact stream */
+    size_t skip;                /* stream entries before this device's */
+    /* streamed by reading the file again: */
+    storage *st;
+    const list_start *ls;
+    od_input *in;
+    od_pickle_options opt;
+    od_pickle_reader *reader;
+    od_trace_entry *buf;        /* where the hook puts entries during a read */
+    size_t max, got;
+    uint64_t hash;
+    od_status status;
+    od_error err;
+};
+
+static od_status open_reread(od_trace_pass *p, storage *st, const list_start *ls, od_error *err)
+{
+    if (st->passes_open)
+        return od_fail(err, OD_ERR_ARG, "a pass over this streamed snapshot is already open");
+    p->st = st;
+    p->ls = ls;
+    p->opt = (od_pickle_options){.absorb_dict = absorb, .ud = st->L, .forget_absorbed = 1};
+    od_status rc = od_input_open_at(st->in, ls->pos.offset, &p->in, err);
+    if (rc == OD_OK)
+        rc = od_pickle_reread(p->in, st->tree, &ls->pos, &p->opt, &p->reader, err);
+    if (rc != OD_OK)
+        return rc;
+    st->passes_open++;
+    return OD_OK;
+}
+
+od_status od_trace_pass_open(const od_snapshot *snap, int64_t device, od_trace_pass **out, od_error *err)
+{
+    *out = NULL;
+    od_trace_pass *p = calloc(1, sizeof *p);
+    if (!p)
+        return od_fail(err, OD_ERR_NOMEM, "out of memory");
+    const od_device_trace *t = NULL;
+    size_t d = 0;
+    for (size_t i = 0; i < snap->n_traces; i++)
+        if (snap->traces[i].device == device) {
+            t = &snap->traces[i];
+            d = i;
+        }
+    p->n = t ? t->n_entries : 0;
+    storage *st = snap->priv;
+    od_status rc = OD_OK;
+    if (p->n && st && st->tree) {
+        rc = open_reread(p, st, st->device_start[d], err);
+    } else if (p->n && st && st->streamed) {
+        p->stream = od_trace_stream_open(st->entries);
+        p->skip = t->first;
+        if (!p->stream)
+            rc = od_fail(err, OD_ERR_NOMEM, "out of memory");
+    } else {
+        p->t = t;
+    }
+    if (rc != OD_OK) {
+        od_trace_pass_close(p);
+        return rc;
+    }
+    *out = p;
+    return OD_OK;
+}
+
+/* The hook, in a pass that reads the file again: the entry must be the one the load read
+ * there (the hashes tell); each read pauses when its buffer is full or the trace ends. */
+static int pass_take(loader *L, const od_trace_entry *e, uint32_t *record, od_error *err)
+{
+    od_trace_pass *p = L->pass;
+    if (p->i >= p->n) {
+        od_fail(err, OD_ERR_IO, "the file changed while it was read: more trace entries than at first");
+        return -1;
+    }
+    p->buf[p->got++] = *e;
+    *record = REC(REC_TRACE, p->ls->first + p->i);
+    p->hash = entry_hash(p->hash, e);
+    p->i++;
+    if ((p->i % CHECK_CHUNK == 0 && p->hash != p->ls->chunk_hash[p->i / CHECK_CHUNK - 1]) ||
+        (p->i == p->n && p->hash != p->ls->hash)) {
+        od_fail(err, OD_ERR_IO, "the file changed while it was read: its trace entries differ from the first reading");
+        return -1;
+    }
+    return OD_ABSORB | OD_ABSORB_FORGETTABLE | (p->got == p->max || p->i == p->n ? OD_ABSORB_PAUSE : 0);
+}
+
+size_t od_trace_pass_read(od_trace_pass *p, od_trace_entry *buf, size_t max)
+{
+    size_t k = 0;
+    if (p->status != OD_OK || max == 0)
+        return 0;
+    if (p->reader) {
+        if (p->i >= p->n)
+            return 0;
+        loader *L = p->st->L;
+        L->pass = p;
+        p->buf = buf;
+        p->max = max;
+        p->got = 0;
+        p->status = od_pickle_reader_step(p->reader, &p->err);
+        L->pass = NULL;
+        if (p->status != OD_OK && p->status != OD_ERR_NOMEM && p->status != OD_ERR_IO) {
+            /* the bytes the load read without fault fail now: they are not the same */
+            char msg[sizeof p->err.msg];
+            snprintf(msg, sizeof msg, "%s", p->err.msg);
+            p->status = od_fail_at(&p->err, OD_ERR_IO, p->err.offset, "the file changed while it was read (%s)", msg);
+        }
+        return p->status == OD_OK ? p->got : 0;
+    }
+    if (p->stream) {
+        for (; p->skip; p->skip--)
+            od_trace_stream_next(p->stream, &buf[0]);
+        while (k < max && p->i < p->n && od_trace_stream_next(p->stream, &buf[k])) {
+            k++;
+            p->i++;
+        }
+        return k;
+    }
+    for (; k < max && p->i < p->n; k++)
+        buf[k] = od_trace_at(p->t, p->i++);
+    return k;
+}
+
+od_status od_trace_pass_status(const od_trace_pass *p, od_error *err)
+{
+    if (p->status != OD_OK && err)
+        *err = p->err;
+    return p->status;
+}
+
+void od_trace_pass_close(od_trace_pass *p)
+{
+    if (!p)
+        return;
+    if (p->reader || p->in)
+        p->st->passes_open -= p->reader != NULL;
+    od_pickle_reader_free(p->reader);
+    od_input_close(p->in);
+    od_trace_stream_close(p->stream);
+    free(p);
 }
 
 void od_snapshot_free(od_snapshot *s)
@@ -1027,6 +1317,12 @@ void od_snapshot_free(od_snapshot *s)
         free(st->copies);
         od_trace_store_free(st->entries);
         od_trace_store_free(st->copied);
+        if (st->L) {
+            loader_free(st->L);
+            free(st->L);
+        }
+        od_ptree_free(st->tree);
+        free(st->device_start);
         free(st);
     }
     free(s->traces);

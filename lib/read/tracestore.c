@@ -1,4 +1,6 @@
-/* tracestore.c - trace entries as (key, time offset) pairs; see tracestore.h. */
+/* tracestore.c - trace entries as (key, time offset) pairs; see tracestore.h. A compact
+ * stream (tracepass.h) keeps the same keys and, per entry, a byte or two: which key, as
+ * the loop it repeats predicts it, and the time since the entry before. */
 #include "oomdoc/tracestore.h"
 
 #include <stdlib.h>
@@ -6,6 +8,7 @@
 
 #include "base/mem.h"
 #include "base/u64map.h"
+#include "read/tracepass.h"
 
 struct od_trace_store {
     od_trace_slot *slots;
@@ -25,6 +28,10 @@ struct od_trace_store {
                                     two times it was followed by another (UINT32_MAX none),
                                     the guesses tried before the index */
     uint32_t last;               /* the key of the last entry added (UINT32_MAX: none) */
+    int stream;                  /* a compact stream: bytes instead of slots */
+    unsigned char *bytes;        /* per entry: a header byte, then varints (stream_put) */
+    size_t n_bytes, cap_bytes;
+    uint64_t last_us;            /* the time of the last entry added */
 };
 
 /* Independent multiplies (they run in parallel), folded; the index takes the low bits. */
@@ -97,17 +104,10 @@ od_trace_store *od_trace_store_new(void)
     return s;
 }
 
-int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
+/* The key of e, found from the guesses or the index (added when new); UINT32_MAX when out of
+ * memory or full. *how: 0 or 1 for the first or second guess, 2 from the index. */
+static uint32_t key_of(od_trace_store *s, const od_trace_entry *e, unsigned *how)
 {
-    if (s->n == s->cap && (s->n >= UINT32_MAX || !od_grow((void **)&s->slots, &s->cap, s->n + 1, sizeof *s->slots)))
-        return 0;
-    size_t chunk = s->n >> OD_TRACE_CHUNK_BITS;
-    if (chunk >= s->n_base) {
-        if (!od_grow((void **)&s->base_us, &s->cap_base, chunk + 1, sizeof *s->base_us))
-            return 0;
-        s->base_us[chunk] = e->time_us;
-        s->n_base = chunk + 1;
-    }
     od_trace_key k;
     memset(&k, 0, sizeof k); /* the padding too: keys are kept as they are compared */
     k.addr = e->addr;
@@ -119,15 +119,89 @@ int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
     /* A loop repeats its sequence of entries: the key that followed the last entry's key
      * the previous time is usually this one, and comparing it costs less than hashing. */
     uint32_t id = s->last != UINT32_MAX ? s->next[s->last][0] : UINT32_MAX;
+    *how = 0;
     if (id != UINT32_MAX && !key_equal(&s->keys[id], &k)) {
         id = s->next[s->last][1];
+        *how = 1;
         if (id != UINT32_MAX && !key_equal(&s->keys[id], &k))
             id = UINT32_MAX;
     }
     if (id == UINT32_MAX) {
+        *how = 2;
         id = intern(s, &k);
-        if (id == UINT32_MAX)
+    }
+    return id;
+}
+
+/* Remember that key id followed the last entry's key (the guesses of key_of). */
+static void follow(uint32_t (*next)[2], uint32_t *last, uint32_t id)
+{
+    if (*last != UINT32_MAX && next[*last][0] != id) {
+        next[*last][1] = next[*last][0];
+        next[*last][0] = id;
+    }
+    *last = id;
+}
+
+static unsigned char *put_varint(unsigned char *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (unsigned char)v;
+    return p;
+}
+
+/* Stream encoding of one entry: a header byte, low 2 bits the key (0, 1: the first or
+ * second guess; 2: its number follows as a varint), high 6 bits the time since the entry
+ * before (0..61 us; 62: that minus 62 follows as a varint; 63: the time went back, by the
+ * varint that follows). At most 1 + 5 + 10 bytes. */
+#define DT_SHORT 62u
+#define DT_LONG 62u
+#define DT_BACK 63u
+
+static int stream_put(od_trace_store *s, const od_trace_entry *e, uint32_t id, unsigned how)
+{
+    if (s->cap_bytes - s->n_bytes < 16 && !od_grow((void **)&s->bytes, &s->cap_bytes, s->n_bytes + 16, 1))
+        return 0;
+    unsigned char *p = s->bytes + s->n_bytes, *h = p++;
+    uint64_t t = e->time_us;
+    unsigned dt = t >= s->last_us ? (t - s->last_us < DT_SHORT ? (unsigned)(t - s->last_us) : DT_LONG) : DT_BACK;
+    *h = (unsigned char)(how | dt << 2);
+    if (how == 2)
+        p = put_varint(p, id);
+    if (dt == DT_LONG)
+        p = put_varint(p, t - s->last_us - DT_SHORT);
+    else if (dt == DT_BACK)
+        p = put_varint(p, s->last_us - t);
+    s->n_bytes = (size_t)(p - s->bytes);
+    s->last_us = t;
+    return 1;
+}
+
+int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
+{
+    if (s->n >= UINT32_MAX || (!s->stream && s->n == s->cap &&
+                                !od_grow((void **)&s->slots, &s->cap, s->n + 1, sizeof *s->slots)))
+        return 0;
+    size_t chunk = s->n >> OD_TRACE_CHUNK_BITS;
+    if (!s->stream && chunk >= s->n_base) {
+        if (!od_grow((void **)&s->base_us, &s->cap_base, chunk + 1, sizeof *s->base_us))
             return 0;
+        s->base_us[chunk] = e->time_us;
+        s->n_base = chunk + 1;
+    }
+    unsigned how;
+    uint32_t id = key_of(s, e, &how);
+    if (id == UINT32_MAX)
+        return 0;
+    if (s->stream) {
+        if (!stream_put(s, e, id, how))
+            return 0;
+        s->n++;
+        follow(s->next, &s->last, id);
+        return 1;
     }
     int64_t dt = (int64_t)(e->time_us - s->base_us[chunk]);
     int near = e->time_us - s->base_us[chunk] + (uint64_t)INT32_MAX < (uint64_t)INT32_MAX * 2;
@@ -141,12 +215,87 @@ int od_trace_store_add(od_trace_store *s, const od_trace_entry *e)
     s->slots[s->n].key = id;
     s->slots[s->n].dt_us = near ? (int32_t)dt : OD_TRACE_FAR;
     s->n++;
-    if (s->last != UINT32_MAX && s->next[s->last][0] != id) {
-        s->next[s->last][1] = s->next[s->last][0];
-        s->next[s->last][0] = id;
-    }
-    s->last = id;
+    follow(s->next, &s->last, id);
     return 1;
+}
+
+od_trace_store *od_trace_store_new_stream(void)
+{
+    od_trace_store *s = od_trace_store_new();
+    if (s)
+        s->stream = 1;
+    return s;
+}
+
+struct od_trace_stream {
+    const od_trace_store *s;
+    size_t at;                   /* into s->bytes */
+    size_t i;                    /* entries read */
+    uint32_t last;
+    uint64_t last_us;
+    uint32_t (*next)[2];         /* the guesses, as they were when each entry was added */
+};
+
+od_trace_stream *od_trace_stream_open(const od_trace_store *s)
+{
+    od_trace_stream *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->s = s;
+    r->last = UINT32_MAX;
+    r->next = malloc((s->n_keys ? s->n_keys : 1) * sizeof *r->next);
+    if (!r->next) {
+        free(r);
+        return NULL;
+    }
+    memset(r->next, 0xff, (s->n_keys ? s->n_keys : 1) * sizeof *r->next);
+    return r;
+}
+
+static uint64_t get_varint(const unsigned char *p, size_t *at)
+{
+    uint64_t v = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        unsigned char b = p[(*at)++];
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            return v;
+    }
+}
+
+int od_trace_stream_next(od_trace_stream *r, od_trace_entry *e)
+{
+    const od_trace_store *s = r->s;
+    if (r->i >= s->n)
+        return 0;
+    unsigned char h = s->bytes[r->at++];
+    unsigned how = h & 3, dt = h >> 2;
+    uint32_t id = how == 2 ? (uint32_t)get_varint(s->bytes, &r->at) : r->next[r->last][how];
+    if (dt == DT_LONG)
+        r->last_us += get_varint(s->bytes, &r->at) + DT_SHORT;
+    else if (dt == DT_BACK)
+        r->last_us -= get_varint(s->bytes, &r->at);
+    else
+        r->last_us += dt;
+    follow(r->next, &r->last, id);
+    const od_trace_key *k = &s->keys[id];
+    e->addr = k->addr;
+    e->size = k->size;
+    e->stream = k->stream;
+    e->device_free = k->device_free;
+    e->stack = k->stack;
+    e->action = k->action;
+    e->time_us = r->last_us;
+    r->i++;
+    return 1;
+}
+
+void od_trace_stream_close(od_trace_stream *r)
+{
+    if (!r)
+        return;
+    free(r->next);
+    free(r);
 }
 
 od_trace_store *od_trace_store_of(const od_trace_entry *e, size_t n)
@@ -198,6 +347,9 @@ size_t od_trace_store_bytes(const od_trace_store *s)
 {
     if (!s)
         return 0;
+    if (s->stream)
+        return s->n_bytes + s->n_keys * (sizeof *s->keys + sizeof *s->next) + s->index_cap * sizeof *s->index +
+               s->addr_ids.cap * sizeof(od_u64slot);
     return s->n * sizeof *s->slots + s->n_base * sizeof *s->base_us + s->n_keys * (sizeof *s->keys + sizeof *s->next) +
            s->index_cap * sizeof *s->index + s->n_far * 2 * sizeof *s->far + s->addr_ids.cap * sizeof(od_u64slot);
 }
@@ -212,6 +364,7 @@ void od_trace_store_free(od_trace_store *s)
     free(s->index);
     free(s->far);
     free(s->next);
+    free(s->bytes);
     od_u64map_free(&s->addr_ids);
     free(s);
 }

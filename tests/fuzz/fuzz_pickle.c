@@ -1,14 +1,70 @@
-/* fuzz_pickle.c - libFuzzer target for the pickle reader, the snapshot loader and the
- * summary built on it. Any input must end in OD_OK or a clean error: never a crash, a
+/* fuzz_pickle.c - libFuzzer target for the pickle reader, the snapshot loader (held and
+ * streamed) and the summary built on it. Any input must end in OD_OK or a clean error: never a crash, a
  * sanitizer report, a hang or unbounded memory. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "analyze/summary.h"
 #include "oomdoc/snapshot.h"
 #include "read/pickle.h"
+#include "read/tracepass.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void same_or_abort(const od_trace_entry *a, const od_trace_entry *b)
+{
+    if (a->addr != b->addr || a->size != b->size || a->time_us != b->time_us || a->stream != b->stream ||
+        a->device_free != b->device_free || a->action != b->action || b->stack != 0)
+        abort();
+}
+
+static void streamed_matches(const od_snapshot *held, const uint8_t *data, size_t size, int from_file)
+{
+    FILE *f = NULL;
+    od_input *in = NULL;
+    od_error err;
+    if (from_file) {
+        if (!(f = tmpfile()))
+            return;
+        if (fwrite(data, 1, size, f) != size || fflush(f) || fseek(f, 0, SEEK_SET) ||
+            od_input_open_file(f, &in, &err) != OD_OK) {
+            fclose(f);
+            return;
+        }
+    } else if (od_input_open_memory(data, size, &in, &err) != OD_OK) {
+        abort();
+    }
+    od_snapshot *s = NULL;
+    if (od_snapshot_load_streamed(in, &s, &err) == OD_OK) {
+        if (s->n_traces != held->n_traces)
+            abort();
+        od_trace_entry buf[64];
+        for (size_t d = 0; d < s->n_traces; d++) {
+            od_trace_pass *p = NULL;
+            if (od_trace_pass_open(s, (int64_t)d, &p, &err) != OD_OK)
+                continue; /* out of memory */
+            size_t i = 0, k;
+            while ((k = od_trace_pass_read(p, buf, 64)) > 0)
+                for (size_t j = 0; j < k; j++, i++)
+                    if (i >= held->traces[d].n_entries)
+                        abort();
+                    else {
+                        od_trace_entry e = od_trace_at(&held->traces[d], i);
+                        same_or_abort(&e, &buf[j]);
+                    }
+            if (od_trace_pass_status(p, &err) == OD_OK && i != held->traces[d].n_entries)
+                abort();
+            od_trace_pass_close(p);
+        }
+        od_snapshot_free(s);
+    } else if (err.status != OD_ERR_LIMIT && err.status != OD_ERR_NOMEM) {
+        abort(); /* what loads whole streams, unless it refers back to what streaming lets go */
+    }
+    od_input_close(in);
+    if (f)
+        fclose(f);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -44,6 +100,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         od_summary *sum = NULL;
         if (od_summarize(s, &sum, &err) == OD_OK)
             od_summary_free(sum);
+        /* Streamed from memory (a compact stream) and from a file (read again): a clean
+         * result either way, and where it loads, the held trace's entries, stacks aside. */
+        streamed_matches(s, data, size, 0);
+        streamed_matches(s, data, size, 1);
         od_snapshot_free(s);
     }
     od_input_close(in);

@@ -171,6 +171,38 @@ static void best_fit_and_merge(void **state)
     od_allocsim_free_sim(s);
 }
 
+/* The free set's order is torch's (stream, size, address) whatever the model's index: a
+ * request skips a smaller block of its own size class (24 MiB for 25), takes the lower of
+ * two equal blocks of the next class, crosses a power of two (33 MiB takes 40), never
+ * takes another stream's block, and empty_cache() releases stream by stream, smallest
+ * first, lower address first among equals. */
+static void free_order_across_classes_and_streams(void **state)
+{
+    (void)state;
+    evlog l;
+    od_allocsim *s = mk(NULL, 0, &l);
+    uint64_t a24 = must_alloc(s, 24 * MiB, 0);
+    uint64_t a26 = must_alloc(s, 26 * MiB, 0);
+    uint64_t b26 = must_alloc(s, 26 * MiB, 0);
+    uint64_t a40 = must_alloc(s, 40 * MiB, 0);
+    uint64_t s30 = must_alloc(s, 30 * MiB, 1);
+    uint64_t s12 = must_alloc(s, 12 * MiB, 1);
+    uint64_t all[] = { a24, a26, b26, a40, s30, s12 };
+    for (int i = 0; i < 6; i++) assert_int_equal(od_allocsim_free(s, all[i]), OD_OK);
+    assert_true(b26 < a26); /* descending driver addresses */
+    assert_true(must_alloc(s, 25 * MiB, 0) == b26);
+    assert_true(must_alloc(s, 33 * MiB, 0) == a40);
+    /* stream 0 has 24 and 26 MiB left; its 28 MiB request takes no stream-1 block */
+    uint64_t n28 = must_alloc(s, 28 * MiB, 0);
+    assert_true(n28 != s30 && n28 != s12);
+    l.n = 0;
+    od_allocsim_empty_cache(s);
+    /* stream 0: 24, 26 (a26); stream 1: 12, 30 */
+    expect_events(&l, "FFFF", (const uint64_t[]){ 24, 26, 12, 30 });
+    assert_true(l.ev[0].addr == a24 && l.ev[1].addr == a26 && l.ev[2].addr == s12 && l.ev[3].addr == s30);
+    od_allocsim_free_sim(s);
+}
+
 static void streams_do_not_share(void **state)
 {
     (void)state;
@@ -560,6 +592,7 @@ int main(void)
         cmocka_unit_test(config_errors),
         cmocka_unit_test(split_rules),
         cmocka_unit_test(best_fit_and_merge),
+        cmocka_unit_test(free_order_across_classes_and_streams),
         cmocka_unit_test(streams_do_not_share),
         cmocka_unit_test(deferred_free),
         cmocka_unit_test(private_pools),

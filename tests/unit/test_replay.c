@@ -16,6 +16,7 @@
 
 #include "model/replay.h"
 #include "oomdoc/snapshot.h"
+#include "read/tracepass.h"
 
 #define DIR "tests/data/snapshots/"
 /* torch's total for the fixtures' device (tests/data/README.md) */
@@ -441,6 +442,87 @@ static void external_release(void **state)
     assert_int_equal(r.seg_simulated, 1);
 }
 
+/* A streamed snapshot (passes read the file again, or gzip's compact stream) replays to
+ * exactly the held one's result, and several settings at once in threads give each what
+ * a replay alone gives: on a complete trace with what-ifs judged by the run's own replay,
+ * a private-pool trace, an OOM under a cap, and the wrapped 1 M-event trace. */
+static void assert_same_result(const od_replay_result *x, const od_replay_result *y)
+{
+    /* the recorded entry beside a mismatch: only its action, address and size are set */
+    assert_memory_equal(x, y, offsetof(od_replay_result, mismatch_recorded));
+    assert_int_equal(x->mismatch_has_recorded, y->mismatch_has_recorded);
+    if (x->mismatch_has_recorded) {
+        assert_int_equal(x->mismatch_recorded.action, y->mismatch_recorded.action);
+        assert_true(x->mismatch_recorded.addr == y->mismatch_recorded.addr);
+        assert_true(x->mismatch_recorded.size == y->mismatch_recorded.size);
+    }
+    /* the model's event (its padding is the model's stack) */
+    assert_int_equal(x->mismatch_has_simulated, y->mismatch_has_simulated);
+    assert_int_equal(x->mismatch_simulated.kind, y->mismatch_simulated.kind);
+    assert_true(x->mismatch_simulated.addr == y->mismatch_simulated.addr);
+    assert_true(x->mismatch_simulated.size == y->mismatch_simulated.size);
+    assert_true(x->mismatch_simulated.stream == y->mismatch_simulated.stream);
+    assert_true(x->mismatch_simulated.pool == y->mismatch_simulated.pool);
+    size_t tail = offsetof(od_replay_result, mismatch_has_simulated) + sizeof x->mismatch_has_simulated;
+    assert_memory_equal((const char *)x + tail, (const char *)y + tail, sizeof *x - tail);
+}
+
+static void many_equals_one_by_one(void **state)
+{
+    (void)state;
+    static const char *const names[] = { "frag_default", "snap_cudagraph", "snap_train_oom", "snap_train_long" };
+    static const char *const whatifs[] = { "expandable_segments:True", "max_split_size_mb:64",
+                                           "garbage_collection_threshold:0.6", "roundup_power2_divisions:4" };
+    for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+        fixture fx;
+        load(&fx, names[f]);
+        od_replay_opts opts[5];
+        od_replay_result one[5], many[5], streamed[5];
+        memset(opts, 0, sizeof opts);
+        opts[0] = fx.opts;
+        for (int k = 0; k < 4; k++) {
+            opts[k + 1] = fx.opts;
+            assert_int_equal(od_allocsim_config_parse(&opts[k + 1].cfg, whatifs[k], NULL), OD_OK);
+        }
+        od_error err;
+        for (int k = 0; k < 5; k++) {
+            memset(&one[k], 0xa5, sizeof one[k]); /* padding too: results are compared bytewise */
+            assert_int_equal(od_replay_snapshot(fx.snap, &opts[k], &one[k], &err), OD_OK);
+        }
+        memset(many, 0xa5, sizeof many);
+        assert_int_equal(od_replay_snapshot_many(fx.snap, opts, 5, 4, many, &err), OD_OK);
+        /* the same file streamed */
+        char path[256];
+        snprintf(path, sizeof path, DIR "%s.pickle", names[f]);
+        FILE *fp = fopen(path, "rb");
+        if (!fp) {
+            snprintf(path, sizeof path, DIR "%s.pickle.gz", names[f]);
+            fp = fopen(path, "rb");
+        }
+        od_input *in = NULL;
+        od_snapshot *ss = NULL;
+        assert_int_equal(od_input_open_file(fp, &in, &err), OD_OK);
+        assert_int_equal(od_snapshot_load_streamed(in, &ss, &err), OD_OK);
+        memset(streamed, 0xa5, sizeof streamed);
+        assert_int_equal(od_replay_snapshot_many(ss, opts, 5, 4, streamed, &err), OD_OK);
+        for (int k = 0; k < 5; k++) {
+            assert_same_result(&one[k], &many[k]);
+            assert_same_result(&one[k], &streamed[k]);
+        }
+        /* and one by one from the streamed snapshot, a pass each */
+        for (int k = 0; k < 5; k += 4) {
+            od_replay_result r;
+            memset(&r, 0xa5, sizeof r);
+            assert_int_equal(od_replay_snapshot(ss, &opts[k], &r, &err), OD_OK);
+            assert_same_result(&one[k], &r);
+        }
+        od_snapshot_free(ss);
+        od_input_close(in);
+        fclose(fp);
+        unload(&fx);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +545,7 @@ int main(void)
         cmocka_unit_test(wrapped),
         cmocka_unit_test(cap_below_live_state),
         cmocka_unit_test(external_release),
+        cmocka_unit_test(many_equals_one_by_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

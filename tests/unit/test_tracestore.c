@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "oomdoc/tracestore.h"
+#include "read/tracepass.h"
 #include "snapload.h"
 
 static void assert_same(const od_trace_entry *a, const od_trace_entry *b)
@@ -102,6 +103,63 @@ static void repeats_share_keys(void **state)
     od_trace_store_free(s);
 }
 
+/* The compact stream gives back, in order, exactly what went in: the same entries as
+ * times_round_trip (times far apart, backwards, 0 and the top of the range), then a
+ * repeating loop, which costs a byte or so an entry. */
+static void stream_round_trip(void **state)
+{
+    (void)state;
+    size_t n = 3 * ((size_t)1 << OD_TRACE_CHUNK_BITS) + 17, loop = 30000;
+    od_trace_entry *e = calloc(n + loop, sizeof *e);
+    assert_non_null(e);
+    uint64_t t = 1796051177967777ull;
+    for (size_t i = 0; i < n; i++) {
+        if (i % 1000 == 999)
+            t += (uint64_t)1 << 33;
+        else if (i % 777 == 5)
+            t -= (uint64_t)3 << 30;
+        else
+            t += i % 13;
+        e[i].time_us = i == 4100 ? 0 : i == 4101 ? UINT64_MAX : t;
+        e[i].action = (uint8_t)(i % 3);
+        e[i].addr = 0x7f0000000000ull + (i % 7) * 512;
+        e[i].size = 512 * (i % 7 + 1);
+        e[i].stack = (uint32_t)(i % 5);
+        e[i].stream = i % 11 == 0 ? (uint64_t)-1 : 0;
+        e[i].device_free = i % 500 == 0 ? 135794262016ull : 0;
+    }
+    for (size_t i = 0; i < loop; i++) {
+        od_trace_entry *x = &e[n + i];
+        x->action = (uint8_t)(i / 10 % 3);
+        x->addr = 0x7f0000000000ull + i % 10 * 4096;
+        x->size = 4096;
+        x->time_us = 5000000 + i * 7 + (i % 100 == 0 ? 100000 : 0);
+    }
+    od_trace_store *s = od_trace_store_new_stream();
+    assert_non_null(s);
+    for (size_t i = 0; i < n + loop; i++)
+        assert_true(od_trace_store_add(s, &e[i]));
+    size_t before_loop = 0;
+    od_trace_stream *r = od_trace_stream_open(s);
+    assert_non_null(r);
+    od_trace_entry got;
+    for (size_t i = 0; i < n + loop; i++) {
+        assert_true(od_trace_stream_next(r, &got));
+        assert_same(&got, &e[i]);
+    }
+    assert_false(od_trace_stream_next(r, &got));
+    od_trace_stream_close(r);
+    /* the loop's 30000 entries: one header byte each, 30 keys, and a varint per hundred */
+    od_trace_store *l = od_trace_store_new_stream();
+    for (size_t i = 0; i < loop; i++)
+        assert_true(od_trace_store_add(l, &e[n + i]));
+    before_loop = od_trace_store_bytes(l);
+    assert_true(before_loop < loop * 11 / 10 + 64 * 1024);
+    od_trace_store_free(l);
+    od_trace_store_free(s);
+    free(e);
+}
+
 /* The loader hands the real fixture's trace over as one view: its first entries, as
  * Python's pickle.load of the file reads them. */
 static void loader_entries(void **state)
@@ -126,6 +184,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(times_round_trip),
         cmocka_unit_test(repeats_share_keys),
+        cmocka_unit_test(stream_round_trip),
         cmocka_unit_test(loader_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
