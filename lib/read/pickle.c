@@ -1217,7 +1217,6 @@ static od_status make_seq(vm *m, size_t base, int kind)
     cont *c = &m->t->conts[PAYLOAD(v)];
     if (n > UINT32_MAX)
         return fail(m, OD_ERR_LIMIT, "%s too large", "tuple");
-    /* MARK then TUPLE on a stack never grown: m->stack is NULL, and NULL + 0 is undefined. */
     if (n && !cont_extend(m->t, c, 0, m->stack + base, n))
         return nomem(m);
     c->count = (uint32_t)n;
@@ -2355,7 +2354,11 @@ static int vm_init(vm *m, od_input *in, const od_pickle_options *opt, od_ptree *
     m->max_string = opt && opt->max_string_bytes ? opt->max_string_bytes : (256ull << 20);
     m->t = t ? t : calloc(1, sizeof *m->t);
     m->buf = malloc(BUF_SIZE);
-    if (!m->t || !m->buf)
+    /* The stack exists from the start: `m->stack + base` with an empty stack (MARK then
+       TUPLE, MARK then DICT) would otherwise be NULL + 0, which is undefined. */
+    m->stack_cap = 64;
+    m->stack = malloc(m->stack_cap * sizeof *m->stack);
+    if (!m->t || !m->buf || !m->stack)
         return 0;
     m->win = m->p = m->end = m->buf;
     m->empty_list = V_FAIL;
@@ -2420,6 +2423,7 @@ od_status od_pickle_load(od_input *in, const od_pickle_options *opt, od_ptree **
     if (!vm_init(&m, in, opt, NULL, err)) {
         free(m.t);
         free(m.buf);
+        free(m.stack);
         return od_fail(err, OD_ERR_NOMEM, "out of memory");
     }
     m.t->root = V_NONE;
