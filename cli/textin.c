@@ -24,10 +24,7 @@ struct od_cli_text {
     FILE *f;
     od_input *in;
     int regular;
-    unsigned char head[OD_FILE_HEAD_BYTES];
-    size_t head_len;
-    const unsigned char *pending; /* the rest of the chunk the head was cut from */
-    size_t pending_len;
+    od_headed h;
     int fed;                      /* od_cli_text_each or _slurp ran: the stream is spent */
 };
 
@@ -54,18 +51,7 @@ od_cli_text *od_cli_text_open(const char *path, int *exit_code)
         return NULL;
     }
     od_cli_progress_input(t->in, path, "reading", od_cli_file_size(t->f));
-    while (t->head_len < sizeof t->head) {
-        const unsigned char *d;
-        size_t n = od_input_borrow(t->in, &d);
-        if (n == 0)
-            break;
-        size_t k = n < sizeof t->head - t->head_len ? n : sizeof t->head - t->head_len;
-        memcpy(t->head + t->head_len, d, k);
-        t->head_len += k;
-        t->pending = d + k;
-        t->pending_len = n - k;
-    }
-    if (od_input_error(t->in, &err) != OD_OK) {
+    if (od_headed_take(t->in, &t->h, &err) != OD_OK) {
         *exit_code = od_cli_report_error(path, &err);
         od_cli_text_close(t);
         return NULL;
@@ -73,25 +59,13 @@ od_cli_text *od_cli_text_open(const char *path, int *exit_code)
     return t;
 }
 
-int od_cli_text_each(od_cli_text *t, od_cli_chunk_fn fn, void *ctx)
+int od_cli_text_each(od_cli_text *t, od_chunk_fn fn, void *ctx)
 {
     assert(!t->fed);
     t->fed = 1;
-    if (t->head_len && fn(ctx, t->head, t->head_len))
-        return 0;
-    if (t->pending_len && fn(ctx, t->pending, t->pending_len))
-        return 0;
-    for (;;) {
-        const unsigned char *d;
-        size_t n = od_input_borrow(t->in, &d);
-        if (n == 0)
-            break;
-        if (fn(ctx, d, n))
-            return 0;
-    }
     od_error err;
     od_error_clear(&err);
-    if (od_input_error(t->in, &err) != OD_OK)
+    if (od_headed_each(&t->h, fn, ctx, &err) != OD_OK)
         return od_cli_report_error(t->path, &err);
     return 0;
 }

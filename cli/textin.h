@@ -23,8 +23,7 @@ od_cli_text *od_cli_text_open(const char *path, int *exit_code);
 
 /* Hand the whole input, head first, to fn(ctx, data, n) chunk by chunk, until the end or
  * until fn returns nonzero. Returns 0, or an exit code after printing the read error. */
-typedef int (*od_cli_chunk_fn)(void *ctx, const void *data, size_t n);
-int od_cli_text_each(od_cli_text *t, od_cli_chunk_fn fn, void *ctx);
+int od_cli_text_each(od_cli_text *t, od_chunk_fn fn, void *ctx);
 
 void od_cli_text_close(od_cli_text *t);
 

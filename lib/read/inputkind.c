@@ -2,6 +2,7 @@
 #include "read/inputkind.h"
 
 #include <jansson.h>
+#include <string.h>
 
 #include "read/profile.h"
 #include "read/trend.h"
@@ -93,4 +94,39 @@ int od_file_kind_snapshot(od_file_kind k)
 int od_file_kind_profile(od_file_kind k)
 {
     return k >= OD_FILE_TORCH_TRACE && k <= OD_FILE_BFC_LOG ? (int)(k - OD_FILE_TORCH_TRACE) : -1;
+}
+
+od_status od_headed_take(od_input *in, od_headed *h, od_error *err)
+{
+    memset(h, 0, sizeof *h);
+    h->in = in;
+    while (h->head_len < sizeof h->head) {
+        const unsigned char *d;
+        size_t n = od_input_borrow(in, &d);
+        if (n == 0)
+            break;
+        size_t k = n < sizeof h->head - h->head_len ? n : sizeof h->head - h->head_len;
+        memcpy(h->head + h->head_len, d, k);
+        h->head_len += k;
+        h->pending = d + k;
+        h->pending_len = n - k;
+    }
+    return od_input_error(in, err);
+}
+
+od_status od_headed_each(od_headed *h, od_chunk_fn fn, void *ctx, od_error *err)
+{
+    if (h->head_len && fn(ctx, h->head, h->head_len))
+        return OD_OK;
+    if (h->pending_len && fn(ctx, h->pending, h->pending_len))
+        return OD_OK;
+    for (;;) {
+        const unsigned char *d;
+        size_t n = od_input_borrow(h->in, &d);
+        if (n == 0)
+            break;
+        if (fn(ctx, d, n))
+            return OD_OK;
+    }
+    return od_input_error(h->in, err);
 }

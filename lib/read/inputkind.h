@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 
+#include "oomdoc/input.h"
 #include "oomdoc/od.h"
 #include "read/triage/triage.h"
 
@@ -40,6 +41,25 @@ typedef enum {
 
 /* How many first bytes decide the kinds that a head can tell (1 and 2 above). */
 #define OD_FILE_HEAD_BYTES 4096
+
+/* An input whose first bytes were read ahead to tell its kind: head[0..head_len), then
+ * pending[0..pending_len) (the rest of the chunk the head was cut from, lent by the input),
+ * then the rest of the input. */
+typedef struct {
+    od_input *in;
+    unsigned char head[OD_FILE_HEAD_BYTES];
+    size_t head_len;
+    const unsigned char *pending;
+    size_t pending_len;
+} od_headed;
+
+/* Read in's first OD_FILE_HEAD_BYTES (fewer at its end) into h; in stays the caller's.
+ * Returns the input's error, OD_OK otherwise. */
+od_status od_headed_take(od_input *in, od_headed *h, od_error *err);
+/* Hand the whole stream, head first, to fn(ctx, data, n) chunk by chunk until its end or
+ * until fn returns nonzero. Returns the stream's error, OD_OK otherwise. */
+typedef int (*od_chunk_fn)(void *ctx, const void *data, size_t n);
+od_status od_headed_each(od_headed *h, od_chunk_fn fn, void *ctx, od_error *err);
 
 /* Flags of od_file_kind_detect. */
 enum {

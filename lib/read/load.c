@@ -22,52 +22,6 @@ const char *od_input_kind_name(od_input_kind k)
 
 /* The stream with its first bytes taken: the head (to tell the kind) and the rest of the
  * chunk it was cut from, which the passes below hand on before the stream's next bytes. */
-typedef struct {
-    od_input *in;
-    unsigned char head[OD_FILE_HEAD_BYTES];
-    size_t head_len;
-    const unsigned char *pending;
-    size_t pending_len;
-} headed;
-
-static od_status take_head(od_input *in, headed *h, od_error *err)
-{
-    memset(h, 0, sizeof *h);
-    h->in = in;
-    while (h->head_len < sizeof h->head) {
-        const unsigned char *d;
-        size_t n = od_input_borrow(in, &d);
-        if (n == 0)
-            break;
-        size_t k = n < sizeof h->head - h->head_len ? n : sizeof h->head - h->head_len;
-        memcpy(h->head + h->head_len, d, k);
-        h->head_len += k;
-        h->pending = d + k;
-        h->pending_len = n - k;
-    }
-    return od_input_error(in, err);
-}
-
-/* Hand the whole stream, head first, to fn chunk by chunk until its end or until fn
- * returns nonzero. Returns the stream's error, OD_OK otherwise. */
-typedef int (*chunk_fn)(void *ctx, const void *data, size_t n);
-static od_status each_chunk(headed *h, chunk_fn fn, void *ctx, od_error *err)
-{
-    if (h->head_len && fn(ctx, h->head, h->head_len))
-        return OD_OK;
-    if (h->pending_len && fn(ctx, h->pending, h->pending_len))
-        return OD_OK;
-    for (;;) {
-        const unsigned char *d;
-        size_t n = od_input_borrow(h->in, &d);
-        if (n == 0)
-            break;
-        if (fn(ctx, d, n))
-            return OD_OK;
-    }
-    return od_input_error(h->in, err);
-}
-
 /* ---------- a whole text, under the line-break rule ---------- */
 
 typedef struct {
@@ -100,12 +54,12 @@ static int slurp_chunk(void *ctx, const void *data, size_t n)
     return 0;
 }
 
-static od_status slurp_headed(headed *h, char **text, size_t *len, od_error *err)
+static od_status slurp_headed(od_headed *h, char **text, size_t *len, od_error *err)
 {
     slurp s;
     memset(&s, 0, sizeof s);
     od_lines_init(&s.lines);
-    od_status st = each_chunk(h, slurp_chunk, &s, err);
+    od_status st = od_headed_each(h, slurp_chunk, &s, err);
     od_lines_free(&s.lines);
     if (st == OD_OK && s.failed) {
         *err = s.err;
@@ -125,7 +79,7 @@ static od_status slurp_headed(headed *h, char **text, size_t *len, od_error *err
 
 od_status od_load_text(od_input *in, char **text, size_t *len, od_error *err)
 {
-    headed h;
+    od_headed h;
     memset(&h, 0, sizeof h);
     h.in = in;
     return slurp_headed(&h, text, len, err);
@@ -181,7 +135,7 @@ static int feed_pass(void *ctx, const void *data, size_t n)
 /* Read a text whose head decided head_kind (OD_FILE_UNDECIDED, or OD_FILE_BFC_LOG) in one
  * pass feeding the series parser and the triage stream together, and decide its kind as
  * inputkind.h orders kinds. A config.json's text comes back in *config (else NULL). */
-static od_status read_text(headed *h, od_file_kind head_kind, od_loaded *out, char **config, size_t *config_len,
+static od_status read_text(od_headed *h, od_file_kind head_kind, od_loaded *out, char **config, size_t *config_len,
                            od_error *err)
 {
     text_pass p = {.keep = -1};
@@ -190,7 +144,7 @@ static od_status read_text(headed *h, od_file_kind head_kind, od_loaded *out, ch
     if ((head_kind != OD_FILE_BFC_LOG && (st = od_series_parser_new(&p.sp, err)) != OD_OK) ||
         (st = od_triage_stream_new(&p.ts, err)) != OD_OK)
         goto out;
-    if ((st = each_chunk(h, feed_pass, &p, err)) != OD_OK)
+    if ((st = od_headed_each(h, feed_pass, &p, err)) != OD_OK)
         goto out;
     if ((st = od_triage_stream_feed(p.ts, NULL, 0, err)) != OD_OK) /* what stopped the reading */
         goto out;
@@ -255,7 +209,7 @@ static od_input_kind diag_kind(od_file_kind k)
 }
 
 /* A profiler record from the rest of the stream (head first). */
-static od_status load_profile_resumed(headed *h, od_profile **out, od_error *err)
+static od_status load_profile_resumed(od_headed *h, od_profile **out, od_error *err)
 {
     od_input *in = NULL;
     od_status st = od_input_open_resumed(h->head, h->head_len, h->pending, h->pending_len, h->in, &in, err);
@@ -278,7 +232,7 @@ static od_status load_profile_memory(const char *text, size_t len, od_profile **
 /* A BFC allocator log: an OOM log first (triage), its allocator figures a profile too. Read
  * as text in one pass, then again from the reopener; without one, held whole and read from
  * memory twice. */
-static od_status load_bfc(headed *h, const od_reopener *again, od_loaded *out, od_error *err)
+static od_status load_bfc(od_headed *h, const od_reopener *again, od_loaded *out, od_error *err)
 {
     od_status st;
     if (again && again->open) {
@@ -312,8 +266,8 @@ od_status od_load(od_input *in, const od_reopener *again, od_loaded *out, od_err
     const char *name = out->name;
     memset(out, 0, sizeof *out);
     out->name = name;
-    headed h;
-    od_status st = take_head(in, &h, err);
+    od_headed h;
+    od_status st = od_headed_take(in, &h, err);
     if (st != OD_OK)
         return st;
     od_file_kind k = OD_FILE_UNDECIDED;

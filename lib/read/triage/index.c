@@ -208,15 +208,6 @@ void od_tr_index_retire_context(od_tr_index *ix, size_t c)
 
 /* ---------- finding them ---------- */
 
-static int boundary_ok(unsigned char t, unsigned char c)
-{
-    if (isalpha(c))
-        return !isalpha(t);
-    if (isdigit(c))
-        return !isdigit(t);
-    return 1;
-}
-
 static int same(unsigned char t, unsigned char c, unsigned flags)
 {
     return (flags & OD_TR_EXACT) ? t == c : OD_TR_FOLD(t) == OD_TR_FOLD(c);
@@ -268,11 +259,11 @@ static int verify(const phrase *p, const char *lo, const char *x, const char *hi
             if (!OD_TR_BLANK(b[-1]))
                 return 0;
     } else if (q > lo && !(memchr(p->text, ' ', p->len) && isupper((unsigned char)*q)) &&
-               !boundary_ok((unsigned char)q[-1], (unsigned char)p->text[0])) {
+               !od_tr_boundary_ok((unsigned char)q[-1], (unsigned char)p->text[0])) {
         return 0;
     }
     if (!(p->flags & OD_TR_PREFIX) && r < hi && !(memchr(p->text, ' ', p->len) && isupper((unsigned char)*r)) &&
-        !boundary_ok((unsigned char)*r, (unsigned char)p->text[p->len - 1]))
+        !od_tr_boundary_ok((unsigned char)*r, (unsigned char)p->text[p->len - 1]))
         return 0;
     *start = q;
     *end = r;

@@ -20,16 +20,6 @@ const unsigned char od_tr_blank_table[256] = {
     1, [0x7f] = 1,
 };
 
-/* May the text byte t stand next to a phrase whose outer character is c? */
-static int boundary_ok(unsigned char t, unsigned char c)
-{
-    if (isalpha(c))
-        return !isalpha(t);
-    if (isdigit(c))
-        return !isdigit(t);
-    return 1;
-}
-
 const char *od_tr_match_at(const char *lo, const char *p, const char *hi, const char *ph, size_t n, unsigned flags)
 {
     if (n == 0)
@@ -39,7 +29,7 @@ const char *od_tr_match_at(const char *lo, const char *p, const char *hi, const 
             if (!OD_TR_BLANK(q[-1]))
                 return NULL;
     } else if (p > lo && !(memchr(ph, ' ', n) && isupper((unsigned char)*p)) &&
-               !boundary_ok((unsigned char)p[-1], (unsigned char)ph[0])) {
+               !od_tr_boundary_ok((unsigned char)p[-1], (unsigned char)ph[0])) {
         return NULL;
     }
     const char *q = p;
@@ -59,7 +49,7 @@ const char *od_tr_match_at(const char *lo, const char *p, const char *hi, const 
         q++;
     }
     if (!(flags & OD_TR_PREFIX) && q < hi && !(memchr(ph, ' ', n) && isupper((unsigned char)*q)) &&
-        !boundary_ok((unsigned char)*q, (unsigned char)ph[n - 1]))
+        !od_tr_boundary_ok((unsigned char)*q, (unsigned char)ph[n - 1]))
         return NULL;
     return q;
 }
@@ -106,7 +96,7 @@ const char *od_tr_ends(const char *lo, const char *p, const char *ph)
             return NULL;
         q--;
     }
-    if (n && q > lo && !boundary_ok((unsigned char)q[-1], (unsigned char)ph[0]))
+    if (n && q > lo && !od_tr_boundary_ok((unsigned char)q[-1], (unsigned char)ph[0]))
         return NULL;
     return q;
 }

@@ -13,6 +13,7 @@
 #ifndef OD_TRIAGE_TEXT_H
 #define OD_TRIAGE_TEXT_H
 
+#include <ctype.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,16 @@ extern const unsigned char od_tr_blank_table[256]; /* 1 for what a phrase's spac
 #define OD_TR_FOLD(c) (od_tr_fold_table[(unsigned char)(c)])
 #define OD_TR_BLANK(c) (od_tr_blank_table[(unsigned char)(c)])
 
+/* May the text byte t stand next to a phrase whose outer character is c (the word-boundary
+ * half of the rule above)? */
+static inline int od_tr_boundary_ok(unsigned char t, unsigned char c)
+{
+    if (isalpha(c))
+        return !isalpha(t);
+    if (isdigit(c))
+        return !isdigit(t);
+    return 1;
+}
 /* Does the text at p read ph[0..n) (its line begins at lo, the text goes on to hi)? Returns
  * the match's end, or NULL. */
 const char *od_tr_match_at(const char *lo, const char *p, const char *hi, const char *ph, size_t n, unsigned flags);
